@@ -1,0 +1,1 @@
+"""Prosper front end: command-line dispatch, experiment drivers and reports."""

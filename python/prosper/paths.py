@@ -1,0 +1,32 @@
+"""Where the built C tools live, and a helper to run them with exit codes passed through."""
+import os
+import subprocess
+import sys
+
+ROOT = os.environ.get("PROSPER_ROOT") or os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("PROSPER_BUILD") or os.path.join(ROOT, "build")
+
+
+def die(msg, code=2):
+    """die -- a user error: one line on stderr, exit code 2 (DESIGN D9)."""
+    print(f"prosper: {msg}", file=sys.stderr)
+    sys.exit(code)
+
+
+def tool(relpath):
+    """tool -- absolute path of a built binary, or a clear error if the build is missing."""
+    path = os.path.join(BUILD, relpath)
+    if not os.access(path, os.X_OK):
+        die(f"{relpath} is not built (run `make build` in {ROOT})")
+    return path
+
+
+def exec_tool(relpath, argv):
+    """exec_tool -- replace this process by a C tool; its exit code is ours."""
+    path = tool(relpath)
+    os.execv(path, [path] + list(argv))
+
+
+def run_tool(relpath, argv, **kw):
+    return subprocess.run([tool(relpath)] + list(argv), **kw)
