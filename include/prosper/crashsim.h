@@ -1,0 +1,60 @@
+/* crashsim.h -- crash-point and power-failure simulation of the pool protocol.
+ *
+ * A deterministic workload (regions added, grown, shrunk, removed; buffered writes; direct
+ * copy-on-write with backup stealing; commits with blobs) runs on an in-memory pool whose
+ * persist layer is simulated.  The simulator keeps two images: what the CPU sees (M) and what
+ * is durable (D).  Cache-line model: a flush queues lines, a drain makes queued lines durable.
+ * Page model: msync makes whole pages durable at once.
+ *
+ * At persist point c (every flush, drain and commit-word store, c = 1..K) the run stops and
+ * crash images are built from D plus any subset of the in-flight units (lines or pages whose
+ * M and D differ): each kept, dropped, or torn (8-byte words for lines, 512-byte sectors for
+ * pages).  Small in-flight sets are enumerated exhaustively, large ones sampled, plus the
+ * accumulative and reverse-accumulative orders.  Each image is recovered and must equal the
+ * reference image of the epoch before or after the interrupted commit, byte for byte.  Some
+ * images are also crashed inside recovery (two deep), and some are continued: one more epoch
+ * on the recovered pool, crashed at a random point, recovered and checked again.
+ */
+#ifndef PROSPER_CRASHSIM_H
+#define PROSPER_CRASHSIM_H
+#include <stdint.h>
+#include "prosper/persist.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct prosper_crashsim_config {
+	uint64_t states;        /* crash states to explore at least (spread over crash points) */
+	uint64_t seed;
+	int granularity;        /* PROSPER_GRAN_CACHE_LINE or PROSPER_GRAN_PAGE */
+	int epochs;             /* epochs in the workload */
+	int mutation;           /* 0, or a protocol mutation (crashsim_mutation_*) */
+	int skip_site;          /* -1, or a persist site whose operations are removed */
+	int stop_at_first;      /* stop at the first inconsistency (mutation runs) */
+};
+
+struct prosper_crashsim_result {
+	uint64_t states;            /* crash images recovered and checked (all kinds) */
+	uint64_t inconsistent;      /* images whose recovery failed or differed from a committed epoch */
+	uint64_t crash_points;      /* persist points crashed at */
+	uint64_t nested_states;     /* images crashed again inside recovery */
+	uint64_t continued_states;  /* images continued for one more epoch and crashed again */
+	uint64_t max_inflight;      /* most units in flight at one crash point */
+	uint64_t epochs;            /* epochs committed by the full workload */
+	uint64_t points_per_site[PSITE_COUNT];
+	char first_failure[512];
+};
+
+void prosper_crashsim_config_default(struct prosper_crashsim_config *c);
+int prosper_crashsim_run(const struct prosper_crashsim_config *c, struct prosper_crashsim_result *r);
+
+/* Mutation catalogue: each entry is a persist site removed or a protocol step changed. */
+int prosper_crashsim_mutant_count(void);
+/* Describe mutant i: fills the config fields and returns a name. */
+const char *prosper_crashsim_mutant(int i, struct prosper_crashsim_config *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

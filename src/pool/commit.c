@@ -1,0 +1,338 @@
+/* commit.c -- buffered writes and the commit of an epoch (libcrpm's protocol, DESIGN D2).
+ *
+ * Order of a commit of epoch e+1 (committed epoch e, parity q = (e+1) & 1):
+ *   1. dirty bytes were written into copies the committed epoch does not read
+ *      (buffered: the non-valid copy; direct: main slots whose committed state is BACK);
+ *      flush them, drain;
+ *   2. write state array q (only entries that differ), flush, drain;
+ *   3. write metadata slot q (regions, segments, blob), flush, drain;
+ *   4. commit word A := e+1, persist;  commit word B := e+1, persist.
+ * Steps 1-3 touch nothing recovery of epoch e reads (invariant I1); step 4's first store is
+ * the atomic switch.  Any persist error before step 4 abandons the epoch.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "pool_internal.h"
+
+int pool_mutation = MUT_NONE;
+
+const char *pool_mutation_name(int m)
+{
+	static const char *const names[MUT_COUNT] = {
+		"none", "commit_first", "no_catchup", "write_valid", "state_not_back", "bind_after_state",
+	};
+	return m >= 0 && m < MUT_COUNT ? names[m] : "?";
+}
+
+/* flush_runs -- flush every run of set bits of bm (blocks) within a slot. */
+static void flush_runs(struct prosper_pool *p, int site, uint8_t *slot, const uint64_t *bm)
+{
+	uint32_t nb = blocks_per_seg(p), b = 0;
+	while (b < nb) {
+		if (!bm_test(bm, b)) {
+			b++;
+			continue;
+		}
+		uint32_t e = b + 1;
+		while (e < nb && bm_test(bm, e))
+			e++;
+		prosper_persist_flush(&p->pp, site, slot + (uint64_t)b * p->sb.block_size,
+				      (uint64_t)(e - b) * p->sb.block_size);
+		b = e;
+	}
+}
+
+static uint32_t valid_slot(const struct seg *s)
+{
+	switch (s->state) {
+	case ST_MAIN: return s->main_slot;
+	case ST_BACK: return s->back_slot;
+	default: return POOL_SLOT_NONE;
+	}
+}
+
+/* buffered_touch -- first write to a segment in this epoch: bring the copy we will write
+ * (the one the committed epoch does not read) up to date with the valid one. */
+static int buffered_touch(struct prosper_pool *p, struct seg *s)
+{
+	uint32_t valid = valid_slot(s);
+	uint32_t target = valid == s->main_slot ? s->back_slot : s->main_slot;
+	if (pool_mutation == MUT_WRITE_VALID && valid != POOL_SLOT_NONE)
+		target = valid;
+	uint8_t *dst = slot_addr(p, target);
+	if (valid == POOL_SLOT_NONE) {
+		memset(dst, 0, p->sb.seg_size);
+		prosper_persist_flush(&p->pp, PSITE_SEG_INIT, dst, p->sb.seg_size);
+		p->stats.init_bytes += p->sb.seg_size;
+	} else if (target != valid && pool_mutation != MUT_NO_CATCHUP) {
+		const uint8_t *src = slot_addr(p, valid);
+		uint32_t nb = blocks_per_seg(p), bs = p->sb.block_size;
+		for (uint32_t b = 0; b < nb; b++) {
+			if (!bm_test(s->stale, b))
+				continue;
+			memcpy(dst + (uint64_t)b * bs, src + (uint64_t)b * bs, bs);
+			p->stats.catchup_bytes += bs;
+		}
+		flush_runs(p, PSITE_SEG_CATCHUP, dst, s->stale);
+	}
+	s->next_state = target == s->main_slot ? ST_MAIN : ST_BACK;
+	s->touched = true;
+	return 0;
+}
+
+static void mark_blocks(struct prosper_pool *p, uint64_t *bm, uint64_t from, uint64_t len)
+{
+	uint32_t b0 = (uint32_t)(from / p->sb.block_size);
+	uint32_t b1 = (uint32_t)((from + len - 1) / p->sb.block_size);
+	for (uint32_t b = b0; b <= b1; b++)
+		bm_set(bm, b);
+}
+
+int prosper_pool_write(prosper_pool *p, uint32_t id, uint64_t off, const void *src, uint64_t len)
+{
+	struct region *r = region_by_id(p, id);
+	if (!r)
+		return pool_err(-ENOENT, "no region with id %u", id);
+	if (p->broken)
+		return pool_err(-EIO, "pool handle unusable after a failed commit");
+	if (r->info.mode != PROSPER_REGION_BUFFERED)
+		return pool_err(-EINVAL, "region %s is not buffered", r->info.name);
+	if (off > r->info.length || len > r->info.length - off)
+		return pool_err(-ERANGE, "write [%llu, +%llu) beyond region %s (%llu bytes)",
+				(unsigned long long)off, (unsigned long long)len, r->info.name,
+				(unsigned long long)r->info.length);
+	const uint8_t *in = src;
+	while (len) {
+		uint32_t k = (uint32_t)(off / p->sb.seg_size);
+		uint64_t o = off % p->sb.seg_size;
+		uint64_t n = p->sb.seg_size - o < len ? p->sb.seg_size - o : len;
+		struct seg *s = &r->segs[k];
+		if (!s->touched) {
+			int rc = buffered_touch(p, s);
+			if (rc)
+				return rc;
+		}
+		uint32_t target = s->next_state == ST_MAIN ? s->main_slot : s->back_slot;
+		memcpy(slot_addr(p, target) + o, in, n);
+		mark_blocks(p, s->dirty, o, n);
+		p->stats.data_bytes += n;
+		off += n;
+		in += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* build_meta -- serialize the epoch being built into metadata slot q. */
+static int build_meta(struct prosper_pool *p, int q, uint64_t epoch, const void *blob, size_t blob_len)
+{
+	uint32_t nregions = 0, nsegs = 0;
+	for (uint32_t i = 0; i < p->nregions; i++) {
+		if (p->regions[i].removed)
+			continue;
+		nregions++;
+		nsegs += p->regions[i].nsegs;
+	}
+	uint64_t bytes = sizeof(struct pool_meta_hdr) + (uint64_t)nregions * sizeof(struct pool_region_rec) +
+			 (uint64_t)nsegs * sizeof(struct pool_seg_rec) + blob_len;
+	if (bytes > p->sb.meta_bytes)
+		return pool_err(-ENOSPC, "epoch metadata (%llu bytes) exceeds the metadata slot (%u bytes)",
+				(unsigned long long)bytes, p->sb.meta_bytes);
+	uint8_t *m = meta_slot(p, q);
+	struct pool_meta_hdr h = {
+		.magic = POOL_META_MAGIC, .epoch = epoch, .bytes = (uint32_t)bytes, .nregions = nregions,
+		.nsegs = nsegs, .blob_bytes = (uint32_t)blob_len, .next_region_id = p->next_region_id,
+	};
+	uint8_t *rp = m + sizeof h;
+	uint8_t *sp = rp + (uint64_t)nregions * sizeof(struct pool_region_rec);
+	uint32_t first = 0;
+	for (uint32_t i = 0; i < p->nregions; i++) {
+		struct region *r = &p->regions[i];
+		if (r->removed)
+			continue;
+		struct pool_region_rec rec;
+		memset(&rec, 0, sizeof rec);
+		memcpy(rec.name, r->info.name, sizeof rec.name);
+		rec.id = r->info.id;
+		rec.kind = r->info.kind;
+		rec.mode = r->info.mode;
+		rec.prot = r->info.prot;
+		rec.vaddr = r->info.vaddr;
+		rec.length = r->info.length;
+		rec.first_seg = first;
+		rec.nsegs = r->nsegs;
+		memcpy(rp, &rec, sizeof rec);
+		rp += sizeof rec;
+		for (uint32_t k = 0; k < r->nsegs; k++) {
+			struct pool_seg_rec sr = {
+				.main_slot = r->segs[k].main_slot,
+				.back_slot = r->info.mode == PROSPER_REGION_DIRECT ? POOL_SLOT_NONE : r->segs[k].back_slot,
+			};
+			memcpy(sp, &sr, sizeof sr);
+			sp += sizeof sr;
+		}
+		first += r->nsegs;
+	}
+	if (blob_len)
+		memcpy(sp, blob, blob_len);
+	memcpy(m, &h, sizeof h);
+	h.crc = meta_crc(&p->sb, m, (uint32_t)bytes);
+	memcpy(m, &h, sizeof h);
+	prosper_persist_flush(&p->pp, PSITE_META, m, bytes);
+	return 0;
+}
+
+static void write_commit_words(struct prosper_pool *p, uint64_t epoch)
+{
+	uint64_t w = commit_word_encode(&p->sb, epoch);
+	prosper_persist_store64(&p->pp, PSITE_COMMIT_A, commit_word(p, 0), w);
+	prosper_persist_range(&p->pp, PSITE_COMMIT_A, commit_word(p, 0), 8);
+	if (p->pp.error)
+		return; /* B may only follow a durable A */
+	prosper_persist_store64(&p->pp, PSITE_COMMIT_B, commit_word(p, 1), w);
+	prosper_persist_range(&p->pp, PSITE_COMMIT_B, commit_word(p, 1), 8);
+}
+
+static int failed(struct prosper_pool *p, int rc)
+{
+	p->broken = true;
+	return rc;
+}
+
+int prosper_pool_commit(prosper_pool *p, const void *blob, size_t blob_len)
+{
+	if (p->broken)
+		return pool_err(-EIO, "pool handle unusable after a failed commit");
+	if (p->epoch >= POOL_EPOCH_MAX)
+		return pool_err(-EOVERFLOW, "epoch counter exhausted");
+	uint64_t next = p->epoch + 1;
+	int q = (int)(next & 1);
+
+	if (pool_mutation == MUT_COMMIT_FIRST)
+		write_commit_words(p, next);
+
+	/* 1. data */
+	for (uint32_t i = 0; i < p->nregions; i++) {
+		struct region *r = &p->regions[i];
+		if (r->removed)
+			continue;
+		for (uint32_t k = 0; k < r->nsegs; k++) {
+			struct seg *s = &r->segs[k];
+			if (!s->touched)
+				continue;
+			if (r->info.mode == PROSPER_REGION_BUFFERED)
+				flush_runs(p, PSITE_DATA, slot_addr(p, s->next_state == ST_MAIN ? s->main_slot : s->back_slot), s->dirty);
+			else
+				flush_runs(p, PSITE_DIRECT_DATA, slot_addr(p, s->main_slot), s->dirty);
+		}
+	}
+	prosper_persist_drain(&p->pp, PSITE_DATA);
+	if (p->pp.error)
+		return failed(p, pool_err(p->pp.error, "persisting checkpoint data failed: %s", strerror(-p->pp.error)));
+
+	/* 2. state array q */
+	for (uint32_t i = 0; i < p->nregions; i++) {
+		struct region *r = &p->regions[i];
+		if (r->removed)
+			continue;
+		for (uint32_t k = 0; k < r->nsegs; k++) {
+			struct seg *s = &r->segs[k];
+			uint64_t want = state_encode(&p->sb, q, s->main_slot, s->next_state);
+			uint64_t *e = state_entry(p, q, s->main_slot);
+			if (*e != want) {
+				prosper_persist_store64(&p->pp, PSITE_STATE, e, want);
+				prosper_persist_flush(&p->pp, PSITE_STATE, e, 8);
+			}
+		}
+	}
+	prosper_persist_drain(&p->pp, PSITE_STATE);
+
+	/* 3. metadata slot q */
+	int rc = build_meta(p, q, next, blob, blob_len);
+	if (rc)
+		return failed(p, rc);
+	prosper_persist_drain(&p->pp, PSITE_META);
+	if (p->pp.error)
+		return failed(p, pool_err(p->pp.error, "persisting checkpoint metadata failed: %s", strerror(-p->pp.error)));
+
+	/* 4. the switch */
+	if (pool_mutation != MUT_COMMIT_FIRST)
+		write_commit_words(p, next);
+	if (p->pp.error)
+		return failed(p, pool_err(p->pp.error, "persisting the commit word failed: %s", strerror(-p->pp.error)));
+
+	/* The new epoch is durable: move the in-DRAM view forward. */
+	p->epoch = next;
+	uint32_t w = 0;
+	for (uint32_t i = 0; i < p->nregions; i++) {
+		struct region *r = &p->regions[i];
+		if (r->removed) {
+			free(r->segs);
+			continue;
+		}
+		for (uint32_t k = 0; k < r->nsegs; k++) {
+			struct seg *s = &r->segs[k];
+			if (s->touched && (s->state == ST_MAIN || s->state == ST_BACK)) {
+				/* The copy that stopped being valid lacks exactly this epoch's blocks. */
+				if (!s->stale)
+					s->stale = calloc(bitmap_words(p), 8);
+				if (s->stale)
+					memcpy(s->stale, s->dirty, bitmap_words(p) * 8);
+			} else if (s->touched) {
+				/* First data of the segment: the other copy was never written. */
+				free(s->stale);
+				s->stale = NULL;
+			}
+			if (s->touched) {
+				memset(s->dirty, 0, bitmap_words(p) * 8);
+				s->touched = false;
+			}
+			s->state = s->next_state;
+		}
+		p->regions[w++] = *r;
+	}
+	p->nregions = w;
+	for (uint32_t i = 0; i < p->sb.nslots; i++)
+		if (p->slot_use[i] == SLOT_RELEASED)
+			p->slot_use[i] = SLOT_FREE;
+	void *nb = blob_len ? malloc(blob_len) : NULL;
+	if (blob_len && nb)
+		memcpy(nb, blob, blob_len);
+	free(p->blob);
+	p->blob = nb;
+	p->blob_len = nb ? blob_len : 0;
+	p->stats.commits++;
+	return 0;
+}
+
+int prosper_pool_region_read(prosper_pool *p, uint32_t id, uint64_t off, void *dst, uint64_t len)
+{
+	struct region *r = region_by_id(p, id);
+	if (!r)
+		return pool_err(-ENOENT, "no region with id %u", id);
+	if (off > r->info.length || len > r->info.length - off)
+		return pool_err(-ERANGE, "read beyond region %s", r->info.name);
+	uint8_t *out = dst;
+	while (len) {
+		uint32_t k = (uint32_t)(off / p->sb.seg_size);
+		uint64_t o = off % p->sb.seg_size;
+		uint64_t n = p->sb.seg_size - o < len ? p->sb.seg_size - o : len;
+		const struct seg *s = &r->segs[k];
+		uint32_t from = POOL_SLOT_NONE;
+		if (r->info.mode == PROSPER_REGION_BUFFERED)
+			from = valid_slot(s);
+		else if (s->state == ST_BACK || (s->touched && s->state != ST_NONE))
+			from = s->back_slot;   /* the working copy is ahead of the committed one */
+		else if (s->state != ST_NONE)
+			from = s->main_slot;
+		if (from == POOL_SLOT_NONE)
+			memset(out, 0, n);
+		else
+			memcpy(out, slot_addr(p, from) + o, n);
+		off += n;
+		out += n;
+		len -= n;
+	}
+	return 0;
+}

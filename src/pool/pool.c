@@ -1,0 +1,546 @@
+/* pool.c -- creating, opening and closing pools; regions and slots of the epoch being built.
+ *
+ * A pool object is the committed epoch plus the changes staged for the next one.  Slots freed
+ * by a staged change stay reserved until the commit (SLOT_RELEASED): the committed epoch may
+ * still read them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "pool_internal.h"
+#include "pool_file.h"
+
+/* The pool being created or opened in memory: a simulated crash inside format or recovery
+ * jumps out of it, and the crash simulator frees it with pool_loading_abandon(). */
+static __thread struct prosper_pool *loading;
+
+void prosper_pool_config_default(struct prosper_pool_config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	cfg->capacity = 256ull << 20;
+	cfg->seg_size = 2u << 20;
+	cfg->block_size = 256;
+	cfg->max_regions = 256;
+	cfg->granularity = -1;
+}
+
+static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
+/* geometry -- fill a superblock's sizes and offsets from a config; 0 or -EINVAL. */
+static int geometry(const struct prosper_pool_config *c, struct pool_sb *sb)
+{
+	memset(sb, 0, sizeof *sb);
+	uint32_t seg = c->seg_size, blk = c->block_size;
+	if (!seg || (seg & (seg - 1)) || seg < POOL_PAGE || seg > (1u << 30))
+		return pool_err(-EINVAL, "segment size must be a power of two between 4 KiB and 1 GiB");
+	if (!blk || (blk & (blk - 1)) || blk < 64 || blk > seg)
+		return pool_err(-EINVAL, "block size must be a power of two between 64 and the segment size");
+	uint64_t nslots = c->capacity / seg;
+	if (nslots < 2 || nslots > (1u << 24))
+		return pool_err(-EINVAL, "capacity must hold 2 to 16M segments");
+	if (c->max_regions == 0 || c->max_regions > 65536)
+		return pool_err(-EINVAL, "max_regions must be 1..65536");
+	uint64_t meta = c->meta_bytes;
+	if (!meta)
+		meta = align_up(sizeof(struct pool_meta_hdr) + (uint64_t)c->max_regions * sizeof(struct pool_region_rec) +
+				nslots * sizeof(struct pool_seg_rec) + (256u << 10), POOL_PAGE);
+	if (meta < sizeof(struct pool_meta_hdr) || meta > (1u << 30))
+		return pool_err(-EINVAL, "metadata slot size out of range");
+	sb->magic = POOL_MAGIC;
+	sb->format_version = POOL_FORMAT_VERSION;
+	sb->layout_version = POOL_LAYOUT_VERSION;
+	sb->sb_bytes = sizeof *sb;
+	sb->seg_size = seg;
+	sb->block_size = blk;
+	sb->nslots = (uint32_t)nslots;
+	sb->max_regions = c->max_regions;
+	sb->max_backups = c->max_backups;
+	sb->meta_bytes = (uint32_t)meta;
+	sb->commit_off[0] = POOL_PAGE;
+	sb->commit_off[1] = 2 * POOL_PAGE;
+	sb->meta_off = 3 * POOL_PAGE;
+	sb->state_off = align_up(sb->meta_off + 2 * meta, 64);
+	sb->bind_off = align_up(sb->state_off + 2 * nslots * 8, 64);
+	sb->data_off = align_up(sb->bind_off + nslots * 8, POOL_PAGE);
+	sb->file_bytes = sb->data_off + nslots * seg;
+	snprintf(sb->creator, sizeof sb->creator, "prosper pool v%u", POOL_FORMAT_VERSION);
+	return 0;
+}
+
+int64_t prosper_pool_size_for(const struct prosper_pool_config *cfg)
+{
+	struct pool_sb sb;
+	int rc = geometry(cfg, &sb);
+	return rc < 0 ? rc : (int64_t)sb.file_bytes;
+}
+
+static void fill_uuid(uint8_t uuid[16])
+{
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || read(fd, uuid, 16) != 16) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid() << 40;
+		for (int i = 0; i < 16; i++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			uuid[i] = (uint8_t)(x >> 56);
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+static struct prosper_pool *pool_new(void *base, size_t size, const struct prosper_persist *pp)
+{
+	struct prosper_pool *p = calloc(1, sizeof *p);
+	if (!p)
+		return NULL;
+	p->base = base;
+	p->size = size;
+	p->fd = -1;
+	p->pp = *pp;
+	return p;
+}
+
+int pool_alloc_tables(struct prosper_pool *p)
+{
+	uint32_t n = p->sb.nslots;
+	p->slot_use = calloc(n, 1);
+	p->slot_reserved = calloc(n, 1);
+	p->bound_to = malloc(n * sizeof *p->bound_to);
+	if (!p->slot_use || !p->slot_reserved || !p->bound_to)
+		return pool_err(-ENOMEM, "out of memory for pool tables");
+	for (uint32_t i = 0; i < n; i++)
+		p->bound_to[i] = POOL_SLOT_NONE;
+	return 0;
+}
+
+/* format -- write a new, empty pool (epoch 0) into p->base. */
+static int format(struct prosper_pool *p, const struct prosper_pool_config *cfg)
+{
+	int rc = geometry(cfg, &p->sb);
+	if (rc)
+		return rc;
+	if (p->size < p->sb.file_bytes)
+		return pool_err(-EINVAL, "buffer of %zu bytes is smaller than the pool (%llu)", p->size,
+				(unsigned long long)p->sb.file_bytes);
+	fill_uuid(p->sb.uuid);
+	p->sb.created_unix = (uint64_t)time(NULL);
+	p->sb.crc = sb_crc(&p->sb);
+	/* Metadata areas must read as zero except what we write: a recycled file is not. */
+	memset(p->base, 0, p->sb.data_off);
+	memcpy(p->base, &p->sb, sizeof p->sb);
+	struct pool_meta_hdr h = { .magic = POOL_META_MAGIC, .epoch = 0, .bytes = sizeof h };
+	memcpy(meta_slot(p, 0), &h, sizeof h);
+	h.crc = meta_crc(&p->sb, meta_slot(p, 0), sizeof h);
+	memcpy(meta_slot(p, 0), &h, sizeof h);
+	prosper_persist_flush(&p->pp, PSITE_CREATE, p->base, p->sb.data_off);
+	prosper_persist_drain(&p->pp, PSITE_CREATE);
+	/* The commit words last: until they validate, the file is not a pool. */
+	for (int i = 0; i < 2 && !p->pp.error; i++) {
+		prosper_persist_store64(&p->pp, PSITE_CREATE, commit_word(p, i), commit_word_encode(&p->sb, 0));
+		prosper_persist_range(&p->pp, PSITE_CREATE, commit_word(p, i), 8);
+	}
+	if (p->pp.error)
+		return pool_err(p->pp.error, "cannot persist the new pool: %s", strerror(-p->pp.error));
+	return pool_alloc_tables(p);
+}
+
+int prosper_pool_create_mem(void *base, size_t size, const struct prosper_pool_config *cfg,
+			    const struct prosper_persist *pp, prosper_pool **out)
+{
+	struct prosper_pool *p = pool_new(base, size, pp);
+	if (!p)
+		return pool_err(-ENOMEM, "out of memory");
+	loading = p;
+	int rc = format(p, cfg);
+	loading = NULL;
+	if (rc) {
+		prosper_pool_abandon(&p);
+		return rc;
+	}
+	for (uint32_t i = 0; i < p->sb.nslots; i++)
+		p->slot_reserved[i] = 1;
+	*out = p;
+	return 0;
+}
+
+void pool_loading_abandon(void)
+{
+	prosper_pool_abandon(&loading);
+}
+
+int prosper_pool_open_mem(void *base, size_t size, const struct prosper_persist *pp, prosper_pool **out)
+{
+	struct prosper_pool *p = pool_new(base, size, pp);
+	if (!p)
+		return pool_err(-ENOMEM, "out of memory");
+	loading = p;
+	int rc = pool_load(p);
+	loading = NULL;
+	if (rc) {
+		prosper_pool_abandon(&p);
+		return rc;
+	}
+	for (uint32_t i = 0; i < p->sb.nslots; i++)
+		p->slot_reserved[i] = 1;
+	*out = p;
+	return 0;
+}
+
+int prosper_pool_create(const char *path, const struct prosper_pool_config *cfg, prosper_pool **out)
+{
+	struct pool_sb sb;
+	int rc = geometry(cfg, &sb);
+	if (rc)
+		return rc;
+	struct pool_file f;
+	rc = pool_file_create(path, sb.file_bytes, sb.data_off, cfg->granularity, &f);
+	if (rc)
+		return rc;
+	struct prosper_persist pp = { .granularity = f.granularity };
+	struct prosper_pool *p = pool_new(f.base, f.size, &pp);
+	if (!p) {
+		pool_file_close(&f);
+		unlink(path);
+		return pool_err(-ENOMEM, "out of memory");
+	}
+	p->fd = f.fd;
+	p->pmem2_map = f.map;
+	rc = format(p, cfg);
+	if (rc) {
+		prosper_pool_abandon(&p);
+		pool_file_close(&f);
+		unlink(path);
+		return rc;
+	}
+	*out = p;
+	return 0;
+}
+
+int prosper_pool_open(const char *path, prosper_pool **out)
+{
+	struct pool_file f;
+	int rc = pool_file_open(path, &f);
+	if (rc)
+		return rc;
+	struct prosper_persist pp = { .granularity = f.granularity };
+	struct prosper_pool *p = pool_new(f.base, f.size, &pp);
+	if (!p) {
+		pool_file_close(&f);
+		return pool_err(-ENOMEM, "out of memory");
+	}
+	p->fd = f.fd;
+	p->pmem2_map = f.map;
+	rc = pool_load(p);
+	if (rc) {
+		prosper_pool_abandon(&p);
+		pool_file_close(&f);
+		return rc;
+	}
+	/* Slots the committed epoch uses have their space; the rest is reserved on first use. */
+	for (uint32_t i = 0; i < p->sb.nslots; i++)
+		p->slot_reserved[i] = p->slot_use[i] != SLOT_FREE || p->bound_to[i] != POOL_SLOT_NONE;
+	*out = p;
+	return 0;
+}
+
+static void free_regions(struct prosper_pool *p)
+{
+	for (uint32_t i = 0; i < p->nregions; i++) {
+		region_free_segs(&p->regions[i], 0);
+		free(p->regions[i].segs);
+	}
+	free(p->regions);
+	p->regions = NULL;
+	p->nregions = p->cap_regions = 0;
+}
+
+void prosper_pool_abandon(prosper_pool **pool)
+{
+	struct prosper_pool *p = *pool;
+	if (!p)
+		return;
+	free_regions(p);
+	free(p->slot_use);
+	free(p->slot_reserved);
+	free(p->bound_to);
+	free(p->blob);
+	free(p);
+	*pool = NULL;
+}
+
+int prosper_pool_close(prosper_pool **pool)
+{
+	struct prosper_pool *p = *pool;
+	if (!p)
+		return 0;
+	int rc = p->pp.error;
+	if (p->fd >= 0) {
+		struct pool_file f = { .fd = p->fd, .map = p->pmem2_map, .base = p->base, .size = p->size };
+		int rc2 = pool_file_close(&f);
+		if (!rc)
+			rc = rc2;
+	}
+	prosper_pool_abandon(pool);
+	return rc;
+}
+
+/* ---------------- slots ---------------- */
+
+int slot_alloc(struct prosper_pool *p, uint32_t *slot)
+{
+	for (uint32_t i = 0; i < p->sb.nslots; i++) {
+		if (p->slot_use[i] != SLOT_FREE || p->bound_to[i] != POOL_SLOT_NONE)
+			continue;
+		if (!p->slot_reserved[i]) {
+			int rc = pool_file_reserve(p->fd, p->sb.data_off + (uint64_t)i * p->sb.seg_size, p->sb.seg_size);
+			if (rc)
+				return rc;
+			p->slot_reserved[i] = 1;
+		}
+		/* A stale binding on media would make recovery think this slot backs a segment. */
+		if (*bind_entry(p, i) != 0) {
+			prosper_persist_store64(&p->pp, PSITE_BIND, bind_entry(p, i), 0);
+			prosper_persist_range(&p->pp, PSITE_BIND, bind_entry(p, i), 8);
+		}
+		p->slot_use[i] = SLOT_USED;
+		*slot = i;
+		return 0;
+	}
+	return pool_err(-ENOSPC, "pool is full (%u segments of %u bytes)", p->sb.nslots, p->sb.seg_size);
+}
+
+void slot_release(struct prosper_pool *p, uint32_t slot)
+{
+	if (slot != POOL_SLOT_NONE && slot < p->sb.nslots)
+		p->slot_use[slot] = SLOT_RELEASED;
+}
+
+int seg_bitmaps_alloc(struct prosper_pool *p, struct seg *s)
+{
+	s->dirty = calloc(bitmap_words(p), 8);
+	return s->dirty ? 0 : pool_err(-ENOMEM, "out of memory");
+}
+
+void region_free_segs(struct region *r, uint32_t from)
+{
+	for (uint32_t k = from; k < r->nsegs; k++) {
+		free(r->segs[k].stale);
+		free(r->segs[k].dirty);
+		r->segs[k].stale = r->segs[k].dirty = NULL;
+	}
+}
+
+struct region *region_by_id(struct prosper_pool *p, uint32_t id)
+{
+	for (uint32_t i = 0; i < p->nregions; i++)
+		if (p->regions[i].info.id == id && !p->regions[i].removed)
+			return &p->regions[i];
+	return NULL;
+}
+
+/* ---------------- queries ---------------- */
+
+uint64_t prosper_pool_epoch(const prosper_pool *p) { return p->epoch; }
+int prosper_pool_granularity(const prosper_pool *p) { return p->pp.granularity; }
+
+int prosper_pool_region_count(const prosper_pool *p)
+{
+	int n = 0;
+	for (uint32_t i = 0; i < p->nregions; i++)
+		n += !p->regions[i].removed;
+	return n;
+}
+
+int prosper_pool_region_get(const prosper_pool *p, int idx, struct prosper_region_info *out)
+{
+	for (uint32_t i = 0; i < p->nregions; i++) {
+		if (p->regions[i].removed)
+			continue;
+		if (idx-- == 0) {
+			*out = p->regions[i].info;
+			return 0;
+		}
+	}
+	return pool_err(-ENOENT, "no region %d", idx);
+}
+
+int prosper_pool_region_find(const prosper_pool *p, const char *name)
+{
+	int n = 0;
+	for (uint32_t i = 0; i < p->nregions; i++) {
+		if (p->regions[i].removed)
+			continue;
+		if (strcmp(p->regions[i].info.name, name) == 0)
+			return n;
+		n++;
+	}
+	return pool_err(-ENOENT, "no region named %s", name);
+}
+
+const void *prosper_pool_blob(const prosper_pool *p, size_t *len)
+{
+	*len = p->blob_len;
+	return p->blob;
+}
+
+void prosper_pool_stats_get(const prosper_pool *p, struct prosper_pool_stats *out) { *out = p->stats; }
+
+/* ---------------- staged region changes ---------------- */
+
+static int region_set_segments(struct prosper_pool *p, struct region *r, uint64_t length)
+{
+	uint32_t want = (uint32_t)((length + p->sb.seg_size - 1) / p->sb.seg_size);
+	if (want < r->nsegs) {
+		for (uint32_t k = want; k < r->nsegs; k++) {
+			slot_release(p, r->segs[k].main_slot);
+			slot_release(p, r->segs[k].back_slot);
+			if (r->segs[k].back_slot != POOL_SLOT_NONE && r->info.mode == PROSPER_REGION_DIRECT) {
+				p->bound_to[r->segs[k].back_slot] = POOL_SLOT_NONE;
+				p->nbackups--;
+			}
+		}
+		region_free_segs(r, want);
+		r->nsegs = want;
+		return 0;
+	}
+	if (want > r->nsegs) {
+		struct seg *ns = realloc(r->segs, want * sizeof *ns);
+		if (!ns)
+			return pool_err(-ENOMEM, "out of memory");
+		r->segs = ns;
+		for (uint32_t k = r->nsegs; k < want; k++) {
+			struct seg *s = &ns[k];
+			memset(s, 0, sizeof *s);
+			s->back_slot = POOL_SLOT_NONE;
+			int rc = slot_alloc(p, &s->main_slot);
+			if (!rc && r->info.mode == PROSPER_REGION_BUFFERED)
+				rc = slot_alloc(p, &s->back_slot);
+			if (!rc)
+				rc = seg_bitmaps_alloc(p, s);
+			if (rc) {
+				slot_release(p, s->main_slot);
+				r->nsegs = k;
+				return rc;
+			}
+			/* New data reads as zero: INIT for buffered (no copy valid yet); a direct
+			 * segment's main slot is zeroed now and is MAIN from its first commit. */
+			s->state = ST_NONE;
+			if (r->info.mode == PROSPER_REGION_BUFFERED) {
+				s->next_state = ST_INIT;
+			} else {
+				memset(slot_addr(p, s->main_slot), 0, p->sb.seg_size);
+				prosper_persist_flush(&p->pp, PSITE_SEG_INIT, slot_addr(p, s->main_slot), p->sb.seg_size);
+				s->next_state = ST_MAIN;
+				s->touched = true;
+			}
+			r->nsegs = k + 1;
+		}
+	}
+	return 0;
+}
+
+int prosper_pool_region_add(prosper_pool *p, const char *name, uint32_t kind, uint32_t mode,
+			    uint64_t vaddr, uint64_t length, uint32_t prot)
+{
+	if (p->broken)
+		return pool_err(-EIO, "pool handle unusable after a failed commit");
+	if (mode != PROSPER_REGION_BUFFERED && mode != PROSPER_REGION_DIRECT)
+		return pool_err(-EINVAL, "unknown region mode %u", mode);
+	if (!name || !*name || strlen(name) >= PROSPER_REGION_NAME_MAX)
+		return pool_err(-EINVAL, "region name must be 1..%d bytes", PROSPER_REGION_NAME_MAX - 1);
+	if (prosper_pool_region_find(p, name) >= 0)
+		return pool_err(-EEXIST, "region %s exists", name);
+	if ((uint32_t)prosper_pool_region_count(p) >= p->sb.max_regions)
+		return pool_err(-ENOSPC, "too many regions (max %u)", p->sb.max_regions);
+	if (p->nregions == p->cap_regions) {
+		uint32_t cap = p->cap_regions ? 2 * p->cap_regions : 8;
+		struct region *nr = realloc(p->regions, cap * sizeof *nr);
+		if (!nr)
+			return pool_err(-ENOMEM, "out of memory");
+		p->regions = nr;
+		p->cap_regions = cap;
+	}
+	struct region *r = &p->regions[p->nregions];
+	memset(r, 0, sizeof *r);
+	r->info.id = p->next_region_id;
+	r->info.kind = kind;
+	r->info.mode = mode;
+	r->info.prot = prot;
+	r->info.vaddr = vaddr;
+	strcpy(r->info.name, name);
+	int rc = region_set_segments(p, r, length);
+	if (rc) {
+		region_set_segments(p, r, 0);
+		free(r->segs);
+		return rc;
+	}
+	r->info.length = length;
+	p->nregions++;
+	p->next_region_id++;
+	return (int)r->info.id;
+}
+
+int prosper_pool_region_resize(prosper_pool *p, uint32_t id, uint64_t new_length)
+{
+	struct region *r = region_by_id(p, id);
+	if (!r)
+		return pool_err(-ENOENT, "no region with id %u", id);
+	if (p->broken)
+		return pool_err(-EIO, "pool handle unusable after a failed commit");
+	uint64_t old = r->info.length;
+	int rc = region_set_segments(p, r, new_length);
+	if (rc) {
+		region_set_segments(p, r, old); /* give back what the failed growth took */
+		return rc;
+	}
+	if (new_length <= old) {
+		r->info.length = new_length;
+		return 0;
+	}
+	/* Bytes that come back into a region after a shrink must read as zero. */
+	if (new_length > old && old % p->sb.seg_size) {
+		uint32_t k = (uint32_t)(old / p->sb.seg_size);
+		uint64_t from = old % p->sb.seg_size;
+		uint64_t to = new_length - (uint64_t)k * p->sb.seg_size;
+		if (to > p->sb.seg_size)
+			to = p->sb.seg_size;
+		r->info.length = new_length;
+		static const uint8_t zeros[4096];
+		for (uint64_t o = from; o < to; o += sizeof zeros) {
+			uint64_t n = to - o < sizeof zeros ? to - o : sizeof zeros;
+			if (r->info.mode == PROSPER_REGION_BUFFERED)
+				rc = prosper_pool_write(p, id, (uint64_t)k * p->sb.seg_size + o, zeros, n);
+			else {
+				rc = prosper_pool_direct_prepare(p, id, k);
+				if (!rc) {
+					memset(slot_addr(p, r->segs[k].main_slot) + o, 0, n);
+					rc = prosper_pool_direct_dirty(p, id, (uint64_t)k * p->sb.seg_size + o, n);
+				}
+			}
+			if (rc) {
+				region_set_segments(p, r, old);
+				r->info.length = old;
+				return rc;
+			}
+		}
+	}
+	r->info.length = new_length;
+	return 0;
+}
+
+int prosper_pool_region_remove(prosper_pool *p, uint32_t id)
+{
+	struct region *r = region_by_id(p, id);
+	if (!r)
+		return pool_err(-ENOENT, "no region with id %u", id);
+	region_set_segments(p, r, 0);
+	r->removed = true;
+	return 0;
+}

@@ -1,0 +1,132 @@
+/* pool_internal.h -- the in-DRAM view of a pool shared by the files of src/pool. */
+#ifndef PROSPER_POOL_INTERNAL_H
+#define PROSPER_POOL_INTERNAL_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "prosper/pool.h"
+#include "layout.h"
+
+/* One segment of a region.  The bitmaps have one bit per block. */
+struct seg {
+	uint32_t main_slot;
+	uint32_t back_slot;   /* buffered: second copy; direct: bound backup or POOL_SLOT_NONE */
+	uint8_t state;        /* value in the committed state array */
+	uint8_t next_state;   /* value it will have in the epoch being built */
+	bool touched;         /* written (buffered) / prepared (direct) in the epoch being built */
+	uint64_t *stale;      /* blocks where the other copy (buffered) or the backup (direct)
+			       * differs from the valid data; NULL = all blocks */
+	uint64_t *dirty;      /* blocks written in the epoch being built */
+};
+
+struct region {
+	struct prosper_region_info info;
+	uint32_t nsegs;
+	struct seg *segs;
+	bool removed;         /* staged removal */
+};
+
+enum slot_use { SLOT_FREE = 0, SLOT_USED = 1, SLOT_RELEASED = 2 /* free after next commit */ };
+
+struct prosper_pool {
+	uint8_t *base;
+	size_t size;
+	int fd;                       /* -1 for in-memory pools */
+	void *pmem2_map;              /* struct pmem2_map * for file pools */
+	struct prosper_persist pp;
+	struct pool_sb sb;            /* validated copy */
+	uint64_t epoch;               /* committed */
+	uint32_t next_region_id;
+	bool broken;                  /* a failed commit: only close is allowed */
+
+	struct region *regions;
+	uint32_t nregions, cap_regions;
+
+	uint8_t *slot_use;            /* enum slot_use per slot */
+	uint8_t *slot_reserved;       /* file space reserved (posix_fallocate done) */
+	uint32_t *bound_to;           /* slot -> main slot it backs up, or POOL_SLOT_NONE */
+	uint32_t nbackups;            /* slots currently bound as backups */
+
+	void *blob;                   /* committed blob (copy) */
+	size_t blob_len;
+	struct prosper_pool_stats stats;
+};
+
+/* errors (error.c) */
+int pool_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* media helpers (media.c) */
+static inline uint8_t *slot_addr(const struct prosper_pool *p, uint32_t slot)
+{
+	return p->base + p->sb.data_off + (uint64_t)slot * p->sb.seg_size;
+}
+static inline uint64_t *commit_word(const struct prosper_pool *p, int i)
+{
+	return (uint64_t *)(p->base + p->sb.commit_off[i]);
+}
+static inline uint64_t *state_entry(const struct prosper_pool *p, int parity, uint32_t slot)
+{
+	return (uint64_t *)(p->base + p->sb.state_off) + (uint64_t)parity * p->sb.nslots + slot;
+}
+static inline uint64_t *bind_entry(const struct prosper_pool *p, uint32_t slot)
+{
+	return (uint64_t *)(p->base + p->sb.bind_off) + slot;
+}
+static inline uint8_t *meta_slot(const struct prosper_pool *p, int parity)
+{
+	return p->base + p->sb.meta_off + (uint64_t)parity * p->sb.meta_bytes;
+}
+static inline uint32_t blocks_per_seg(const struct prosper_pool *p)
+{
+	return p->sb.seg_size / p->sb.block_size;
+}
+static inline size_t bitmap_words(const struct prosper_pool *p)
+{
+	return (blocks_per_seg(p) + 63) / 64;
+}
+
+uint64_t commit_word_encode(const struct pool_sb *sb, uint64_t epoch);
+int commit_word_decode(const struct pool_sb *sb, uint64_t w, uint64_t *epoch);
+uint64_t state_encode(const struct pool_sb *sb, int parity, uint32_t slot, uint8_t value);
+int state_decode(const struct pool_sb *sb, int parity, uint32_t slot, uint64_t w, uint8_t *value);
+uint64_t bind_encode(const struct pool_sb *sb, uint32_t slot, uint32_t main_slot);
+int bind_decode(const struct pool_sb *sb, uint32_t slot, uint64_t w, uint32_t *main_slot);
+uint32_t meta_crc(const struct pool_sb *sb, const uint8_t *meta, uint32_t bytes);
+uint32_t sb_crc(const struct pool_sb *sb);
+
+/* validation shared by open and inspect (validate.c) */
+int sb_validate(const struct pool_sb *sb, size_t file_size);
+/* Find the committed epoch: both commit words, the metadata slot it names. */
+int find_committed(const struct pool_sb *sb, const uint8_t *base, uint64_t *epoch, int *valid_words);
+int meta_validate(const struct pool_sb *sb, const uint8_t *meta, uint64_t epoch);
+
+/* slots (pool.c) */
+int slot_alloc(struct prosper_pool *p, uint32_t *slot);
+void slot_release(struct prosper_pool *p, uint32_t slot);
+int seg_bitmaps_alloc(struct prosper_pool *p, struct seg *s);
+void region_free_segs(struct region *r, uint32_t from);
+struct region *region_by_id(struct prosper_pool *p, uint32_t id);
+
+/* recovery (recover.c) */
+int pool_load(struct prosper_pool *p);
+int pool_alloc_tables(struct prosper_pool *p);
+/* Free the pool a simulated crash interrupted inside create_mem/open_mem. */
+void pool_loading_abandon(void);
+
+/* bitmaps */
+static inline void bm_set(uint64_t *bm, uint32_t i) { bm[i / 64] |= 1ull << (i % 64); }
+static inline bool bm_test(const uint64_t *bm, uint32_t i) { return bm == NULL || (bm[i / 64] >> (i % 64)) & 1; }
+#endif
+
+/* Protocol mutations, for mutation tests only (crashsim.c): each must be caught. */
+enum pool_mutation {
+	MUT_NONE = 0,
+	MUT_COMMIT_FIRST,      /* commit words written before state array and metadata */
+	MUT_NO_CATCHUP,        /* stale blocks not copied into the target copy */
+	MUT_WRITE_VALID,       /* buffered writes go to the committed copy (in place) */
+	MUT_STATE_NOT_BACK,    /* direct prepare copies to the backup but never marks BACK */
+	MUT_BIND_AFTER_STATE,  /* direct prepare marks BACK before the backup holds the data */
+	MUT_COUNT
+};
+extern int pool_mutation;
+const char *pool_mutation_name(int m);
