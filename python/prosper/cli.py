@@ -1,5 +1,6 @@
 """prosper SUBCOMMAND -- dispatch.  Each subcommand lives in its own module with
 `add_arguments(parser)` and `main(args) -> int`; register it in SUBCOMMANDS below.
+Only the chosen subcommand's module is imported.
 Exit codes everywhere: 0 ok, 1 failure, 2 usage error or refused input."""
 import argparse
 import importlib
@@ -9,7 +10,7 @@ import sys
 SUBCOMMANDS = {
     "inspect": ("prosper.cmd_inspect", "show a pool: header, epoch, regions, segments, checksums"),
     "crashtest": ("prosper.cmd_crashtest", "crash-point, power-failure and mutation tests of the pool protocol"),
-    "demo": ("prosper.cmd_demo", "a short story: checkpoint, crash, recover, verify"),
+    "demo": ("prosper.cmd_demo", "a short story: a computation killed with SIGKILL, recovered, verified"),
 }
 
 
@@ -20,23 +21,32 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
-def build_parser():
-    p = _Parser(prog="prosper", description="Prosper: make a process's memory state survive crashes.")
-    sub = p.add_subparsers(dest="command", metavar="SUBCOMMAND", parser_class=_Parser)
-    for name, (module, help_) in SUBCOMMANDS.items():
-        sp = sub.add_parser(name, help=help_, description=help_)
-        sp.set_defaults(_module=module)
-        importlib.import_module(module).add_arguments(sp)
-    return p
+def _usage():
+    lines = ["usage: prosper SUBCOMMAND [OPTIONS]", "",
+             "Prosper: make a process's memory state survive crashes.", "", "subcommands:"]
+    width = max(len(n) for n in SUBCOMMANDS)
+    for name, (_, help_) in SUBCOMMANDS.items():
+        lines.append(f"  {name.ljust(width)}  {help_}")
+    lines += ["", "`prosper SUBCOMMAND --help` explains each. Exit codes: 0 ok, 1 failure, 2 usage or refused input."]
+    return "\n".join(lines)
 
 
 def main(argv=None):
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "_module", None):
-        parser.print_help(sys.stderr)
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(_usage(), file=sys.stdout if argv else sys.stderr)
+        return 0 if argv else 2
+    name = argv[0]
+    if name not in SUBCOMMANDS:
+        print(f"prosper: unknown subcommand '{name}'\n\n{_usage()}", file=sys.stderr)
         return 2
-    return importlib.import_module(args._module).main(args) or 0
+    module_name, help_ = SUBCOMMANDS[name]
+    module = importlib.import_module(module_name)
+    parser = _Parser(prog=f"prosper {name}", description=(module.__doc__ or help_).strip(),
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    module.add_arguments(parser)
+    args = parser.parse_args(argv[1:])
+    return module.main(args) or 0
 
 
 if __name__ == "__main__":

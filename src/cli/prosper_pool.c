@@ -1,0 +1,333 @@
+/* prosper_pool.c -- the C side of `prosper inspect`, `prosper crashtest` and the pool demo.
+ *
+ * usage: prosper-pool inspect [--json] POOL
+ *        prosper-pool crashtest [--states N] [--seed S] [--granularity cache_line|page|both]
+ *                               [--no-mutants] [--json]
+ *        prosper-pool life POOL --generations N [--size S]   (demo workload, see below)
+ *        prosper-pool life-verify POOL [--size S]
+ * Exit codes: 0 ok, 1 failure (inconsistency found, mutant missed), 2 usage or refused input.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "prosper/crashsim.h"
+#include "prosper/crc32c.h"
+#include "prosper/pool.h"
+
+static int die(const char *cmd, const char *msg)
+{
+	fprintf(stderr, "prosper %s: %s\n", cmd, msg);
+	return 2;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* parse_u64 -- a whole number, or -1 */
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || *s == '-')
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ inspect */
+
+static int cmd_inspect(int argc, char **argv)
+{
+	int json = 0;
+	const char *path = NULL;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else if (argv[i][0] == '-' && argv[i][1])
+			return die("inspect", "unknown option (usage: prosper inspect [--json] POOL)");
+		else if (!path)
+			path = argv[i];
+		else
+			return die("inspect", "one pool at a time");
+	}
+	if (!path)
+		return die("inspect", "no pool given (usage: prosper inspect [--json] POOL)");
+	if (prosper_pool_inspect_file(path, json, stdout) != 0)
+		return die("inspect", prosper_pool_errormsg());
+	return 0;
+}
+
+/* ------------------------------------------------------------------ crashtest */
+
+static void print_run(const char *gran, const struct prosper_crashsim_result *r, double secs, int first)
+{
+	char why[sizeof r->first_failure];
+	snprintf(why, sizeof why, "%s", r->first_failure);
+	for (char *c = why; *c; c++)
+		if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20)
+			*c = '\'';
+	printf("%s{\"granularity\": \"%s\", \"states\": %" PRIu64 ", \"inconsistent\": %" PRIu64
+	       ", \"crash_points\": %" PRIu64 ", \"nested_states\": %" PRIu64 ", \"continued_states\": %" PRIu64
+	       ", \"max_inflight\": %" PRIu64 ", \"epochs\": %" PRIu64 ", \"seconds\": %.2f, \"first_failure\": \"%s\"}",
+	       first ? "" : ", ", gran, r->states, r->inconsistent, r->crash_points, r->nested_states,
+	       r->continued_states, r->max_inflight, r->epochs, secs, why);
+}
+
+static int cmd_crashtest(int argc, char **argv)
+{
+	uint64_t states = 100000, seed = 1;
+	int json = 0, mutants = 1, grans = 3; /* bit 0 cache line, bit 1 page */
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else if (!strcmp(argv[i], "--no-mutants"))
+			mutants = 0;
+		else if (!strcmp(argv[i], "--states") && i + 1 < argc) {
+			if (parse_u64(argv[++i], &states) || states == 0)
+				return die("crashtest", "--states takes a positive whole number");
+		} else if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
+			if (parse_u64(argv[++i], &seed))
+				return die("crashtest", "--seed takes a whole number");
+		} else if (!strcmp(argv[i], "--granularity") && i + 1 < argc) {
+			const char *g = argv[++i];
+			grans = !strcmp(g, "cache_line") ? 1 : !strcmp(g, "page") ? 2 : !strcmp(g, "both") ? 3 : 0;
+			if (!grans)
+				return die("crashtest", "--granularity is cache_line, page or both");
+		} else
+			return die("crashtest", "unknown option (see prosper crashtest --help)");
+	}
+	double t0 = now();
+	uint64_t total = 0, bad = 0;
+	struct { const char *name; int gran; uint64_t share; } runs[2] = {
+		{ "cache_line", PROSPER_GRAN_CACHE_LINE, grans == 3 ? states * 3 / 4 : states },
+		{ "page", PROSPER_GRAN_PAGE, grans == 3 ? states - states * 3 / 4 : states },
+	};
+	struct prosper_crashsim_result res[2];
+	double secs[2] = { 0, 0 };
+	for (int g = 0; g < 2; g++) {
+		if (!(grans & (1 << g)))
+			continue;
+		/* Several seeds: different workload shapes; the budget is split between them. */
+		struct prosper_crashsim_result acc;
+		memset(&acc, 0, sizeof acc);
+		uint64_t per_seed = (runs[g].share + 3) / 4;
+		double t = now();
+		for (uint64_t s = 0; s < 4; s++) {
+			struct prosper_crashsim_config c;
+			struct prosper_crashsim_result r;
+			prosper_crashsim_config_default(&c);
+			c.states = per_seed;
+			c.seed = seed + s;
+			c.granularity = runs[g].gran;
+			if (prosper_crashsim_run(&c, &r) != 0) {
+				fprintf(stderr, "prosper crashtest: simulator failed to run\n");
+				return 1;
+			}
+			acc.states += r.states;
+			acc.inconsistent += r.inconsistent;
+			acc.crash_points += r.crash_points;
+			acc.nested_states += r.nested_states;
+			acc.continued_states += r.continued_states;
+			acc.epochs += r.epochs;
+			if (r.max_inflight > acc.max_inflight)
+				acc.max_inflight = r.max_inflight;
+			if (!acc.first_failure[0] && r.first_failure[0])
+				snprintf(acc.first_failure, sizeof acc.first_failure, "seed %" PRIu64 ": %.480s", c.seed, r.first_failure);
+			if (!json)
+				fprintf(stderr, "  %s seed %" PRIu64 ": %" PRIu64 " states, %" PRIu64 " inconsistent\n",
+					runs[g].name, c.seed, r.states, r.inconsistent);
+		}
+		res[g] = acc;
+		secs[g] = now() - t;
+		total += acc.states;
+		bad += acc.inconsistent;
+	}
+	int nm = mutants ? prosper_crashsim_mutant_count() : 0, caught = 0;
+	char *names[64];
+	int was_caught[64];
+	for (int i = 0; i < nm && i < 64; i++) {
+		struct prosper_crashsim_config c;
+		struct prosper_crashsim_result r;
+		prosper_crashsim_config_default(&c);
+		names[i] = strdup(prosper_crashsim_mutant(i, &c));
+		c.states = 3000;
+		c.stop_at_first = 1;
+		was_caught[i] = 0;
+		for (uint64_t s = 0; s < 4 && !was_caught[i]; s++) {
+			c.seed = seed + s;
+			prosper_crashsim_run(&c, &r);
+			was_caught[i] = r.inconsistent > 0;
+		}
+		caught += was_caught[i];
+		if (!json)
+			fprintf(stderr, "  mutant %-26s %s\n", names[i], was_caught[i] ? "caught" : "NOT CAUGHT");
+	}
+	double elapsed = now() - t0;
+	if (json) {
+		printf("{\"states\": %" PRIu64 ", \"inconsistent\": %" PRIu64 ", \"mutants\": %d, \"mutants_caught\": %d, "
+		       "\"seed\": %" PRIu64 ", \"seconds\": %.2f, \"runs\": [", total, bad, nm, caught, seed, elapsed);
+		int first = 1;
+		for (int g = 0; g < 2; g++)
+			if (grans & (1 << g)) {
+				print_run(runs[g].name, &res[g], secs[g], first);
+				first = 0;
+			}
+		printf("], \"mutant_results\": [");
+		for (int i = 0; i < nm; i++)
+			printf("%s{\"name\": \"%s\", \"caught\": %s}", i ? ", " : "", names[i], was_caught[i] ? "true" : "false");
+		printf("]}\n");
+	} else {
+		printf("crash states explored: %" PRIu64 ", inconsistent: %" PRIu64 "\n", total, bad);
+		for (int g = 0; g < 2; g++)
+			if (grans & (1 << g))
+				printf("  %-10s %" PRIu64 " states at %" PRIu64 " crash points (%" PRIu64 " nested in recovery, %"
+				       PRIu64 " continued), %.1f s%s%s\n", runs[g].name, res[g].states, res[g].crash_points,
+				       res[g].nested_states, res[g].continued_states, secs[g],
+				       res[g].first_failure[0] ? "; first failure: " : "", res[g].first_failure);
+		if (nm)
+			printf("mutants caught: %d of %d\n", caught, nm);
+		printf("%.1f s\n", elapsed);
+	}
+	for (int i = 0; i < nm; i++)
+		free(names[i]);
+	return bad == 0 && caught == nm ? 0 : 1;
+}
+
+/* ------------------------------------------------------------------ demo workload: Life */
+/* A deterministic computation whose state is a memory region: Conway's Life on a torus.
+ * `life` runs generations and commits one epoch per generation; kill it at any instant.
+ * `life-verify` recovers the pool and recomputes the committed generation from scratch. */
+
+static void life_seed(uint8_t *g, int n)
+{
+	uint64_t x = 0x9E3779B97F4A7C15ull;
+	for (int i = 0; i < n * n; i++) {
+		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+		g[i] = (x >> 40) % 3 == 0;
+	}
+}
+
+static void life_step(const uint8_t *g, uint8_t *out, int n)
+{
+	for (int y = 0; y < n; y++)
+		for (int x = 0; x < n; x++) {
+			int c = 0;
+			for (int dy = -1; dy <= 1; dy++)
+				for (int dx = -1; dx <= 1; dx++)
+					if (dx || dy)
+						c += g[((y + dy + n) % n) * n + (x + dx + n) % n];
+			out[y * n + x] = c == 3 || (c == 2 && g[y * n + x]);
+		}
+}
+
+/* The region holds [u64 generation][grid]; the blob holds the generation too. */
+static int cmd_life(int argc, char **argv, int verify)
+{
+	const char *cmd = verify ? "life-verify" : "life";
+	const char *path = NULL;
+	uint64_t gens = 100, size = 512;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--generations") && i + 1 < argc) {
+			if (parse_u64(argv[++i], &gens)) return die(cmd, "--generations takes a whole number");
+		} else if (!strcmp(argv[i], "--size") && i + 1 < argc) {
+			if (parse_u64(argv[++i], &size) || size < 8 || size > 4096) return die(cmd, "--size is 8..4096");
+		} else if (!path && argv[i][0] != '-')
+			path = argv[i];
+		else
+			return die(cmd, "usage: prosper-pool life|life-verify POOL [--generations N] [--size S]");
+	}
+	if (!path)
+		return die(cmd, "no pool given");
+	int n = (int)size;
+	size_t bytes = 8 + (size_t)n * n;
+	uint8_t *cur = calloc(1, bytes), *next = calloc(1, bytes);
+	prosper_pool *p = NULL;
+	int rc = prosper_pool_open(path, &p);
+	if (rc == -ENOENT && !verify) {
+		struct prosper_pool_config cfg;
+		prosper_pool_config_default(&cfg);
+		cfg.capacity = 4 * ((bytes + (2u << 20)) & ~((2ull << 20) - 1)) + (4u << 20);
+		rc = prosper_pool_create(path, &cfg, &p);
+	}
+	if (rc)
+		return die(cmd, prosper_pool_errormsg());
+	int idx = prosper_pool_region_find(p, "grid");
+	struct prosper_region_info info;
+	uint64_t gen = 0;
+	if (idx >= 0) {
+		prosper_pool_region_get(p, idx, &info);
+		if (info.length != bytes)
+			return die(cmd, "pool holds a grid of another size");
+		prosper_pool_region_read(p, info.id, 0, cur, bytes);
+		memcpy(&gen, cur, 8);
+	} else if (verify) {
+		return die(cmd, "pool holds no grid");
+	} else {
+		life_seed(cur + 8, n);
+		int id = prosper_pool_region_add(p, "grid", PROSPER_KIND_HEAP, PROSPER_REGION_BUFFERED, (uintptr_t)cur, bytes, 3);
+		if (id < 0 || prosper_pool_write(p, (uint32_t)id, 0, cur, bytes) || prosper_pool_commit(p, &gen, 8))
+			return die(cmd, prosper_pool_errormsg());
+		idx = prosper_pool_region_find(p, "grid");
+		prosper_pool_region_get(p, idx, &info);
+	}
+	if (verify) {
+		/* Recompute generation `gen` from the seed and compare byte for byte. */
+		uint8_t *ref = calloc(1, bytes), *tmp = calloc(1, bytes);
+		life_seed(ref + 8, n);
+		for (uint64_t g = 0; g < gen; g++) {
+			life_step(ref + 8, tmp + 8, n);
+			uint8_t *t = ref; ref = tmp; tmp = t;
+		}
+		memcpy(ref, &gen, 8);
+		size_t bl;
+		const void *blob = prosper_pool_blob(p, &bl);
+		uint64_t bgen = 0;
+		if (bl == 8)
+			memcpy(&bgen, blob, 8);
+		int same = memcmp(ref, cur, bytes) == 0 && bgen == gen;
+		printf("{\"epoch\": %" PRIu64 ", \"generation\": %" PRIu64 ", \"identical\": %s, \"crc32c\": \"%08x\"}\n",
+		       prosper_pool_epoch(p), gen, same ? "true" : "false", prosper_crc32c(0, cur, bytes));
+		prosper_pool_close(&p);
+		return same ? 0 : 1;
+	}
+	while (gen < gens) {
+		life_step(cur + 8, next + 8, n);
+		gen++;
+		memcpy(next, &gen, 8);
+		/* Only the bytes that changed go to the pool (the diff tracker's job in `prosper run`). */
+		for (size_t o = 0; o < bytes;) {
+			if (cur[o] == next[o]) { o++; continue; }
+			size_t e = o + 1;
+			while (e < bytes && cur[e] != next[e]) e++;
+			if (prosper_pool_write(p, info.id, o, next + o, e - o))
+				return die(cmd, prosper_pool_errormsg());
+			o = e;
+		}
+		if (prosper_pool_commit(p, &gen, 8))
+			return die(cmd, prosper_pool_errormsg());
+		uint8_t *t = cur; cur = next; next = t;
+		printf("generation %" PRIu64 " committed as epoch %" PRIu64 "\n", gen, prosper_pool_epoch(p));
+		fflush(stdout);
+	}
+	return prosper_pool_close(&p) ? die(cmd, "closing the pool failed") : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return die("pool", "usage: prosper-pool inspect|crashtest|life|life-verify ...");
+	const char *c = argv[1];
+	if (!strcmp(c, "inspect")) return cmd_inspect(argc - 2, argv + 2);
+	if (!strcmp(c, "crashtest")) return cmd_crashtest(argc - 2, argv + 2);
+	if (!strcmp(c, "life")) return cmd_life(argc - 2, argv + 2, 0);
+	if (!strcmp(c, "life-verify")) return cmd_life(argc - 2, argv + 2, 1);
+	return die("pool", "unknown command");
+}
