@@ -1,0 +1,22 @@
+"""Shared fixtures: paths of the built tools and a runner for bin/prosper."""
+import os
+import subprocess
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("PROSPER_BUILD", os.path.join(ROOT, "build"))
+PROSPER = os.path.join(ROOT, "bin", "prosper")
+
+
+def prosper(*args, **kw):
+    kw.setdefault("capture_output", True)
+    kw.setdefault("text", True)
+    return subprocess.run([PROSPER, *map(str, args)], **kw)
+
+
+@pytest.fixture
+def pool_tool():
+    path = os.path.join(BUILD, "src", "cli", "prosper-pool")
+    assert os.access(path, os.X_OK), "build first: make build"
+    return path
