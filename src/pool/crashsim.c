@@ -342,7 +342,10 @@ static int wl_op(prosper_pool *p, struct model *m, uint64_t *rng, uint32_t seg)
 	uint64_t off = rng_below(rng, r->len);
 	uint64_t maxlen = r->len - off;
 	uint64_t len = 1 + rng_below(rng, rng_below(rng, 4) == 0 ? maxlen : (maxlen < 24 ? maxlen : 24));
-	uint8_t *buf = malloc(len);
+	/* On the stack: a simulated crash longjmps out of the pool calls below. */
+	uint8_t buf[4 * 4096];
+	if (len > sizeof buf)
+		len = sizeof buf;
 	fill_random(buf, len, rng);
 	int rc = 0;
 	if (r->mode == PROSPER_REGION_BUFFERED) {
@@ -362,7 +365,6 @@ static int wl_op(prosper_pool *p, struct model *m, uint64_t *rng, uint32_t seg)
 	}
 	if (!rc)
 		memcpy(r->data + off, buf, len);
-	free(buf);
 	return rc;
 }
 

@@ -426,9 +426,13 @@ static int region_set_segments(struct prosper_pool *p, struct region *r, uint64_
 				rc = seg_bitmaps_alloc(p, s);
 			if (rc) {
 				slot_release(p, s->main_slot);
+				slot_release(p, s->back_slot);
+				free(s->dirty);
+				s->dirty = NULL;
 				r->nsegs = k;
 				return rc;
 			}
+			r->nsegs = k + 1;
 			/* New data reads as zero: INIT for buffered (no copy valid yet); a direct
 			 * segment's main slot is zeroed now and is MAIN from its first commit. */
 			s->state = ST_NONE;
@@ -440,7 +444,6 @@ static int region_set_segments(struct prosper_pool *p, struct region *r, uint64_
 				s->next_state = ST_MAIN;
 				s->touched = true;
 			}
-			r->nsegs = k + 1;
 		}
 	}
 	return 0;
@@ -475,14 +478,15 @@ int prosper_pool_region_add(prosper_pool *p, const char *name, uint32_t kind, ui
 	r->info.prot = prot;
 	r->info.vaddr = vaddr;
 	strcpy(r->info.name, name);
+	p->nregions++; /* owned by the pool from here on, also if a crash interrupts us */
 	int rc = region_set_segments(p, r, length);
 	if (rc) {
 		region_set_segments(p, r, 0);
 		free(r->segs);
+		p->nregions--;
 		return rc;
 	}
 	r->info.length = length;
-	p->nregions++;
 	p->next_region_id++;
 	return (int)r->info.id;
 }
