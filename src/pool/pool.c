@@ -151,46 +151,39 @@ static int format(struct prosper_pool *p, const struct prosper_pool_config *cfg)
 	return pool_alloc_tables(p);
 }
 
-int prosper_pool_create_mem(void *base, size_t size, const struct prosper_pool_config *cfg,
-			    const struct prosper_persist *pp, prosper_pool **out)
+/* mem_pool -- create (cfg given) or open (cfg NULL) a pool over caller memory. */
+static int mem_pool(void *base, size_t size, const struct prosper_pool_config *cfg,
+		    const struct prosper_persist *pp, prosper_pool **out)
 {
 	struct prosper_pool *p = pool_new(base, size, pp);
 	if (!p)
 		return pool_err(-ENOMEM, "out of memory");
 	loading = p;
-	int rc = format(p, cfg);
+	int rc = cfg ? format(p, cfg) : pool_load(p);
 	loading = NULL;
 	if (rc) {
 		prosper_pool_abandon(&p);
 		return rc;
 	}
-	for (uint32_t i = 0; i < p->sb.nslots; i++)
-		p->slot_reserved[i] = 1;
+	memset(p->slot_reserved, 1, p->sb.nslots); /* memory needs no reservation */
 	*out = p;
 	return 0;
+}
+
+int prosper_pool_create_mem(void *base, size_t size, const struct prosper_pool_config *cfg,
+			    const struct prosper_persist *pp, prosper_pool **out)
+{
+	return mem_pool(base, size, cfg, pp, out);
+}
+
+int prosper_pool_open_mem(void *base, size_t size, const struct prosper_persist *pp, prosper_pool **out)
+{
+	return mem_pool(base, size, NULL, pp, out);
 }
 
 void pool_loading_abandon(void)
 {
 	prosper_pool_abandon(&loading);
-}
-
-int prosper_pool_open_mem(void *base, size_t size, const struct prosper_persist *pp, prosper_pool **out)
-{
-	struct prosper_pool *p = pool_new(base, size, pp);
-	if (!p)
-		return pool_err(-ENOMEM, "out of memory");
-	loading = p;
-	int rc = pool_load(p);
-	loading = NULL;
-	if (rc) {
-		prosper_pool_abandon(&p);
-		return rc;
-	}
-	for (uint32_t i = 0; i < p->sb.nslots; i++)
-		p->slot_reserved[i] = 1;
-	*out = p;
-	return 0;
 }
 
 int prosper_pool_create(const char *path, const struct prosper_pool_config *cfg, prosper_pool **out)
