@@ -52,8 +52,10 @@ static uint32_t valid_slot(const struct seg *s)
 	}
 }
 
-/* buffered_touch -- first write to a segment in this epoch: bring the copy we will write
- * (the one the committed epoch does not read) up to date with the valid one. */
+/* buffered_touch -- first write to a segment in this epoch: choose the copy we will write
+ * (the one the committed epoch does not read).  Its stale blocks (s->stale, NULL = all) are
+ * brought up to date lazily: a write that covers a whole stale block needs no copy, a partial
+ * one copies the block first, and commit copies the stale blocks nobody wrote (catch_up). */
 static int buffered_touch(struct prosper_pool *p, struct seg *s)
 {
 	uint32_t valid = valid_slot(s);
@@ -65,20 +67,63 @@ static int buffered_touch(struct prosper_pool *p, struct seg *s)
 		memset(dst, 0, p->sb.seg_size);
 		prosper_persist_flush(&p->pp, PSITE_SEG_INIT, dst, p->sb.seg_size);
 		p->stats.init_bytes += p->sb.seg_size;
-	} else if (target != valid && pool_mutation != MUT_NO_CATCHUP) {
-		const uint8_t *src = slot_addr(p, valid);
-		uint32_t nb = blocks_per_seg(p), bs = p->sb.block_size;
-		for (uint32_t b = 0; b < nb; b++) {
-			if (!bm_test(s->stale, b))
-				continue;
-			memcpy(dst + (uint64_t)b * bs, src + (uint64_t)b * bs, bs);
-			p->stats.catchup_bytes += bs;
-		}
-		flush_runs(p, PSITE_SEG_CATCHUP, dst, s->stale);
+		free(s->stale);
+		s->stale = calloc(bitmap_words(p), 8); /* nothing to catch up */
+	} else if (!s->stale) {
+		s->stale = malloc(bitmap_words(p) * 8);
+		if (s->stale)
+			memset(s->stale, 0xFF, bitmap_words(p) * 8);
 	}
+	if (!s->stale)
+		return pool_err(-ENOMEM, "out of memory");
+	if (pool_mutation == MUT_NO_CATCHUP || target == valid)
+		memset(s->stale, 0, bitmap_words(p) * 8);
 	s->next_state = target == s->main_slot ? ST_MAIN : ST_BACK;
 	s->touched = true;
 	return 0;
+}
+
+static uint8_t *target_of(struct prosper_pool *p, const struct seg *s)
+{
+	return slot_addr(p, s->next_state == ST_MAIN ? s->main_slot : s->back_slot);
+}
+
+static inline void bm_clear(uint64_t *bm, uint32_t i) { bm[i / 64] &= ~(1ull << (i % 64)); }
+
+/* catch_up_partial -- before bytes [o, o+n) of a touched segment are written: stale blocks the
+ * write covers whole need nothing; stale blocks it covers in part are copied from the valid
+ * copy first.  Either way they stop being stale. */
+static void catch_up_partial(struct prosper_pool *p, struct seg *s, uint64_t o, uint64_t n)
+{
+	uint32_t bs = p->sb.block_size;
+	uint32_t b0 = (uint32_t)(o / bs), b1 = (uint32_t)((o + n - 1) / bs);
+	uint8_t *dst = target_of(p, s);
+	const uint8_t *src = slot_addr(p, valid_slot(s));
+	for (uint32_t b = b0; b <= b1; b++) {
+		if (!bm_test(s->stale, b))
+			continue;
+		uint64_t start = (uint64_t)b * bs;
+		if (o > start || o + n < start + bs) {
+			memcpy(dst + start, src + start, bs);
+			p->stats.catchup_bytes += bs;
+		}
+		bm_clear(s->stale, b);
+	}
+}
+
+/* catch_up_rest -- at commit: the stale blocks no write covered, copied and flushed. */
+static void catch_up_rest(struct prosper_pool *p, struct seg *s)
+{
+	uint32_t nb = blocks_per_seg(p), bs = p->sb.block_size;
+	uint8_t *dst = target_of(p, s);
+	const uint8_t *src = slot_addr(p, valid_slot(s));
+	for (uint32_t b = 0; b < nb; b++) {
+		if (!bm_test(s->stale, b))
+			continue;
+		memcpy(dst + (uint64_t)b * bs, src + (uint64_t)b * bs, bs);
+		p->stats.catchup_bytes += bs;
+	}
+	flush_runs(p, PSITE_SEG_CATCHUP, dst, s->stale);
 }
 
 static void mark_blocks(struct prosper_pool *p, uint64_t *bm, uint64_t from, uint64_t len)
@@ -113,8 +158,8 @@ int prosper_pool_write(prosper_pool *p, uint32_t id, uint64_t off, const void *s
 			if (rc)
 				return rc;
 		}
-		uint32_t target = s->next_state == ST_MAIN ? s->main_slot : s->back_slot;
-		memcpy(slot_addr(p, target) + o, in, n);
+		catch_up_partial(p, s, o, n);
+		memcpy(target_of(p, s) + o, in, n);
 		mark_blocks(p, s->dirty, o, n);
 		p->stats.data_bytes += n;
 		off += n;
@@ -221,9 +266,10 @@ int prosper_pool_commit(prosper_pool *p, const void *blob, size_t blob_len)
 			struct seg *s = &r->segs[k];
 			if (!s->touched)
 				continue;
-			if (r->info.mode == PROSPER_REGION_BUFFERED)
-				flush_runs(p, PSITE_DATA, slot_addr(p, s->next_state == ST_MAIN ? s->main_slot : s->back_slot), s->dirty);
-			else
+			if (r->info.mode == PROSPER_REGION_BUFFERED) {
+				catch_up_rest(p, s);
+				flush_runs(p, PSITE_DATA, target_of(p, s), s->dirty);
+			} else
 				flush_runs(p, PSITE_DIRECT_DATA, slot_addr(p, s->main_slot), s->dirty);
 		}
 	}
