@@ -1,0 +1,73 @@
+/* stackckpt.h -- Prosper's OS component for stacks (HPCA 2024 §III-B): SP-aware inspection of
+ * the dirty bitmap, and the redo-record log of the two-step commit.
+ *
+ * Freestanding C (no libc): the supervisor, the Valgrind tool and the simulator share it.
+ *
+ * Inspection.  The stack's active region is [active_lo, base+len), active_lo = SP - 128 (the
+ * red zone), clipped to the region.  Bitmap bit i = granule i = bytes [base + i*G, +G), read as
+ * little-endian 64-bit words (the order hwmodel.h defines).  prosper_stack_inspect():
+ *   - scans words from active_lo's word to the end, coalescing runs of set bits, also across
+ *     word boundaries, and emits each run as (offset from base, length), clipped to
+ *     [active_lo, base+len): bytes below SP are dead and never copied;
+ *   - clears every word it scanned;
+ *   - zeroes, without copying, the words from track_min's word up to active_lo's word (frames
+ *     that were written during the interval and popped before its end).
+ *
+ * Redo-record log (step 1 of the two-step commit; step 2 applies it to the stack image):
+ *   log     := header record*
+ *   header  := magic u64 ("PSTKLOG1" little-endian) version u32 (1) reserved u32 (0)
+ *              epoch u64 nrec u64 used u64 crc u32 reserved u32 (0) pad[16]     (64 bytes)
+ *   record  := offset u64 length u32 reserved u32 (0) payload[length] zero-pad to 8
+ * `used` counts header and records; `crc` is CRC-32C of the header (crc field zero) and the
+ * records.  A log is valid only if magic, version, sizes and crc agree; applying a valid log is
+ * idempotent, so recovery may apply the log of the committed epoch again.
+ */
+#ifndef PROSPER_STACKCKPT_H
+#define PROSPER_STACKCKPT_H
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef void (*prosper_stack_emit_fn)(void *ctx, uint64_t offset, uint64_t length);
+
+struct prosper_stack_inspect_stats {
+	uint64_t words_scanned;
+	uint64_t runs;
+	uint64_t granules;      /* set bits in the active region */
+	uint64_t bytes;         /* bytes emitted (after clipping) */
+	uint64_t words_zeroed;  /* dead-frame words cleared without copying */
+};
+
+void prosper_stack_inspect(uint64_t *bitmap, uint64_t nwords, uint64_t base, uint64_t len, uint32_t log_gran,
+			   uint64_t active_lo, uint64_t track_min, prosper_stack_emit_fn emit, void *ctx,
+			   struct prosper_stack_inspect_stats *stats);
+
+#define PROSPER_STACKLOG_MAGIC 0x31474F4C4B545350ull /* "PSTKLOG1" */
+#define PROSPER_STACKLOG_HEADER 64u
+
+enum {
+	PROSPER_STACKLOG_OK = 0,
+	PROSPER_STACKLOG_ENOSPC = -28,
+	PROSPER_STACKLOG_EBADMSG = -74,
+	PROSPER_STACKLOG_ERANGE = -34,
+};
+
+/* Start an empty log for `epoch` in buf[0, cap); cap >= PROSPER_STACKLOG_HEADER. */
+void prosper_stacklog_init(void *buf, uint64_t cap, uint64_t epoch);
+/* Append a record; ENOSPC if it does not fit (the log is unchanged). */
+int prosper_stacklog_append(void *buf, uint64_t cap, uint64_t offset, const void *src, uint32_t len);
+/* Compute the checksum: the log is complete. */
+void prosper_stacklog_seal(void *buf);
+/* 0 if buf holds a sealed, well-formed log within cap (epoch returned), else EBADMSG. */
+int prosper_stacklog_check(const void *buf, uint64_t cap, uint64_t *epoch);
+/* Apply a checked log to image[0, image_len): ERANGE (nothing written) if a record lies outside. */
+int prosper_stacklog_apply(const void *buf, void *image, uint64_t image_len);
+uint64_t prosper_stacklog_bytes(const void *buf);
+uint64_t prosper_stacklog_records(const void *buf);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,136 @@
+/* stacklog.c -- the redo-record log of Prosper's two-step commit (see stackckpt.h).  No libc. */
+#include "prosper/crc32c.h"
+#include "prosper/stackckpt.h"
+
+struct hdr {
+	uint64_t magic;
+	uint32_t version, reserved0;
+	uint64_t epoch, nrec, used;
+	uint32_t crc, reserved1;
+	uint8_t pad[16];
+};
+_Static_assert(sizeof(struct hdr) == PROSPER_STACKLOG_HEADER, "stack log header");
+
+struct rec {
+	uint64_t offset;
+	uint32_t length, reserved;
+};
+
+static void copy(void *dst, const void *src, uint64_t n)
+{
+	uint8_t *d = dst;
+	const uint8_t *s = src;
+	while (n--)
+		*d++ = *s++;
+}
+
+static uint64_t pad8(uint64_t n) { return (n + 7) & ~7ull; }
+
+void prosper_stacklog_init(void *buf, uint64_t cap, uint64_t epoch)
+{
+	struct hdr h = { .magic = PROSPER_STACKLOG_MAGIC, .version = 1, .epoch = epoch, .used = sizeof h };
+	(void)cap;
+	copy(buf, &h, sizeof h);
+}
+
+int prosper_stacklog_append(void *buf, uint64_t cap, uint64_t offset, const void *src, uint32_t len)
+{
+	struct hdr h;
+	copy(&h, buf, sizeof h);
+	uint64_t need = sizeof(struct rec) + pad8(len);
+	if (h.used > cap || cap - h.used < need)
+		return PROSPER_STACKLOG_ENOSPC;
+	uint8_t *at = (uint8_t *)buf + h.used;
+	struct rec r = { .offset = offset, .length = len };
+	copy(at, &r, sizeof r);
+	copy(at + sizeof r, src, len);
+	for (uint64_t i = len; i < pad8(len); i++)
+		at[sizeof r + i] = 0;
+	h.used += need;
+	h.nrec++;
+	copy(buf, &h, sizeof h);
+	return 0;
+}
+
+static uint32_t log_crc(const void *buf, const struct hdr *h)
+{
+	struct hdr z = *h;
+	z.crc = 0;
+	uint32_t c = prosper_crc32c(0, &z, sizeof z);
+	return prosper_crc32c(c, (const uint8_t *)buf + sizeof z, h->used - sizeof z);
+}
+
+void prosper_stacklog_seal(void *buf)
+{
+	struct hdr h;
+	copy(&h, buf, sizeof h);
+	h.crc = log_crc(buf, &h);
+	copy(buf, &h, sizeof h);
+}
+
+int prosper_stacklog_check(const void *buf, uint64_t cap, uint64_t *epoch)
+{
+	struct hdr h;
+	if (cap < sizeof h)
+		return PROSPER_STACKLOG_EBADMSG;
+	copy(&h, buf, sizeof h);
+	if (h.magic != PROSPER_STACKLOG_MAGIC || h.version != 1 || h.reserved0 || h.reserved1 || h.used < sizeof h ||
+	    h.used > cap || h.used % 8)
+		return PROSPER_STACKLOG_EBADMSG;
+	for (int i = 0; i < 16; i++)
+		if (h.pad[i])
+			return PROSPER_STACKLOG_EBADMSG;
+	if (log_crc(buf, &h) != h.crc)
+		return PROSPER_STACKLOG_EBADMSG;
+	/* Records must tile [header, used) exactly. */
+	uint64_t at = sizeof h, n = 0;
+	while (at < h.used) {
+		struct rec r;
+		if (h.used - at < sizeof r)
+			return PROSPER_STACKLOG_EBADMSG;
+		copy(&r, (const uint8_t *)buf + at, sizeof r);
+		if (r.reserved || h.used - at - sizeof r < pad8(r.length))
+			return PROSPER_STACKLOG_EBADMSG;
+		at += sizeof r + pad8(r.length);
+		n++;
+	}
+	if (n != h.nrec)
+		return PROSPER_STACKLOG_EBADMSG;
+	if (epoch)
+		*epoch = h.epoch;
+	return 0;
+}
+
+int prosper_stacklog_apply(const void *buf, void *image, uint64_t image_len)
+{
+	struct hdr h;
+	copy(&h, buf, sizeof h);
+	/* Validate every record first: nothing is written unless all fit. */
+	for (int pass = 0; pass < 2; pass++) {
+		uint64_t at = sizeof h;
+		while (at < h.used) {
+			struct rec r;
+			copy(&r, (const uint8_t *)buf + at, sizeof r);
+			if (pass == 0 && (r.offset > image_len || r.length > image_len - r.offset))
+				return PROSPER_STACKLOG_ERANGE;
+			if (pass == 1)
+				copy((uint8_t *)image + r.offset, (const uint8_t *)buf + at + sizeof r, r.length);
+			at += sizeof r + pad8(r.length);
+		}
+	}
+	return 0;
+}
+
+uint64_t prosper_stacklog_bytes(const void *buf)
+{
+	struct hdr h;
+	copy(&h, buf, sizeof h);
+	return h.used;
+}
+
+uint64_t prosper_stacklog_records(const void *buf)
+{
+	struct hdr h;
+	copy(&h, buf, sizeof h);
+	return h.nrec;
+}
