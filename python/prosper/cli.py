@@ -10,6 +10,7 @@ import sys
 SUBCOMMANDS = {
     "inspect": ("prosper.cmd_inspect", "show a pool: header, epoch, regions, segments, checksums"),
     "crashtest": ("prosper.cmd_crashtest", "crash-point, power-failure and mutation tests of the pool protocol"),
+    "hw": ("prosper.cmd_hw", "run a program under the emulated Prosper tracker; stack checkpoint sizes vs Dirtybit"),
     "demo": ("prosper.cmd_demo", "a short story: a computation killed with SIGKILL, recovered, verified"),
 }
 
