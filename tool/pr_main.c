@@ -427,8 +427,8 @@ static Bool pr_handle_client_request(ThreadId tid, UWord *arg, UWord *ret)
 
 static void pr_fini(Int exitcode)
 {
-	if (stk_ready && instrs > 0)
-		checkpoint(); /* the tail interval */
+	/* No checkpoint at exit: the program is over, and a tail interval after main returned
+	 * would only dilute the per-checkpoint averages. */
 	VG_(umsg)("prosper: %llu checkpoints, %llu instructions, %llu stack stores (%llu below the final SP)\n",
 		  checkpoints, instrs, stack_stores, beyond_sp_stores);
 	VG_(umsg)("prosper: per checkpoint after the first: dirtybit %llu B, exact %llu B\n",
