@@ -45,6 +45,14 @@ MICRO = [
     ("Poisson", ["poisson"], "50000", "5000"),
 ]
 
+# Figs 2 and 4: the applications of the paper's Fig 1 (our GAPBS/Graph500/YCSB-style programs)
+APPS = [
+    ("Gapbs_pr", ["pr"], ["16"], ["12"]),
+    ("G500_sssp", ["sssp"], ["15"], ["12"]),
+    ("Ycsb_mem", ["kv"], ["2000000", "200000"], ["200000", "50000"]),
+]
+PAPER_FIG4 = {"Gapbs_pr": "300x", "G500_sssp": "56x", "Ycsb_mem": "33x"}
+
 PAPER_FIG10 = {
     "Sparse": "size ~200x smaller than Dirtybit at 8 B; time ~22x lower on average over granularities",
     "Stream": "sizes similar to Dirtybit; time ~1.5x higher at 8 B, lowest overhead at 128 B",
@@ -56,12 +64,13 @@ PAPER_FIG10 = {
 PAPER_FIG11 = ("Recursive: size grows with the interval (1 < 5 < 10 ms); Quicksort: size lower at 10 ms; "
                "Rec-4 time per byte 22 ns at 1 ms vs 11 ns at 10 ms")
 PAPER_FIG13 = ("SSSP: loads/stores fall as HWM grows, LWM matters little; mcf: the reverse for HWM, "
-               "and loads/stores fall as LWM grows (SPEC mcf and SSSP are not among our programs yet)")
+               "and loads/stores fall as LWM grows (SPEC mcf is not among our programs)")
 PAPER_FIG2 = "Ycsb_mem: more than 36% of stack writes lie beyond the final SP (similar for Gapbs_pr, G500_sssp)"
 
 
 def hw(args, prog, size, extra=()):
-    cmd = [PROSPER, "hw", "--json", *extra, "--", os.path.join(BUILD, "bench", prog[0]), *prog[1:], size]
+    sizes = size if isinstance(size, list) else [size]
+    cmd = [PROSPER, "hw", "--json", *extra, "--", os.path.join(BUILD, "bench", prog[0]), *prog[1:], *sizes]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit(f"hw_experiments: {' '.join(cmd)} failed: {r.stderr[-500:]}")
@@ -131,7 +140,26 @@ def main(argv):
         }
         print(f"  fig13 {name}", file=sys.stderr)
     results["fig13"] = {"ours": fig13, "paper": PAPER_FIG13}
-    results["fig2"] = {"ours": {n: fig10[n]["hw"]["beyond_sp_fraction"] for n in fig10}, "paper": PAPER_FIG2}
+    apps = {}
+    for name, prog, full, small in APPS:
+        apps[name] = hw(None, prog, small if quick else full, ["--gran", "8,128", "--interval-instr", str(10 * MS)])
+        print(f"  fig4 {name}: {apps[name]['checkpoints']} checkpoints", file=sys.stderr)
+    results["fig4"] = {"ours": {n: {"dirtybit_bytes_per_ckpt": j["dirtybit_bytes_per_ckpt"],
+                                    "prosper8_bytes_per_ckpt": next(c for c in j["configs"] if c["gran"] == 8)["bytes_per_ckpt"],
+                                    "exact_bytes_per_ckpt": j["exact_bytes_per_ckpt"], "checkpoints": j["checkpoints"],
+                                    "soundness_mismatches": sum(c["soundness_mismatches"] for c in j["configs"])}
+                                for n, j in apps.items()}, "paper": PAPER_FIG4}
+    # Fig 13 on SSSP too, one of the paper's two programs for it
+    name, prog, full, small = APPS[1]
+    hwm = hw(None, prog, small if quick else full, ["--gran", "8", "--table", "16", "--hwm", "8,16,24,32", "--lwm", "4"])
+    lwm = hw(None, prog, small if quick else full, ["--gran", "8", "--table", "16", "--hwm", "24", "--lwm", "0,4,8,16"])
+    results["fig13"]["ours"][name] = {
+        "hwm": {c["hwm"]: {"loads": c["bitmap_loads"], "stores": c["bitmap_stores"]} for c in hwm["configs"]},
+        "lwm": {c["lwm"]: {"loads": c["bitmap_loads"], "stores": c["bitmap_stores"]} for c in lwm["configs"]},
+    }
+    fig2 = {n: fig10[n]["hw"]["beyond_sp_fraction"] for n in fig10}
+    fig2.update({n: j["beyond_sp_fraction"] for n, j in apps.items()})
+    results["fig2"] = {"ours": fig2, "paper": PAPER_FIG2}
     results["seconds"] = time.time() - t0
     os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
     with open(os.path.join(ROOT, "bench", "results", "hw_experiments.json"), "w") as f:
@@ -180,7 +208,14 @@ def render(r):
           "| benchmark | fraction |", "|---|---|"]
     for name, f in r["fig2"]["ours"].items():
         L.append(f"| {name} | {100 * f:.1f}% |")
-    L += ["", f"Paper: {r['fig2']['paper']}", ""]
+    L += ["", f"Paper: {r['fig2']['paper']}", "", "## Fig 4: stack bytes per checkpoint, page vs 8 B (10 ms)", "",
+          "| program | ckpts | Dirtybit (4 KiB) | Prosper 8 B | exact | reduction | paper | mismatches |",
+          "|---|---|---|---|---|---|---|---|"]
+    for name, v in r["fig4"]["ours"].items():
+        red = v["dirtybit_bytes_per_ckpt"] / v["prosper8_bytes_per_ckpt"] if v["prosper8_bytes_per_ckpt"] else float("nan")
+        L.append(f"| {name} | {v['checkpoints']} | {v['dirtybit_bytes_per_ckpt']:.0f} | {v['prosper8_bytes_per_ckpt']:.0f} | "
+                 f"{v['exact_bytes_per_ckpt']:.0f} | {red:.0f}x | {r['fig4']['paper'][name]} | {v['soundness_mismatches']} |")
+    L.append("")
     return "\n".join(L)
 
 

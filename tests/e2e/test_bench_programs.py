@@ -10,11 +10,11 @@ from conftest import BUILD
 
 SMALL = {
     "random": ["3"], "stream": ["20"], "sparse": ["50"], "quicksort": ["1"], "normal": ["2000"],
-    "poisson": ["500"], "recursive": ["4", "1"],
+    "poisson": ["500"], "recursive": ["4", "1"], "pr": ["8"], "sssp": ["8"], "kv": ["1000", "500"],
 }
 BIGGER = {
     "random": ["4"], "stream": ["21"], "sparse": ["51"], "quicksort": ["2"], "normal": ["2001"],
-    "poisson": ["501"], "recursive": ["4", "2"],
+    "poisson": ["501"], "recursive": ["4", "2"], "pr": ["9"], "sssp": ["9"], "kv": ["1100", "500"],
 }
 
 
