@@ -12,8 +12,13 @@
  *     memory the kernel writes for a system call or a signal frame (post_mem_write).
  *   - Intervals are counted in guest instructions and checked at superblock entries, where the
  *     guest state is consistent; a checkpoint therefore lands at most one superblock late.
- *   - Tracked range: the main thread's stack [stack_max - stack_size + 1, stack_max].  Stores
- *     to it from other threads are tracked too (they are inter-thread stack writes).
+ *   - Threads: every thread's stack [stack_max - stack_size + 1, stack_max] is tracked, each with
+ *     its own bitmaps, shadow image and OS state.  The tracker is per core: when Valgrind runs
+ *     another thread, the tracker is flushed into the outgoing thread's bitmap (counted as
+ *     context-switch work) and loaded with the incoming thread's range and bitmap (§III-C).
+ *     A store to another thread's stack is invisible to the per-core tracker; it is counted and
+ *     marked in the owner's bitmap (as an OS would learn of it from a protected foreign stack).
+ *   - A checkpoint is a consistent cut: all threads' stacks at the same instant.
  *   - The soundness oracle compares, after each checkpoint, every 8-byte granule of the active
  *     region [SP-128, top) that is DEFINED: written since it last lay below SP-128 at a
  *     checkpoint, or copied by the first (full) checkpoint.  Memory below SP is dead in Prosper's
@@ -76,32 +81,47 @@ static void pr_print_debug_usage(void) { VG_(printf)("    (none)\n"); }
 /*--- Types                                                ---*/
 /*------------------------------------------------------------*/
 
+/* One tracker per configuration: the per-core hardware.  Its range and bitmap registers hold
+ * the running thread's; a thread switch flushes it and loads the incoming thread's. */
 struct config {
 	struct prosper_hw hw;
 	UInt log_gran;
-	UChar *bitmap;          /* the bitmap the model writes (tool memory) */
-	ULong bitmap_bytes;
-	UChar *shadow;          /* the persistent stack image: shadow[i] = byte at base + i */
-	UChar *log;             /* redo log, step 1 of the two-step commit */
-	ULong log_cap;
 	ULong bytes, records, runs, words_scanned, words_zeroed, mismatches, compared, max_log;
+	ULong switch_writeouts;     /* entries written out by context-switch flushes */
+	UChar *log;                 /* redo log, step 1 of the two-step commit */
+	ULong log_cap;
+};
+
+/* One tracked stack per thread, with the OS's per-thread state for every configuration. */
+struct tstack {
+	Bool active;
+	Addr base, top;             /* [base, top] */
+	ULong len;
+	UChar *written;             /* 1 bit per 8 B granule: stored to in this interval */
+	UChar *defined;             /* 1 bit per 8 B granule: part of the persistent state */
+	UInt *store_count;          /* stores per 8 B granule in this interval (Fig 2) */
+	UChar *page_dirty;          /* 1 byte per 4 KiB page: written in this interval */
+	Addr touched_lo, touched_hi;
+	ULong checkpoints;          /* of this thread; its first is a full copy */
+	struct {
+		UChar *bitmap;
+		ULong bitmap_bytes;
+		UChar *shadow;          /* persistent stack image: shadow[i] = byte at base + i */
+		ULong track_min;        /* lowest tracked store of the interval, over switch-outs */
+	} c[MAX_CONFIGS];
 };
 
 static struct config cfgs[MAX_CONFIGS];
 static Int ncfg;
 
-static Addr stk_base, stk_top;      /* tracked range [stk_base, stk_top] */
-static ULong stk_len;
-static Bool stk_ready;
-static UChar *written;              /* 1 bit per 8 B granule: stored to in this interval */
-static UChar *defined;              /* 1 bit per 8 B granule: part of the persistent state */
-static UInt *store_count;           /* stores per 8 B granule in this interval (Fig 2) */
-static UChar *page_dirty;           /* 1 byte per 4 KiB page: written in this interval */
-static Addr touched_lo = ~0UL, touched_hi;
+#define MAX_THREADS 64
+static struct tstack stacks[MAX_THREADS];
+static ThreadId running;            /* whose stack the trackers hold (0: none yet) */
+static Addr main_base, main_top;    /* the main thread's stack, for the report */
 
 static ULong instrs, next_ckpt;
 static ULong checkpoints, stack_stores, beyond_sp_stores, dirtybit_bytes, exact_bytes, exact_written_bytes;
-static ULong first_ckpt_bytes, stores_seen;
+static ULong first_ckpt_bytes, stores_seen, thread_switches, inter_thread_stores, threads_seen;
 
 /* The program's own tracker, driven by client requests; its bitmap is in client memory. */
 static struct prosper_hw client_hw;
@@ -118,33 +138,142 @@ static inline Bool bit_get(const UChar *bm, ULong i) { return (bm[i >> 3] >> (i 
 static inline void bit_set(UChar *bm, ULong i) { bm[i >> 3] |= (UChar)(1 << (i & 7)); }
 
 /*------------------------------------------------------------*/
+/*--- Threads                                              ---*/
+/*------------------------------------------------------------*/
+
+static void stack_setup(ThreadId tid)
+{
+	struct tstack *t = &stacks[tid];
+	Addr max = VG_(thread_get_stack_max)(tid);
+	SizeT size = VG_(thread_get_stack_size)(tid);
+	if (size == 0 || size > (1UL << 30) || max < size)
+		return; /* no usable stack bounds (yet) */
+	t->top = max;
+	t->base = max - size + 1;
+	t->len = size;
+	ULong granules = t->len / 8 + 1;
+	t->written = VG_(calloc)("pr.written", granules / 8 + 8, 1);
+	t->defined = VG_(calloc)("pr.defined", granules / 8 + 8, 1);
+	t->store_count = VG_(calloc)("pr.counts", granules, sizeof(UInt));
+	t->page_dirty = VG_(calloc)("pr.pages", t->len / 4096 + 2, 1);
+	t->touched_lo = ~0UL;
+	t->touched_hi = 0;
+	t->checkpoints = 0;
+	for (Int i = 0; i < ncfg; i++) {
+		t->c[i].bitmap_bytes = prosper_hw_bitmap_bytes(t->len, cfgs[i].log_gran);
+		t->c[i].bitmap = VG_(calloc)("pr.bitmap", t->c[i].bitmap_bytes, 1);
+		t->c[i].shadow = VG_(calloc)("pr.shadow", t->len, 1);
+		t->c[i].track_min = ~0UL;
+	}
+	t->active = True;
+	threads_seen++;
+	if (tid == 1) {
+		main_base = t->base;
+		main_top = t->top;
+	}
+}
+
+static void stack_free(ThreadId tid)
+{
+	struct tstack *t = &stacks[tid];
+	if (!t->active)
+		return;
+	VG_(free)(t->written);
+	VG_(free)(t->defined);
+	VG_(free)(t->store_count);
+	VG_(free)(t->page_dirty);
+	for (Int i = 0; i < ncfg; i++) {
+		VG_(free)(t->c[i].bitmap);
+		VG_(free)(t->c[i].shadow);
+	}
+	VG_(memset)(t, 0, sizeof *t);
+}
+
+/* tracker_unload -- context switch out: flush the table into the thread's bitmap, wait for
+ * quiescence, remember the thread's TRACK_MIN for its next checkpoint. */
+static void tracker_unload(void)
+{
+	if (!running || !stacks[running].active)
+		return;
+	struct tstack *t = &stacks[running];
+	for (Int i = 0; i < ncfg; i++) {
+		struct config *c = &cfgs[i];
+		ULong before = c->hw.c.flush_writeouts;
+		prosper_hw_set_gran(&c->hw, 0);
+		prosper_hw_flush(&c->hw);
+		tl_assert(prosper_hw_sync(&c->hw));
+		c->switch_writeouts += c->hw.c.flush_writeouts - before;
+		if (c->hw.track_min < t->c[i].track_min)
+			t->c[i].track_min = c->hw.track_min;
+	}
+}
+
+/* tracker_load -- context switch in: the incoming thread's range, bitmap, granularity. */
+static void tracker_load(ThreadId tid)
+{
+	running = tid;
+	struct tstack *t = &stacks[tid];
+	for (Int i = 0; i < ncfg; i++) {
+		struct config *c = &cfgs[i];
+		if (!t->active) {
+			prosper_hw_set_gran(&c->hw, 0);
+			continue;
+		}
+		prosper_hw_set_range(&c->hw, t->base, t->top);
+		prosper_hw_set_dirtymap(&c->hw, (Addr)t->c[i].bitmap);
+		prosper_hw_set_gran(&c->hw, c->log_gran);
+	}
+}
+
+static void switch_to(ThreadId tid)
+{
+	if (tid == running || tid == 0 || tid >= MAX_THREADS)
+		return;
+	if (!stacks[tid].active)
+		stack_setup(tid);
+	if (running)
+		thread_switches++;
+	tracker_unload();
+	tracker_load(tid);
+}
+
+static void pr_thread_exit(ThreadId tid)
+{
+	if (tid == running) {
+		tracker_unload();
+		running = 0;
+	}
+	if (tid < MAX_THREADS)
+		stack_free(tid);
+}
+
+/*------------------------------------------------------------*/
 /*--- Simulation calls                                     ---*/
 /*------------------------------------------------------------*/
 
-static void stack_setup(void)
+/* note_store -- the OS-side bookkeeping of a store to thread t's stack (oracle, Fig 2,
+ * Dirtybit, exact minimum); independent of the tracker configurations. */
+static void note_store(struct tstack *t, Addr a, UWord size)
 {
-	ThreadId tid = 1;
-	stk_top = VG_(thread_get_stack_max)(tid);
-	SizeT size = VG_(thread_get_stack_size)(tid);
-	stk_base = stk_top - size + 1;
-	stk_len = size;
-	ULong granules = stk_len / 8 + 1;
-	written = VG_(calloc)("pr.written", granules / 8 + 8, 1);
-	defined = VG_(calloc)("pr.defined", granules / 8 + 8, 1);
-	store_count = VG_(calloc)("pr.counts", granules, sizeof(UInt));
-	page_dirty = VG_(calloc)("pr.pages", stk_len / 4096 + 2, 1);
-	for (Int i = 0; i < ncfg; i++) {
-		struct config *c = &cfgs[i];
-		c->bitmap_bytes = prosper_hw_bitmap_bytes(stk_len, c->log_gran);
-		c->bitmap = VG_(calloc)("pr.bitmap", c->bitmap_bytes, 1);
-		c->shadow = VG_(calloc)("pr.shadow", stk_len, 1);
-		c->log_cap = 1 << 20;
-		c->log = VG_(malloc)("pr.log", c->log_cap);
-		prosper_hw_set_range(&c->hw, stk_base, stk_top);
-		prosper_hw_set_dirtymap(&c->hw, (Addr)c->bitmap);
-		prosper_hw_set_gran(&c->hw, c->log_gran);
+	Addr lo = a < t->base ? t->base : a;
+	Addr hi = a + size - 1 > t->top ? t->top : a + size - 1;
+	stack_stores++;
+	t->store_count[(lo - t->base) >> 3]++;
+	for (ULong g = (lo - t->base) >> 3; g <= (hi - t->base) >> 3; g++) {
+		bit_set(t->written, g);
+		bit_set(t->defined, g);
 	}
-	stk_ready = True;
+	for (ULong p = (lo - t->base) >> 12; p <= (hi - t->base) >> 12; p++)
+		t->page_dirty[p] = 1;
+	if (lo < t->touched_lo)
+		t->touched_lo = lo;
+	if (hi > t->touched_hi)
+		t->touched_hi = hi;
+}
+
+static inline Bool in_stack(const struct tstack *t, Addr a, UWord size)
+{
+	return t->active && a + size - 1 >= t->base && a <= t->top;
 }
 
 static VG_REGPARM(2) void pr_store(Addr a, UWord size)
@@ -152,24 +281,36 @@ static VG_REGPARM(2) void pr_store(Addr a, UWord size)
 	stores_seen++;
 	if (client_hw.log_gran)
 		prosper_hw_store(&client_hw, a, size);
-	if (!stk_ready || size == 0 || a + size - 1 < stk_base || a > stk_top)
+	if (size == 0)
 		return;
-	for (Int i = 0; i < ncfg; i++)
-		prosper_hw_store(&cfgs[i].hw, a, size);
-	Addr lo = a < stk_base ? stk_base : a;
-	Addr hi = a + size - 1 > stk_top ? stk_top : a + size - 1;
-	stack_stores++;
-	store_count[(lo - stk_base) >> 3]++;
-	for (ULong g = (lo - stk_base) >> 3; g <= (hi - stk_base) >> 3; g++) {
-		bit_set(written, g);
-		bit_set(defined, g);
+	ThreadId tid = VG_(get_running_tid)();
+	if (tid != running)
+		switch_to(tid);
+	if (running && in_stack(&stacks[running], a, size)) {
+		for (Int i = 0; i < ncfg; i++)
+			prosper_hw_store(&cfgs[i].hw, a, size);
+		note_store(&stacks[running], a, size);
+		return;
 	}
-	for (ULong p = (lo - stk_base) >> 12; p <= (hi - stk_base) >> 12; p++)
-		page_dirty[p] = 1;
-	if (lo < touched_lo)
-		touched_lo = lo;
-	if (hi > touched_hi)
-		touched_hi = hi;
+	/* A store to another thread's stack: the per-core tracker does not see it (its range is the
+	 * running thread's).  Counted, and marked in the owner's bitmap as the OS would learn of it
+	 * (e.g. from a write-protected foreign stack), so that no write is lost. */
+	for (ThreadId o = 1; o < MAX_THREADS; o++) {
+		struct tstack *t = &stacks[o];
+		if (o == running || !in_stack(t, a, size))
+			continue;
+		inter_thread_stores++;
+		for (Int i = 0; i < ncfg; i++) {
+			Addr lo = a < t->base ? t->base : a, hi = a + size - 1 > t->top ? t->top : a + size - 1;
+			UInt g = cfgs[i].log_gran;
+			for (ULong b = (lo - t->base) >> g; b <= (hi - t->base) >> g; b++)
+				t->c[i].bitmap[b >> 3] |= (UChar)(1 << (b & 7));
+			if (lo < t->c[i].track_min)
+				t->c[i].track_min = lo;
+		}
+		note_store(t, a, size);
+		return;
+	}
 }
 
 static void pr_post_mem_write(CorePart part, ThreadId tid, Addr a, SizeT size)
@@ -180,6 +321,7 @@ static void pr_post_mem_write(CorePart part, ThreadId tid, Addr a, SizeT size)
 /* The emit callback of the inspection: append the run's live bytes to the redo log. */
 struct emit_ctx {
 	struct config *c;
+	Addr base;
 	ULong bytes;
 };
 
@@ -187,7 +329,7 @@ static void emit_run(void *vctx, uint64_t off, uint64_t len)
 {
 	struct emit_ctx *e = vctx;
 	struct config *c = e->c;
-	while (prosper_stacklog_append(c->log, c->log_cap, off, (const void *)(stk_base + off), (UInt)len) != 0) {
+	while (prosper_stacklog_append(c->log, c->log_cap, off, (const void *)(e->base + off), (UInt)len) != 0) {
 		c->log_cap *= 2;
 		c->log = VG_(realloc)("pr.log", c->log, c->log_cap);
 	}
@@ -205,120 +347,132 @@ static void ensure_log(struct config *c, ULong need)
 	}
 }
 
-/* checkpoint -- the OS component at an interval boundary, for every configuration. */
-static void checkpoint(void)
+/* checkpoint_stack -- the OS component for one thread's stack, every configuration. */
+static void checkpoint_stack(ThreadId tid)
 {
-	if (!stk_ready)
-		return;
-	Addr sp = VG_(get_SP)(1);
-	Addr active_lo = sp - 128 < stk_base ? stk_base : sp - 128;
-	if (active_lo > stk_top + 1)
-		active_lo = stk_top + 1;
-	ULong lo_off = active_lo - stk_base, g_lo = lo_off >> 3, g_end = (stk_len + 7) >> 3;
-	Bool first = checkpoints == 0;
+	struct tstack *t = &stacks[tid];
+	Addr sp = VG_(get_SP)(tid);
+	Addr active_lo = sp - 128 < t->base ? t->base : sp - 128;
+	if (active_lo > t->top + 1)
+		active_lo = t->top + 1;
+	ULong lo_off = active_lo - t->base, g_lo = lo_off >> 3, g_end = (t->len + 7) >> 3;
+	Bool first = t->checkpoints == 0;
 
 	/* Exact minimum: written granules whose value differs from the last image (config 0's). */
 	ULong exact = 0, exact_w = 0;
 	for (ULong g = g_lo; g < g_end; g++) {
-		if (!first && !bit_get(written, g))
+		if (!first && !bit_get(t->written, g))
 			continue;
 		exact_w += 8;
-		ULong from = g * 8 < lo_off ? lo_off : g * 8, to = g * 8 + 8 > stk_len ? stk_len : g * 8 + 8;
-		if (first || VG_(memcmp)(cfgs[0].shadow + from, (const void *)(stk_base + from), to - from) != 0)
+		ULong from = g * 8 < lo_off ? lo_off : g * 8, to = g * 8 + 8 > t->len ? t->len : g * 8 + 8;
+		if (first || VG_(memcmp)(t->c[0].shadow + from, (const void *)(t->base + from), to - from) != 0)
 			exact += 8;
 	}
 
 	for (Int i = 0; i < ncfg; i++) {
 		struct config *c = &cfgs[i];
-		/* 1. tracking off, flush, quiescence */
-		prosper_hw_set_gran(&c->hw, 0);
-		prosper_hw_flush(&c->hw);
-		tl_assert(prosper_hw_sync(&c->hw));
-		/* 2. inspection + step 1 (redo records) */
 		struct prosper_stack_inspect_stats st;
 		VG_(memset)(&st, 0, sizeof st);
-		struct emit_ctx e = { c, 0 };
-		prosper_stacklog_init(c->log, c->log_cap, checkpoints + 1);
+		struct emit_ctx e = { c, t->base, 0 };
+		ULong tmin = t->c[i].track_min;
 		if (first) {
 			/* the first checkpoint copies the whole active region */
-			prosper_stack_inspect((uint64_t *)c->bitmap, c->bitmap_bytes / 8, stk_base, stk_len, c->log_gran,
-					      active_lo, c->hw.track_min, emit_nothing, NULL, &st);
-			ensure_log(c, stk_len - lo_off + 4096);
-			prosper_stacklog_init(c->log, c->log_cap, checkpoints + 1);
-			emit_run(&e, lo_off, stk_len - lo_off);
+			prosper_stack_inspect((uint64_t *)t->c[i].bitmap, t->c[i].bitmap_bytes / 8, t->base, t->len,
+					      c->log_gran, active_lo, tmin, emit_nothing, NULL, &st);
+			ensure_log(c, t->len - lo_off + 4096);
+			prosper_stacklog_init(c->log, c->log_cap, t->checkpoints + 1);
+			emit_run(&e, lo_off, t->len - lo_off);
 		} else {
-			prosper_stack_inspect((uint64_t *)c->bitmap, c->bitmap_bytes / 8, stk_base, stk_len, c->log_gran,
-					      active_lo, c->hw.track_min, emit_run, &e, &st);
+			prosper_stacklog_init(c->log, c->log_cap, t->checkpoints + 1);
+			prosper_stack_inspect((uint64_t *)t->c[i].bitmap, t->c[i].bitmap_bytes / 8, t->base, t->len,
+					      c->log_gran, active_lo, tmin, emit_run, &e, &st);
 		}
+		t->c[i].track_min = ~0UL;
 		prosper_stacklog_seal(c->log);
 		uint64_t epoch = 0;
-		tl_assert(prosper_stacklog_check(c->log, c->log_cap, &epoch) == 0 && epoch == checkpoints + 1);
-		/* 3. step 2: apply to the persistent image */
-		tl_assert(prosper_stacklog_apply(c->log, c->shadow, stk_len) == 0);
-		if (first)
-			first_ckpt_bytes = e.bytes;
-		else
+		tl_assert(prosper_stacklog_check(c->log, c->log_cap, &epoch) == 0 && epoch == t->checkpoints + 1);
+		/* step 2: apply to the persistent image */
+		tl_assert(prosper_stacklog_apply(c->log, t->c[i].shadow, t->len) == 0);
+		if (first) {
+			if (tid == 1 && i == 0)
+				first_ckpt_bytes = e.bytes;
+		} else {
 			c->bytes += e.bytes;
+		}
 		c->records += prosper_stacklog_records(c->log);
 		if (prosper_stacklog_bytes(c->log) > c->max_log)
 			c->max_log = prosper_stacklog_bytes(c->log);
 		c->words_scanned += st.words_scanned;
 		c->words_zeroed += st.words_zeroed;
-		prosper_hw_set_gran(&c->hw, c->log_gran);
 	}
 
 	/* Dead granules (below SP-128) stop being part of the persistent state. */
-	if (first) {
+	if (first)
 		for (ULong g = g_lo; g < g_end; g++)
-			bit_set(defined, g);
-	}
-	VG_(memset)(defined, 0, g_lo >> 3);
+			bit_set(t->defined, g);
+	VG_(memset)(t->defined, 0, g_lo >> 3);
 	for (ULong g = g_lo & ~7ULL; g < g_lo; g++)
-		defined[g >> 3] &= (UChar)~(1 << (g & 7));
+		t->defined[g >> 3] &= (UChar)~(1 << (g & 7));
 
 	/* Soundness oracle: every defined byte of the active region equals the live stack. */
 	for (Int i = 0; i < ncfg; i++) {
 		struct config *c = &cfgs[i];
 		for (ULong g = g_lo; g < g_end; g++) {
-			if (!bit_get(defined, g))
+			if (!bit_get(t->defined, g))
 				continue;
-			ULong from = g * 8 < lo_off ? lo_off : g * 8, to = g * 8 + 8 > stk_len ? stk_len : g * 8 + 8;
-			const UChar *live = (const UChar *)(stk_base + from);
+			ULong from = g * 8 < lo_off ? lo_off : g * 8, to = g * 8 + 8 > t->len ? t->len : g * 8 + 8;
+			const UChar *live = (const UChar *)(t->base + from);
 			for (ULong k = 0; k < to - from; k++)
-				c->mismatches += c->shadow[from + k] != live[k];
+				c->mismatches += t->c[i].shadow[from + k] != live[k];
 			c->compared += to - from;
 		}
 	}
 
 	/* Dirtybit and Fig 2 counts; reset the per-interval state. */
 	ULong pages = 0;
-	for (ULong p = (lo_off >> 12); p <= (stk_len - 1) >> 12; p++)
-		pages += first || page_dirty[p];
+	for (ULong p = (lo_off >> 12); p <= (t->len - 1) >> 12; p++)
+		pages += first || t->page_dirty[p];
 	if (!first) {
 		dirtybit_bytes += pages * 4096;
 		exact_bytes += exact;
 		exact_written_bytes += exact_w;
 	}
-	if (touched_lo <= touched_hi) {
-		for (ULong g = (touched_lo - stk_base) >> 3; g <= (touched_hi - stk_base) >> 3; g++) {
-			if (stk_base + g * 8 < sp)
-				beyond_sp_stores += store_count[g];
-			store_count[g] = 0;
+	if (t->touched_lo <= t->touched_hi) {
+		for (ULong g = (t->touched_lo - t->base) >> 3; g <= (t->touched_hi - t->base) >> 3; g++) {
+			if (t->base + g * 8 < sp)
+				beyond_sp_stores += t->store_count[g];
+			t->store_count[g] = 0;
 		}
-		for (ULong g = (touched_lo - stk_base) >> 6; g <= (touched_hi - stk_base) >> 6; g++)
-			written[g] = 0;
-		for (ULong p = (touched_lo - stk_base) >> 12; p <= (touched_hi - stk_base) >> 12; p++)
-			page_dirty[p] = 0;
+		for (ULong g = (t->touched_lo - t->base) >> 6; g <= (t->touched_hi - t->base) >> 6; g++)
+			t->written[g] = 0;
+		for (ULong p = (t->touched_lo - t->base) >> 12; p <= (t->touched_hi - t->base) >> 12; p++)
+			t->page_dirty[p] = 0;
 	}
-	touched_lo = ~0UL;
-	touched_hi = 0;
+	t->touched_lo = ~0UL;
+	t->touched_hi = 0;
+	t->checkpoints++;
+}
+
+/* checkpoint -- every thread stopped at once (a consistent cut): flush the running thread's
+ * tracker (the others were flushed when they were switched out), then each thread's stack. */
+static void checkpoint(void)
+{
+	ThreadId cur = running;
+	if (!cur)
+		return;
+	tracker_unload();
+	for (ThreadId tid = 1; tid < MAX_THREADS; tid++)
+		if (stacks[tid].active)
+			checkpoint_stack(tid);
+	tracker_load(cur);
 	checkpoints++;
 }
 
 static VG_REGPARM(1) void pr_sb_entry(UWord n)
 {
-	if (!stk_ready)
-		stack_setup();
+	ThreadId tid = VG_(get_running_tid)();
+	if (tid != running)
+		switch_to(tid);
 	instrs += n;
 	if (instrs >= next_ckpt) {
 		checkpoint();
@@ -414,7 +568,7 @@ static Bool pr_handle_client_request(ThreadId tid, UWord *arg, UWord *ret)
 	case PROSPER_HW_TRACK_MIN: *ret = client_hw.track_min; break;
 	case PROSPER_HW_TRACK_SYNC: *ret = prosper_hw_sync(&client_hw); break;
 	case PROSPER_HW_FLUSH: prosper_hw_flush(&client_hw); break;
-	case PROSPER_HW_CHECKPOINT: checkpoint(); break;
+	case PROSPER_HW_CHECKPOINT: switch_to(tid); checkpoint(); break;
 	case PROSPER_HW_RUNNING: *ret = 1; break;
 	default: return False;
 	}
@@ -451,9 +605,11 @@ static void pr_fini(Int exitcode)
 	VG_(fprintf)(f, "{\"checkpoints\": %llu, \"instructions\": %llu, \"interval_instr\": %lld, "
 			"\"stack_base\": %lu, \"stack_top\": %lu, \"stores\": %llu, \"stack_stores\": %llu, "
 			"\"beyond_sp_stores\": %llu, \"first_checkpoint_bytes\": %llu, \"dirtybit_bytes\": %llu, "
-			"\"exact_bytes\": %llu, \"exact_written_bytes\": %llu, \"exit_code\": %d, \"configs\": [",
-		     checkpoints, instrs, clo_interval, stk_base, stk_top, stores_seen, stack_stores, beyond_sp_stores,
-		     first_ckpt_bytes, dirtybit_bytes, exact_bytes, exact_written_bytes, exitcode);
+			"\"exact_bytes\": %llu, \"exact_written_bytes\": %llu, \"exit_code\": %d, \"threads\": %llu, "
+			"\"thread_switches\": %llu, \"inter_thread_stores\": %llu, \"configs\": [",
+		     checkpoints, instrs, clo_interval, main_base, main_top, stores_seen, stack_stores,
+		     beyond_sp_stores, first_ckpt_bytes, dirtybit_bytes, exact_bytes, exact_written_bytes, exitcode,
+		     threads_seen, thread_switches, inter_thread_stores);
 	for (Int i = 0; i < ncfg; i++) {
 		struct config *c = &cfgs[i];
 		struct prosper_hw_counters *k = &c->hw.c;
@@ -463,13 +619,13 @@ static void pr_fini(Int exitcode)
 				"\"redundant_stores\": %llu, \"hits\": %llu, \"misses\": %llu, \"hwm_writeouts\": %llu, "
 				"\"lwm_evictions\": %llu, \"random_evictions\": %llu, \"flush_writeouts\": %llu, "
 				"\"stores_tracked\": %llu, \"granules_marked\": %llu, \"soundness_mismatches\": %llu, "
-				"\"soundness_bytes_compared\": %llu}",
+				"\"soundness_bytes_compared\": %llu, \"switch_writeouts\": %llu}",
 			     i ? ", " : "", 1u << c->log_gran, c->hw.cfg.table_entries, c->hw.cfg.hwm, c->hw.cfg.lwm,
 			     c->bytes, c->records, c->runs, c->words_scanned, c->words_zeroed, c->max_log,
 			     (ULong)k->bitmap_loads, (ULong)k->bitmap_stores, (ULong)k->redundant_stores, (ULong)k->hits,
 			     (ULong)k->misses, (ULong)k->hwm_writeouts, (ULong)k->lwm_evictions, (ULong)k->random_evictions,
 			     (ULong)k->flush_writeouts, (ULong)k->stores_tracked, (ULong)k->granules_marked, c->mismatches,
-			     c->compared);
+			     c->compared, c->switch_writeouts);
 	}
 	VG_(fprintf)(f, "]}\n");
 	VG_(fclose)(f);
@@ -526,6 +682,8 @@ static void pr_post_clo_init(void)
 			if (prosper_hw_init(&c->hw, &hc, &mem_ops) != 0)
 				VG_(fmsg_bad_option)("--tables", "table 1..64, HWM 1..32, LWM 0..32\n");
 			c->log_gran = lg;
+			c->log_cap = 1 << 20;
+			c->log = VG_(malloc)("pr.log", c->log_cap);
 		}
 	struct prosper_hw_config cc;
 	prosper_hw_config_default(&cc);
@@ -545,6 +703,7 @@ static void pr_pre_clo_init(void)
 	VG_(needs_command_line_options)(pr_process_cmd_line_option, pr_print_usage, pr_print_debug_usage);
 	VG_(needs_client_requests)(pr_handle_client_request);
 	VG_(track_post_mem_write)(pr_post_mem_write);
+	VG_(track_pre_thread_ll_exit)(pr_thread_exit);
 }
 
 VG_DETERMINE_INTERFACE_VERSION(pr_pre_clo_init)

@@ -68,6 +68,9 @@ def summarize(raw):
         "stack_stores": raw["stack_stores"],
         "beyond_sp_fraction": raw["beyond_sp_stores"] / raw["stack_stores"] if raw["stack_stores"] else 0.0,
         "exit_code": raw["exit_code"],
+        "threads": raw["threads"],
+        "thread_switches": raw["thread_switches"],
+        "inter_thread_stores": raw["inter_thread_stores"],
         "configs": [],
     }
     for c in raw["configs"]:

@@ -73,3 +73,22 @@ def test_refusals():
         r = prosper("hw", *args)
         assert r.returncode == 2, (args, r.stderr)
         assert r.stderr.strip().count("\n") == 0 and r.stderr.startswith("prosper: hw:")
+
+
+THREADS = os.path.join(BUILD, "tests", "hw", "threads_stacks")
+
+
+def test_threads_have_their_own_stacks_and_switches_flush_the_tracker():
+    rounds = 12
+    j = hw_json("--gran", "8,64", "--interval-instr", NEVER, "--", THREADS, 3, rounds)
+    assert j["threads"] == 4  # main + 3 workers
+    assert j["checkpoints"] == rounds
+    assert j["thread_switches"] > 0
+    # worker 2 writes worker 1's frame once per round: never lost, always counted
+    assert j["inter_thread_stores"] == rounds
+    for c in j["configs"]:
+        assert c["soundness_mismatches"] == 0 and c["soundness_bytes_compared"] > 0
+    assert sum(c["switch_writeouts"] for c in j["configs"]) > 0
+    # each worker changes 64 words of its frame per round: 3 * 64 * 8 bytes at 8 B granules
+    c8 = next(c for c in j["configs"] if c["gran"] == 8)
+    assert c8["bytes_per_ckpt"] >= 3 * 64 * 8
