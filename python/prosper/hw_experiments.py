@@ -142,7 +142,7 @@ def main(argv):
     results["fig13"] = {"ours": fig13, "paper": PAPER_FIG13}
     apps = {}
     for name, prog, full, small in APPS:
-        apps[name] = hw(None, prog, small if quick else full, ["--gran", "8,128", "--interval-instr", str(10 * MS)])
+        apps[name] = hw(None, prog, small if quick else full, ["--interval-instr", str(10 * MS)])
         print(f"  fig4 {name}: {apps[name]['checkpoints']} checkpoints", file=sys.stderr)
     results["fig4"] = {"ours": {n: {"dirtybit_bytes_per_ckpt": j["dirtybit_bytes_per_ckpt"],
                                     "prosper8_bytes_per_ckpt": next(c for c in j["configs"] if c["gran"] == 8)["bytes_per_ckpt"],
