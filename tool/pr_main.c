@@ -72,7 +72,7 @@ static void pr_print_usage(void)
 	VG_(printf)("    --gran=LIST               granularities in bytes, 8..128 [8,16,32,64,128]\n"
 		    "    --tables=T:H:L[,...]      lookup-table entries:HWM:LWM per configuration [16:24:8]\n"
 		    "    --interval-instr=N        guest instructions per checkpoint interval [30000000]\n"
-		    "    --json-out=FILE           write the totals as JSON to FILE\n");
+		    "    --json-out=FILE           write the totals as JSON to FILE (%%p: the pid)\n");
 }
 
 static void pr_print_debug_usage(void) { VG_(printf)("    (none)\n"); }
@@ -597,9 +597,11 @@ static void pr_fini(Int exitcode)
 	}
 	if (!clo_json)
 		return;
-	VgFile *f = VG_(fopen)(clo_json, VKI_O_CREAT | VKI_O_TRUNC | VKI_O_WRONLY, VKI_S_IRUSR | VKI_S_IWUSR);
+	/* %p in the name becomes the pid: with --trace-children=yes every process writes its own */
+	const HChar *path = VG_(expand_file_name)("--json-out", clo_json);
+	VgFile *f = VG_(fopen)(path, VKI_O_CREAT | VKI_O_TRUNC | VKI_O_WRONLY, VKI_S_IRUSR | VKI_S_IWUSR);
 	if (!f) {
-		VG_(umsg)("prosper: cannot write %s\n", clo_json);
+		VG_(umsg)("prosper: cannot write %s\n", path);
 		return;
 	}
 	VG_(fprintf)(f, "{\"checkpoints\": %llu, \"instructions\": %llu, \"interval_instr\": %lld, "

@@ -104,12 +104,21 @@ def main(args):
         die(f"hw: the Valgrind tool is not built (run `make build`)")
     tables = ",".join(f"{t}:{h}:{l}" for t, h, l in table_configs(args))
     with tempfile.TemporaryDirectory(prefix="prosper-hw-") as tmp:
-        jpath, log = os.path.join(tmp, "out.json"), os.path.join(tmp, "valgrind.log")
-        vg = ["valgrind", "--tool=prosper", f"--log-file={log}", f"--gran={','.join(map(str, grans))}",
-              f"--tables={tables}", f"--interval-instr={args.interval_instr}", f"--json-out={jpath}",
+        log = os.path.join(tmp, "valgrind.%p.log")
+        # Children are followed so that wrappers that exec the real program (shell scripts,
+        # version shims) are measured; each process writes its own result, keyed by pid, and the
+        # one reported is the process we started (an exec keeps the pid).
+        vg = ["valgrind", "--tool=prosper", "--trace-children=yes", f"--log-file={log}",
+              f"--gran={','.join(map(str, grans))}", f"--tables={tables}",
+              f"--interval-instr={args.interval_instr}", f"--json-out={os.path.join(tmp, 'out.%p.json')}",
               prog] + cmd[1:]
         env = dict(os.environ, VALGRIND_LIB=libdir)
-        r = subprocess.run(vg, env=env, stdout=sys.stderr if args.json else None)
+        p = subprocess.Popen(vg, env=env, stdout=sys.stderr if args.json else None)
+        p.wait()
+        r = p
+        jpath = os.path.join(tmp, f"out.{p.pid}.json")
+        log = os.path.join(tmp, f"valgrind.{p.pid}.log")
+        children = len([f for f in os.listdir(tmp) if f.startswith("out.")]) - 1
         if not os.path.exists(jpath):
             msg = open(log).read().strip().splitlines() if os.path.exists(log) else []
             print(f"prosper hw: the tool produced no result: {msg[-1] if msg else 'valgrind failed'}",
@@ -118,6 +127,7 @@ def main(args):
         raw = json.load(open(jpath))
     out = summarize(raw)
     out["program"] = cmd
+    out["child_processes"] = max(children, 0)
     if args.json:
         print(json.dumps(out))
     else:

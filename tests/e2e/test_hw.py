@@ -92,3 +92,13 @@ def test_threads_have_their_own_stacks_and_switches_flush_the_tracker():
     # each worker changes 64 words of its frame per round: 3 * 64 * 8 bytes at 8 B granules
     c8 = next(c for c in j["configs"] if c["gran"] == 8)
     assert c8["bytes_per_ckpt"] >= 3 * 64 * 8
+
+
+def test_a_wrapper_that_execs_the_program_is_measured(tmp_path):
+    """Shell wrappers and version shims exec the real program: the tool follows the exec."""
+    wrapper = tmp_path / "wrapper.sh"
+    wrapper.write_text(f"#!/bin/sh\nexec {SPARSE} 2 4\n")
+    wrapper.chmod(0o755)
+    j = hw_json("--gran", "8", "--interval-instr", NEVER, "--", wrapper)
+    assert j["checkpoints"] == 3  # the full one + one per round, from the exec'd program
+    assert j["configs"][0]["soundness_mismatches"] == 0
