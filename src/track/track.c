@@ -1,0 +1,131 @@
+/* track.c -- the page and full trackers over a child's address space (see include/prosper/track.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#include "prosper/track.h"
+#include "uffd_abi.h"
+
+#define PAGE 4096ull
+
+static int fail(struct prosper_track *t, const char *what)
+{
+	int e = errno;
+	snprintf(t->err, sizeof t->err, "%s: %s", what, strerror(e));
+	return -e;
+}
+
+int prosper_track_open(struct prosper_track *t, int kind, pid_t pid, int uffd)
+{
+	memset(t, 0, sizeof *t);
+	t->kind = kind;
+	t->pid = pid;
+	t->uffd = uffd;
+	t->pagemap_fd = -1;
+	if (kind == PROSPER_TRACK_PAGE) {
+		if (uffd < 0) {
+			errno = EINVAL;
+			return fail(t, "page tracker needs the child's userfaultfd");
+		}
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%d/pagemap", (int)pid);
+		t->pagemap_fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (t->pagemap_fd < 0)
+			return fail(t, "open pagemap");
+	}
+	return 0;
+}
+
+void prosper_track_close(struct prosper_track *t)
+{
+	if (t->uffd >= 0)
+		close(t->uffd);
+	if (t->pagemap_fd >= 0)
+		close(t->pagemap_fd);
+	t->uffd = t->pagemap_fd = -1;
+}
+
+int prosper_track_add(struct prosper_track *t, uint64_t start, uint64_t end)
+{
+	if (t->kind != PROSPER_TRACK_PAGE)
+		return 0;
+	struct uffdio_register reg = { .range = { .start = start, .len = end - start }, .mode = UFFDIO_REGISTER_MODE_WP };
+	if (ioctl(t->uffd, UFFDIO_REGISTER, &reg) != 0)
+		return fail(t, "UFFDIO_REGISTER");
+	struct uffdio_writeprotect wp = { .range = { .start = start, .len = end - start }, .mode = UFFDIO_WRITEPROTECT_MODE_WP };
+	if (ioctl(t->uffd, UFFDIO_WRITEPROTECT, &wp) != 0)
+		return fail(t, "UFFDIO_WRITEPROTECT");
+	return 0;
+}
+
+long prosper_track_collect(struct prosper_track *t, uint64_t start, uint64_t end, struct prosper_range *out,
+			   size_t max)
+{
+	if (t->kind == PROSPER_TRACK_FULL) {
+		if (max < 1)
+			return 0;
+		out[0].start = start;
+		out[0].end = end;
+		return 1;
+	}
+	struct prosper_page_region vec[256];
+	long n = 0;
+	uint64_t at = start;
+	while (at < end) {
+		struct prosper_pm_scan_arg arg = {
+			.size = sizeof arg,
+			.flags = PROSPER_PM_SCAN_WP_MATCHING | PROSPER_PM_SCAN_CHECK_WPASYNC,
+			.start = at,
+			.end = end,
+			.vec = (uint64_t)(uintptr_t)vec,
+			.vec_len = 256,
+			.category_mask = PROSPER_PAGE_IS_WRITTEN,
+			.return_mask = PROSPER_PAGE_IS_WRITTEN,
+		};
+		long got = ioctl(t->pagemap_fd, PROSPER_PAGEMAP_SCAN, &arg);
+		if (got < 0)
+			return fail(t, "PAGEMAP_SCAN");
+		for (long i = 0; i < got; i++) {
+			if ((size_t)n == max) {
+				errno = ENOSPC;
+				return fail(t, "too many dirty ranges");
+			}
+			/* coalesce with the previous range */
+			if (n && out[n - 1].end == vec[i].start)
+				out[n - 1].end = vec[i].end;
+			else
+				out[n++] = (struct prosper_range){ vec[i].start, vec[i].end };
+		}
+		if (arg.walk_end <= at)
+			break;
+		at = arg.walk_end;
+	}
+	return n;
+}
+
+uint64_t prosper_track_diff(const uint8_t *old, const uint8_t *cur, uint64_t len, uint32_t g,
+			    void (*emit)(void *ctx, uint64_t off, uint64_t len), void *ctx)
+{
+	uint64_t total = 0, run = 0;
+	int in = 0;
+	for (uint64_t o = 0; o < len; o += g) {
+		uint64_t n = len - o < g ? len - o : g;
+		/* compare a cache line at a time where the granule allows it; memcmp vectorizes */
+		int changed = memcmp(old + o, cur + o, n) != 0;
+		if (changed && !in) {
+			in = 1;
+			run = o;
+		} else if (!changed && in) {
+			in = 0;
+			emit(ctx, run, o - run);
+			total += o - run;
+		}
+	}
+	if (in) {
+		emit(ctx, run, len - run);
+		total += len - run;
+	}
+	return total;
+}

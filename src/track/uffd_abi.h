@@ -1,0 +1,29 @@
+/* uffd_abi.h -- userfaultfd and PAGEMAP_SCAN constants that Debian 12's 6.1 headers lack
+ * (kernel >= 6.7 provides them; values from the kernel's uapi headers). */
+#ifndef PROSPER_UFFD_ABI_H
+#define PROSPER_UFFD_ABI_H
+#include <linux/ioctl.h>
+#include <linux/userfaultfd.h>
+#include <stdint.h>
+
+#ifndef UFFD_FEATURE_WP_UNPOPULATED
+#define UFFD_FEATURE_WP_UNPOPULATED (1 << 13)
+#endif
+#ifndef UFFD_FEATURE_WP_ASYNC
+#define UFFD_FEATURE_WP_ASYNC (1 << 15)
+#endif
+
+struct prosper_page_region {
+	uint64_t start, end, categories;
+};
+
+struct prosper_pm_scan_arg {
+	uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages, category_inverted,
+		category_mask, category_anyof_mask, return_mask;
+};
+
+#define PROSPER_PAGEMAP_SCAN _IOWR('f', 16, struct prosper_pm_scan_arg)
+#define PROSPER_PM_SCAN_WP_MATCHING (1 << 0)
+#define PROSPER_PM_SCAN_CHECK_WPASYNC (1 << 1)
+#define PROSPER_PAGE_IS_WRITTEN (1 << 1)
+#endif

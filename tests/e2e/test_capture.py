@@ -1,0 +1,68 @@
+"""The capture half of `prosper run` (build/src/supervisor/prosper-supervise): every checkpoint
+of a program whose map keeps changing equals its live memory (soundness oracle), for both
+trackers; the program's output, exit code and sleeps are untouched; threads stop
+checkpointing without harming the program; an existing pool is never overwritten."""
+import json
+import os
+import re
+import subprocess
+
+import pytest
+
+from conftest import BUILD, prosper
+
+SUP = os.path.join(BUILD, "src", "supervisor", "prosper-supervise")
+MAPPER = os.path.join(BUILD, "tests", "supervisor", "mapper")
+THREADS = os.path.join(BUILD, "tests", "hw", "threads_stacks")
+
+
+def supervise(tmp_path, *args, tracker="page", verify=True, interval=None):
+    pool, stats = tmp_path / "p.pool", tmp_path / "stats.json"
+    cmd = [SUP, "--pool", str(pool), "--tracker", tracker, "--stats-json", str(stats)]
+    if verify:
+        cmd.append("--verify")
+    if interval:
+        cmd += ["--interval", str(interval)]
+    r = subprocess.run(cmd + ["--"] + [str(a) for a in args], capture_output=True, text=True, timeout=300)
+    return r, json.loads(stats.read_text()) if stats.exists() else None, pool
+
+
+@pytest.mark.parametrize("tracker", ["page", "full"])
+def test_every_checkpoint_equals_live_memory(tmp_path, tracker):
+    native = subprocess.run([MAPPER, "40"], capture_output=True, text=True)
+    r, st, pool = supervise(tmp_path, MAPPER, "40", tracker=tracker)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == native.stdout
+    assert st["checkpoints"] >= 5 and st["disabled"] is None
+    assert st["verified_bytes"] > 0 and st["mismatches"] == 0
+    j = json.loads(prosper("inspect", "--json", pool).stdout)
+    assert j["epoch"] == st["checkpoints"]
+    assert "stack" in {reg["kind"] for reg in j["regions"]}
+
+
+def test_sleeps_are_not_shortened(tmp_path):
+    r, st, _ = supervise(tmp_path, MAPPER, "60", verify=False, interval=2)
+    assert r.returncode == 0
+    m = re.search(r"elapsed ([0-9.]+) requested ([0-9.]+)", r.stderr)
+    assert m and float(m.group(1)) >= float(m.group(2))
+    assert st["checkpoints"] >= 10
+
+
+def test_exit_code_is_the_programs(tmp_path):
+    r, st, _ = supervise(tmp_path, "/bin/sh", "-c", "exit 3", verify=False)
+    assert r.returncode == 3
+
+
+def test_threads_stop_checkpointing_not_the_program(tmp_path):
+    native = subprocess.run([THREADS, "3", "5"], capture_output=True, text=True)
+    r, st, _ = supervise(tmp_path, THREADS, "3", "5", verify=False)
+    assert r.returncode == 0 and r.stdout == native.stdout
+    assert "thread" in r.stderr and st["disabled"] is not None
+
+
+def test_an_existing_pool_is_never_overwritten(tmp_path):
+    pool = tmp_path / "p.pool"
+    pool.write_bytes(b"precious")
+    r = subprocess.run([SUP, "--pool", str(pool), "--", "/bin/true"], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    assert pool.read_bytes() == b"precious"
