@@ -258,19 +258,14 @@ int prosper_pool_commit(prosper_pool *p, const void *blob, size_t blob_len)
 		write_commit_words(p, next);
 
 	/* 1. data */
-	for (uint32_t i = 0; i < p->nregions; i++) {
-		struct region *r = &p->regions[i];
-		if (r->removed)
+	FOR_EACH_SEG(p, r, s) {
+		if (!s->touched)
 			continue;
-		for (uint32_t k = 0; k < r->nsegs; k++) {
-			struct seg *s = &r->segs[k];
-			if (!s->touched)
-				continue;
-			if (r->info.mode == PROSPER_REGION_BUFFERED) {
-				catch_up_rest(p, s);
-				flush_runs(p, PSITE_DATA, target_of(p, s), s->dirty);
-			} else
-				flush_runs(p, PSITE_DIRECT_DATA, slot_addr(p, s->main_slot), s->dirty);
+		if (r->info.mode == PROSPER_REGION_BUFFERED) {
+			catch_up_rest(p, s);
+			flush_runs(p, PSITE_DATA, target_of(p, s), s->dirty);
+		} else {
+			flush_runs(p, PSITE_DIRECT_DATA, slot_addr(p, s->main_slot), s->dirty);
 		}
 	}
 	prosper_persist_drain(&p->pp, PSITE_DATA);
@@ -278,18 +273,12 @@ int prosper_pool_commit(prosper_pool *p, const void *blob, size_t blob_len)
 		return failed(p, pool_err(p->pp.error, "persisting checkpoint data failed: %s", strerror(-p->pp.error)));
 
 	/* 2. state array q */
-	for (uint32_t i = 0; i < p->nregions; i++) {
-		struct region *r = &p->regions[i];
-		if (r->removed)
-			continue;
-		for (uint32_t k = 0; k < r->nsegs; k++) {
-			struct seg *s = &r->segs[k];
-			uint64_t want = state_encode(&p->sb, q, s->main_slot, s->next_state);
-			uint64_t *e = state_entry(p, q, s->main_slot);
-			if (*e != want) {
-				prosper_persist_store64(&p->pp, PSITE_STATE, e, want);
-				prosper_persist_flush(&p->pp, PSITE_STATE, e, 8);
-			}
+	FOR_EACH_SEG(p, r, s) {
+		uint64_t want = state_encode(&p->sb, q, s->main_slot, s->next_state);
+		uint64_t *e = state_entry(p, q, s->main_slot);
+		if (*e != want) {
+			prosper_persist_store64(&p->pp, PSITE_STATE, e, want);
+			prosper_persist_flush(&p->pp, PSITE_STATE, e, 8);
 		}
 	}
 	prosper_persist_drain(&p->pp, PSITE_STATE);

@@ -52,6 +52,11 @@ struct prosper_pool {
 	struct prosper_pool_stats stats;
 };
 
+/* FOR_EACH_SEG -- every segment s of every region r that is not being removed. */
+#define FOR_EACH_SEG(p, r, s)                                                              \
+	for (struct region *r = (p)->regions; r < (p)->regions + (p)->nregions; r++)       \
+		for (struct seg *s = r->segs; !r->removed && s < r->segs + r->nsegs; s++)
+
 /* errors (error.c) */
 int pool_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

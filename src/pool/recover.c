@@ -88,45 +88,33 @@ int pool_load(struct prosper_pool *p)
 			return pool_err(-EBADMSG, "backup binding of slot %u is corrupt", b);
 		if (mslot == POOL_SLOT_NONE || p->slot_use[b] != SLOT_FREE)
 			continue; /* unbound, or a binding left on a slot that was reused since */
-		for (uint32_t i = 0; i < p->nregions; i++) {
-			struct region *r = &p->regions[i];
-			if (r->info.mode != PROSPER_REGION_DIRECT)
+		FOR_EACH_SEG(p, r, g) {
+			if (r->info.mode != PROSPER_REGION_DIRECT || g->main_slot != mslot)
 				continue;
-			for (uint32_t k = 0; k < r->nsegs; k++) {
-				struct seg *g = &r->segs[k];
-				if (g->main_slot != mslot)
-					continue;
-				if (g->back_slot != POOL_SLOT_NONE)
-					return pool_err(-EBADMSG, "two backups bound to slot %u", mslot);
-				g->back_slot = b;
-				p->bound_to[b] = mslot;
-				p->nbackups++;
-			}
+			if (g->back_slot != POOL_SLOT_NONE)
+				return pool_err(-EBADMSG, "two backups bound to slot %u", mslot);
+			g->back_slot = b;
+			p->bound_to[b] = mslot;
+			p->nbackups++;
 		}
 	}
 
 	/* Repair: direct segments whose committed copy is the backup. */
-	for (uint32_t i = 0; i < p->nregions; i++) {
-		struct region *r = &p->regions[i];
-		if (r->info.mode != PROSPER_REGION_DIRECT)
+	FOR_EACH_SEG(p, r, g) {
+		if (r->info.mode != PROSPER_REGION_DIRECT || g->state != ST_BACK)
 			continue;
-		for (uint32_t k = 0; k < r->nsegs; k++) {
-			struct seg *g = &r->segs[k];
-			if (g->state != ST_BACK)
-				continue;
-			if (g->back_slot == POOL_SLOT_NONE)
-				return pool_err(-EBADMSG, "segment in slot %u is BACK but has no backup", g->main_slot);
-			memcpy(slot_addr(p, g->main_slot), slot_addr(p, g->back_slot), p->sb.seg_size);
-			prosper_persist_range(&p->pp, PSITE_RECOVER_COPY, slot_addr(p, g->main_slot), p->sb.seg_size);
-			prosper_persist_store64(&p->pp, PSITE_RECOVER_STATE, state_entry(p, q, g->main_slot),
-						state_encode(&p->sb, q, g->main_slot, ST_MAIN));
-			prosper_persist_range(&p->pp, PSITE_RECOVER_STATE, state_entry(p, q, g->main_slot), 8);
-			g->state = g->next_state = ST_MAIN;
-			g->stale = calloc(bitmap_words(p), 8); /* main == backup now */
-			if (!g->stale)
-				return pool_err(-ENOMEM, "out of memory");
-			p->stats.recovered_segments++;
-		}
+		if (g->back_slot == POOL_SLOT_NONE)
+			return pool_err(-EBADMSG, "segment in slot %u is BACK but has no backup", g->main_slot);
+		memcpy(slot_addr(p, g->main_slot), slot_addr(p, g->back_slot), p->sb.seg_size);
+		prosper_persist_range(&p->pp, PSITE_RECOVER_COPY, slot_addr(p, g->main_slot), p->sb.seg_size);
+		prosper_persist_store64(&p->pp, PSITE_RECOVER_STATE, state_entry(p, q, g->main_slot),
+					state_encode(&p->sb, q, g->main_slot, ST_MAIN));
+		prosper_persist_range(&p->pp, PSITE_RECOVER_STATE, state_entry(p, q, g->main_slot), 8);
+		g->state = g->next_state = ST_MAIN;
+		g->stale = calloc(bitmap_words(p), 8); /* main == backup now */
+		if (!g->stale)
+			return pool_err(-ENOMEM, "out of memory");
+		p->stats.recovered_segments++;
 	}
 
 	/* Repair the commit words so both name the committed epoch. */
