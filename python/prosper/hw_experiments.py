@@ -162,8 +162,10 @@ def main(argv):
     results["fig2"] = {"ours": fig2, "paper": PAPER_FIG2}
     results["seconds"] = time.time() - t0
     os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
+    # paths relative to the checkout, so the results do not name this machine's directories
+    text = json.dumps(results, indent=1).replace(ROOT + os.sep, "")
     with open(os.path.join(ROOT, "bench", "results", "hw_experiments.json"), "w") as f:
-        json.dump(results, f, indent=1)
+        f.write(text)
     md = render(results)
     with open(os.path.join(ROOT, "bench", "results", "hw_experiments.md"), "w") as f:
         f.write(md)
