@@ -4,7 +4,13 @@
  * buffered region, dirty pages found by the page tracker (or everything, `full`).
  *
  * usage: prosper-supervise --pool PATH [--interval MS] [--tracker page|full] [--capacity MIB]
+ *                          [--stack-granularity G] [--heap-granularity G]
  *                          [--verify] [--stats-json PATH] -- PROGRAM [ARGS...]
+ *
+ * Trackers: the page tracker (or `full`) names candidate pages; within them the `diff` filter
+ * compares G-byte granules with the committed image and writes only those that changed (G = 0:
+ * whole pages).  Defaults: stack 8 B, other memory 256 B.  The stack is SP-aware: only
+ * [SP - 128, top) is saved; below it the frames are dead.
  *
  * Invariants
  *   - The child is never left stopped: every stop we cause ends in PTRACE_CONT/LISTEN, also on
@@ -53,13 +59,17 @@ struct sup {
 	int tracker;
 	int verify;
 	int enabled;                 /* checkpointing still on */
+	uint32_t stack_gran, heap_gran;
+	uint64_t sp;                 /* at this stop */
+	uint8_t *old;                /* committed bytes, for the diff filter */
+	size_t old_cap;
 	struct vma vmas[MAX_VMAS];
 	int nvmas;
 	struct prosper_range *ranges;
 	uint8_t *buf;
 	size_t buf_cap;
 	/* statistics */
-	uint64_t checkpoints, bytes, mismatches, verified_bytes;
+	uint64_t checkpoints, bytes, stack_bytes, page_bytes, stack_page_bytes, mismatches, verified_bytes;
 	double stop_total, stop_max;
 	const char *disabled_reason;
 };
@@ -150,15 +160,70 @@ static int read_child(struct sup *s, uint64_t addr, size_t len)
 	return got == (ssize_t)len ? 0 : -EIO;
 }
 
-/* copy_range -- child bytes [a, b) of vma v into its region */
-static int copy_range(struct sup *s, struct vma *v, uint64_t a, uint64_t b)
+static int is_stack(const struct vma *v) { return !strcmp(v->path, "[stack]"); }
+
+struct diff_ctx {
+	struct sup *s;
+	struct vma *v;
+	uint64_t base; /* region offset of the compared buffer */
+	int rc;
+	uint64_t bytes;
+};
+
+static void write_changed(void *vctx, uint64_t off, uint64_t len)
 {
+	struct diff_ctx *d = vctx;
+	if (d->rc)
+		return;
+	d->rc = prosper_pool_write(d->s->pool, (uint32_t)d->v->region, d->base + off, d->s->buf + off, len);
+	d->bytes += len;
+}
+
+/* copy_range -- child bytes [a, b) of vma v into its region.  `whole`: a new mapping, copied
+ * as it is; otherwise dirty pages, filtered by the diff granularity of the region's kind. */
+static int copy_range(struct sup *s, struct vma *v, uint64_t a, uint64_t b, int whole)
+{
+	if (is_stack(v) && !whole) {
+		uint64_t lo = s->sp - 128; /* SP-aware: nothing below the red zone is live */
+		if (lo > a)
+			a = lo;
+		if (a >= b)
+			return 0;
+	}
 	int rc = read_child(s, a, b - a);
 	if (rc)
 		return rc;
-	rc = prosper_pool_write(s->pool, (uint32_t)v->region, a - v->start, s->buf, b - a);
-	if (!rc)
-		s->bytes += b - a;
+	uint32_t g = is_stack(v) ? s->stack_gran : s->heap_gran;
+	uint64_t n = 0;
+	if (whole || g == 0) {
+		rc = prosper_pool_write(s->pool, (uint32_t)v->region, a - v->start, s->buf, b - a);
+		n = b - a;
+	} else {
+		if (b - a > s->old_cap) {
+			free(s->old);
+			s->old_cap = b - a;
+			s->old = malloc(s->old_cap);
+			if (!s->old)
+				return -ENOMEM;
+		}
+		rc = prosper_pool_region_read(s->pool, (uint32_t)v->region, a - v->start, s->old, b - a);
+		if (rc)
+			return rc;
+		struct diff_ctx d = { s, v, a - v->start, 0, 0 };
+		prosper_track_diff(s->old, s->buf, b - a, g, write_changed, &d);
+		rc = d.rc;
+		n = d.bytes;
+	}
+	if (!rc) {
+		s->bytes += n;
+		if (!whole) {
+			s->page_bytes += b - a;
+			if (is_stack(v)) {
+				s->stack_bytes += n;
+				s->stack_page_bytes += b - a;
+			}
+		}
+	}
 	return rc;
 }
 
@@ -183,6 +248,7 @@ static int checkpoint(struct sup *s)
 		return -errno;
 	if (ptrace(PTRACE_GETREGSET, s->pid, (void *)NT_X86_XSTATE, &xs) != 0)
 		return -errno;
+	s->sp = regs.rsp;
 	int rc = read_maps(s, now_vmas, &n);
 	if (rc)
 		return rc;
@@ -203,7 +269,7 @@ static int checkpoint(struct sup *s)
 				if (nv->end > old->end) {
 					if ((rc = prosper_track_add(&s->track, old->end, nv->end)) != 0)
 						return rc;
-					if ((rc = copy_range(s, old, old->end, nv->end)) != 0)
+					if ((rc = copy_range(s, old, old->end, nv->end, 1)) != 0)
 						return rc;
 				}
 				old->end = nv->end;
@@ -228,7 +294,7 @@ static int checkpoint(struct sup *s)
 		/* protect first, then copy: a write after the copy is seen at the next checkpoint */
 		if ((rc = prosper_track_add(&s->track, v->start, v->end)) != 0)
 			return rc;
-		if ((rc = copy_range(s, v, v->start, v->end)) != 0)
+		if ((rc = copy_range(s, v, v->start, v->end, 1)) != 0)
 			return rc;
 	}
 	for (int i = 0; i < s->nvmas; i++) {
@@ -247,7 +313,7 @@ static int checkpoint(struct sup *s)
 		if (k < 0)
 			return (int)k;
 		for (long j = 0; j < k; j++)
-			if ((rc = copy_range(s, v, s->ranges[j].start, s->ranges[j].end)) != 0)
+			if ((rc = copy_range(s, v, s->ranges[j].start, s->ranges[j].end, 0)) != 0)
 				return rc;
 	}
 	/* The blob: registers, xstate, the map of tracked VMAs. */
@@ -266,9 +332,11 @@ static int checkpoint(struct sup *s)
 	if (s->verify)
 		for (int i = 0; i < s->nvmas; i++) {
 			struct vma *v = &s->vmas[i];
-			size_t len = v->end - v->start;
+			uint64_t from = is_stack(v) && s->sp - 128 > v->start ? s->sp - 128 - v->start : 0;
+			size_t len = v->end - v->start - from;
 			uint8_t *img = malloc(len);
-			if (!img || prosper_pool_region_read(s->pool, (uint32_t)v->region, 0, img, len) || read_child(s, v->start, len)) {
+			if (!img || prosper_pool_region_read(s->pool, (uint32_t)v->region, from, img, len) ||
+			    read_child(s, v->start + from, len)) {
 				free(img);
 				return -EIO;
 			}
@@ -309,6 +377,7 @@ int main(int argc, char **argv)
 	double interval_ms = 10;
 	uint64_t capacity_mib = 4096;
 	int verify = 0, i;
+	long stack_gran = 8, heap_gran = 256;
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) { i++; break; }
 		else if (!strcmp(argv[i], "--pool") && i + 1 < argc) pool_path = argv[++i];
@@ -317,6 +386,8 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--capacity") && i + 1 < argc) capacity_mib = strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--stats-json") && i + 1 < argc) stats = argv[++i];
 		else if (!strcmp(argv[i], "--verify")) verify = 1;
+		else if (!strcmp(argv[i], "--stack-granularity") && i + 1 < argc) stack_gran = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--heap-granularity") && i + 1 < argc) heap_gran = atol(argv[++i]);
 		else return die("usage: prosper-supervise --pool PATH [--interval MS] [--tracker page|full] "
 				"[--capacity MIB] [--verify] [--stats-json PATH] -- PROGRAM [ARGS]");
 	}
@@ -324,6 +395,9 @@ int main(int argc, char **argv)
 		return die("a pool (--pool) and a program are required");
 	if (interval_ms < 0.1 || interval_ms > 3600e3)
 		return die("--interval is 0.1 ms .. 1 h");
+	if ((stack_gran && (stack_gran < 8 || stack_gran > 4096 || (stack_gran & (stack_gran - 1)))) ||
+	    (heap_gran && (heap_gran < 8 || heap_gran > 4096 || (heap_gran & (heap_gran - 1)))))
+		return die("granularities are 0 (whole pages) or powers of two from 8 to 4096");
 	int kind = !strcmp(tracker, "page") ? PROSPER_TRACK_PAGE : !strcmp(tracker, "full") ? PROSPER_TRACK_FULL : 0;
 	if (!kind)
 		return die("--tracker is page or full");
@@ -341,6 +415,8 @@ int main(int argc, char **argv)
 	struct sup *s = calloc(1, sizeof *s);
 	s->tracker = kind;
 	s->verify = verify;
+	s->stack_gran = (uint32_t)stack_gran;
+	s->heap_gran = (uint32_t)heap_gran;
 	s->enabled = 1;
 	s->ranges = malloc(MAX_RANGES * sizeof *s->ranges);
 	struct prosper_pool_config cfg;
@@ -467,10 +543,13 @@ done:
 	if (stats) {
 		FILE *f = fopen(stats, "w");
 		if (f) {
-			fprintf(f, "{\"checkpoints\": %llu, \"bytes\": %llu, \"mean_stop_ms\": %.4f, \"max_stop_ms\": %.4f, "
+			fprintf(f, "{\"checkpoints\": %llu, \"bytes\": %llu, \"stack_bytes\": %llu, \"stack_page_bytes\": %llu, "
+				   "\"page_bytes\": %llu, \"mean_stop_ms\": %.4f, \"max_stop_ms\": %.4f, "
 				   "\"mismatches\": %llu, \"verified_bytes\": %llu, \"epoch\": %llu, \"tracker\": \"%s\", "
 				   "\"disabled\": %s%s%s}\n",
 				(unsigned long long)s->checkpoints, (unsigned long long)s->bytes,
+				(unsigned long long)s->stack_bytes, (unsigned long long)s->stack_page_bytes,
+				(unsigned long long)s->page_bytes,
 				s->checkpoints ? 1e3 * s->stop_total / s->checkpoints : 0.0, 1e3 * s->stop_max,
 				(unsigned long long)s->mismatches, (unsigned long long)s->verified_bytes,
 				(unsigned long long)prosper_pool_epoch(s->pool), tracker, s->disabled_reason ? "\"" : "null",

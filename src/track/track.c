@@ -110,17 +110,30 @@ uint64_t prosper_track_diff(const uint8_t *old, const uint8_t *cur, uint64_t len
 {
 	uint64_t total = 0, run = 0;
 	int in = 0;
-	for (uint64_t o = 0; o < len; o += g) {
-		uint64_t n = len - o < g ? len - o : g;
-		/* compare a cache line at a time where the granule allows it; memcmp vectorizes */
-		int changed = memcmp(old + o, cur + o, n) != 0;
-		if (changed && !in) {
-			in = 1;
-			run = o;
-		} else if (!changed && in) {
-			in = 0;
-			emit(ctx, run, o - run);
-			total += o - run;
+	/* Unchanged 64-byte lines are skipped whole (most of a dirty page usually is); within a
+	 * changed line, granules are compared one by one. */
+	uint64_t step = g < 64 ? 64 : g;
+	for (uint64_t o = 0; o < len; o += step) {
+		uint64_t n = len - o < step ? len - o : step;
+		if (memcmp(old + o, cur + o, n) == 0) {
+			if (in) {
+				in = 0;
+				emit(ctx, run, o - run);
+				total += o - run;
+			}
+			continue;
+		}
+		for (uint64_t q = o; q < o + n; q += g) {
+			uint64_t m = o + n - q < g ? o + n - q : g;
+			int changed = memcmp(old + q, cur + q, m) != 0;
+			if (changed && !in) {
+				in = 1;
+				run = q;
+			} else if (!changed && in) {
+				in = 0;
+				emit(ctx, run, q - run);
+				total += q - run;
+			}
 		}
 	}
 	if (in) {

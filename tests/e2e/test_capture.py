@@ -66,3 +66,22 @@ def test_an_existing_pool_is_never_overwritten(tmp_path):
     r = subprocess.run([SUP, "--pool", str(pool), "--", "/bin/true"], capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.count("\n") == 1
     assert pool.read_bytes() == b"precious"
+
+
+def test_sub_page_diff_saves_the_stack_by_the_word(tmp_path):
+    """Sparse (one word per 4 KiB page of a live frame): whole pages vs 8-byte granules."""
+    sparse = os.path.join(BUILD, "bench", "sparse")
+    page_dir, diff_dir = tmp_path / "page", tmp_path / "diff"
+    page_dir.mkdir()
+    diff_dir.mkdir()
+    base = [SUP, "--verify", "--interval", "5"]
+    rp = subprocess.run(base + ["--pool", str(page_dir / "p"), "--stack-granularity", "0", "--stats-json",
+                                str(page_dir / "s.json"), "--", sparse, "20000"], capture_output=True, text=True)
+    rd = subprocess.run(base + ["--pool", str(diff_dir / "p"), "--stack-granularity", "8", "--stats-json",
+                                str(diff_dir / "s.json"), "--", sparse, "20000"], capture_output=True, text=True)
+    assert rp.returncode == 0 and rd.returncode == 0 and rp.stdout == rd.stdout
+    sp, sd = json.loads((page_dir / "s.json").read_text()), json.loads((diff_dir / "s.json").read_text())
+    assert sp["mismatches"] == 0 and sd["mismatches"] == 0
+    per_page = sp["stack_bytes"] / sp["checkpoints"]
+    per_diff = sd["stack_bytes"] / sd["checkpoints"]
+    assert per_page >= 20 * max(per_diff, 1)
