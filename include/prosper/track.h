@@ -49,6 +49,10 @@ int prosper_track_add(struct prosper_track *t, uint64_t start, uint64_t end);
 long prosper_track_collect(struct prosper_track *t, uint64_t start, uint64_t end, struct prosper_range *out,
 			   size_t max);
 
+/* 1 if every page of [start, end) is tracked (write-protect registered), 0 if some page is not
+ * (the mapping was replaced since it was added), negative on error.  Always 1 for `full`. */
+int prosper_track_covers(struct prosper_track *t, uint64_t start, uint64_t end);
+
 /* prosper_track_diff -- sub-page filter: compare `len` bytes of new contents with the old image at
  * granule g (power of two, 8..4096); calls emit(ctx, offset, length) for each run of granules that
  * changed.  Returns the number of bytes emitted. */

@@ -262,6 +262,21 @@ static int checkpoint(struct sup *s)
 			continue;
 		struct vma *old = find_vma(s, nv->start);
 		if (old && old->region >= 0) {
+			/* Same start, but a new mapping (munmap + mmap between two stops): its pages
+			 * are not tracked and its contents are new.  Drop the old region; below, the
+			 * mapping is added as new. */
+			uint64_t common_end = old->end < nv->end ? old->end : nv->end;
+			int covered = prosper_track_covers(&s->track, nv->start, common_end);
+			if (covered < 0)
+				return covered;
+			if (!covered) {
+				if ((rc = prosper_pool_region_remove(s->pool, (uint32_t)old->region)) != 0)
+					return rc;
+				*old = s->vmas[--s->nvmas];
+				old = NULL;
+			}
+		}
+		if (old && old->region >= 0) {
 			old->seen = 1;
 			if (old->end != nv->end) {
 				if ((rc = prosper_pool_region_resize(s->pool, (uint32_t)old->region, nv->end - nv->start)) != 0)
@@ -529,7 +544,8 @@ int main(int argc, char **argv)
 						s->stop_max = dt;
 					if (rc) {
 						static char why[300];
-						snprintf(why, sizeof why, "checkpoint failed: %s", rc == -EIO ? "I/O error" : prosper_pool_errormsg());
+						snprintf(why, sizeof why, "checkpoint failed: %s (%s)", strerror(-rc),
+							 s->track.err[0] ? s->track.err : prosper_pool_errormsg());
 						disable(s, why);
 					}
 				}

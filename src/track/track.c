@@ -105,6 +105,30 @@ long prosper_track_collect(struct prosper_track *t, uint64_t start, uint64_t end
 	return n;
 }
 
+int prosper_track_covers(struct prosper_track *t, uint64_t start, uint64_t end)
+{
+	if (t->kind != PROSPER_TRACK_PAGE)
+		return 1;
+	/* Ask only for pages that are NOT in a write-protect-registered mapping; no WP_MATCHING,
+	 * so nothing is changed. */
+	struct prosper_page_region vec[1];
+	struct prosper_pm_scan_arg arg = {
+		.size = sizeof arg,
+		.start = start,
+		.end = end,
+		.vec = (uint64_t)(uintptr_t)vec,
+		.vec_len = 1,
+		.max_pages = 1,
+		.category_inverted = PROSPER_PAGE_IS_WPALLOWED,
+		.category_mask = PROSPER_PAGE_IS_WPALLOWED,
+		.return_mask = PROSPER_PAGE_IS_WPALLOWED,
+	};
+	long got = ioctl(t->pagemap_fd, PROSPER_PAGEMAP_SCAN, &arg);
+	if (got < 0)
+		return fail(t, "PAGEMAP_SCAN");
+	return got == 0;
+}
+
 uint64_t prosper_track_diff(const uint8_t *old, const uint8_t *cur, uint64_t len, uint32_t g,
 			    void (*emit)(void *ctx, uint64_t off, uint64_t len), void *ctx)
 {

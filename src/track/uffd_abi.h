@@ -25,5 +25,6 @@ struct prosper_pm_scan_arg {
 #define PROSPER_PAGEMAP_SCAN _IOWR('f', 16, struct prosper_pm_scan_arg)
 #define PROSPER_PM_SCAN_WP_MATCHING (1 << 0)
 #define PROSPER_PM_SCAN_CHECK_WPASYNC (1 << 1)
+#define PROSPER_PAGE_IS_WPALLOWED (1 << 0)
 #define PROSPER_PAGE_IS_WRITTEN (1 << 1)
 #endif

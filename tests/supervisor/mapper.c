@@ -43,6 +43,19 @@ int main(int argc, char **argv)
 		h = mix(h, frame(r));
 		usleep(3000);
 	}
+	/* A mapping replaced at the same address by a smaller, new one between two checkpoints:
+	 * same start, new contents, and (for the page tracker) not write-protected yet. */
+	size_t big = 4 << 20, smaller = 2 << 20;
+	uint8_t *a = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	memset(a, 0x11, big);
+	usleep(30000);
+	munmap(a, big);
+	uint8_t *b = mmap(a, smaller, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	memset(b, 0x22, smaller);
+	usleep(30000);
+	b[100] = 0x33;
+	usleep(30000);
+	h = mix(h, b[100] + b[smaller - 1]);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double slept = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	for (int i = 0; i < 64; i++)
