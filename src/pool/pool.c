@@ -186,31 +186,53 @@ void pool_loading_abandon(void)
 	prosper_pool_abandon(&loading);
 }
 
+/* A pool appears under its name only once it is complete: it is built under a temporary name
+ * in the same directory and then linked into place (which, like O_EXCL, never replaces an
+ * existing file).  A crash during creation leaves no half-made pool under the real name. */
 int prosper_pool_create(const char *path, const struct prosper_pool_config *cfg, prosper_pool **out)
 {
 	struct pool_sb sb;
 	int rc = geometry(cfg, &sb);
 	if (rc)
 		return rc;
+	struct stat st;
+	if (lstat(path, &st) == 0)
+		return pool_err(-EEXIST, "cannot create %s: %s", path, strerror(EEXIST));
+	char tmp[4096];
+	const char *slash = strrchr(path, '/');
+	int dirlen = slash ? (int)(slash - path + 1) : 0;
+	if (snprintf(tmp, sizeof tmp, "%.*s.%s.creating-%d", dirlen, path, slash ? slash + 1 : path, (int)getpid()) >=
+	    (int)sizeof tmp)
+		return pool_err(-ENAMETOOLONG, "pool path too long");
 	struct pool_file f;
-	rc = pool_file_create(path, sb.file_bytes, sb.data_off, cfg->granularity, &f);
+	rc = pool_file_create(tmp, sb.file_bytes, sb.data_off, cfg->granularity, &f);
 	if (rc)
 		return rc;
 	struct prosper_persist pp = { .granularity = f.granularity };
 	struct prosper_pool *p = pool_new(f.base, f.size, &pp);
 	if (!p) {
 		pool_file_close(&f);
-		unlink(path);
+		unlink(tmp);
 		return pool_err(-ENOMEM, "out of memory");
 	}
 	p->fd = f.fd;
 	p->pmem2_map = f.map;
 	rc = format(p, cfg);
+	if (!rc && link(tmp, path) != 0)
+		rc = pool_err(-errno, "cannot create %s: %s", path, strerror(errno));
+	unlink(tmp);
 	if (rc) {
 		prosper_pool_abandon(&p);
 		pool_file_close(&f);
-		unlink(path);
 		return rc;
+	}
+	/* the name itself must survive a power failure */
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%.*s", dirlen ? dirlen : 1, dirlen ? path : ".");
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
 	}
 	*out = p;
 	return 0;
