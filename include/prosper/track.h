@@ -53,6 +53,10 @@ long prosper_track_collect(struct prosper_track *t, uint64_t start, uint64_t end
  * (the mapping was replaced since it was added), negative on error.  Always 1 for `full`. */
 int prosper_track_covers(struct prosper_track *t, uint64_t start, uint64_t end);
 
+/* 1 if some present page of [start, end) is not the mapped file's own (anonymous memory, or a
+ * private copy made by a write: relocated data that was later made read-only), else 0. */
+int prosper_track_has_private_pages(struct prosper_track *t, uint64_t start, uint64_t end);
+
 /* prosper_track_diff -- sub-page filter: compare `len` bytes of new contents with the old image at
  * granule g (power of two, 8..4096); calls emit(ctx, offset, length) for each run of granules that
  * changed.  Returns the number of bytes emitted. */

@@ -24,17 +24,15 @@ int prosper_track_open(struct prosper_track *t, int kind, pid_t pid, int uffd)
 	t->pid = pid;
 	t->uffd = uffd;
 	t->pagemap_fd = -1;
-	if (kind == PROSPER_TRACK_PAGE) {
-		if (uffd < 0) {
-			errno = EINVAL;
-			return fail(t, "page tracker needs the child's userfaultfd");
-		}
-		char path[64];
-		snprintf(path, sizeof path, "/proc/%d/pagemap", (int)pid);
-		t->pagemap_fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (t->pagemap_fd < 0)
-			return fail(t, "open pagemap");
+	if (kind == PROSPER_TRACK_PAGE && uffd < 0) {
+		errno = EINVAL;
+		return fail(t, "page tracker needs the child's userfaultfd");
 	}
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/pagemap", (int)pid);
+	t->pagemap_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (t->pagemap_fd < 0)
+		return fail(t, "open pagemap");
 	return 0;
 }
 
@@ -127,6 +125,27 @@ int prosper_track_covers(struct prosper_track *t, uint64_t start, uint64_t end)
 	if (got < 0)
 		return fail(t, "PAGEMAP_SCAN");
 	return got == 0;
+}
+
+int prosper_track_has_private_pages(struct prosper_track *t, uint64_t start, uint64_t end)
+{
+	/* present pages that are not the file's: anonymous, or copies made by a write */
+	struct prosper_page_region vec[1];
+	struct prosper_pm_scan_arg arg = {
+		.size = sizeof arg,
+		.start = start,
+		.end = end,
+		.vec = (uint64_t)(uintptr_t)vec,
+		.vec_len = 1,
+		.max_pages = 1,
+		.category_inverted = PROSPER_PAGE_IS_FILE,
+		.category_mask = PROSPER_PAGE_IS_FILE | PROSPER_PAGE_IS_PRESENT,
+		.return_mask = PROSPER_PAGE_IS_PRESENT,
+	};
+	long got = ioctl(t->pagemap_fd, PROSPER_PAGEMAP_SCAN, &arg);
+	if (got < 0)
+		return fail(t, "PAGEMAP_SCAN");
+	return got > 0;
 }
 
 uint64_t prosper_track_diff(const uint8_t *old, const uint8_t *cur, uint64_t len, uint32_t g,

@@ -27,4 +27,6 @@ struct prosper_pm_scan_arg {
 #define PROSPER_PM_SCAN_CHECK_WPASYNC (1 << 1)
 #define PROSPER_PAGE_IS_WPALLOWED (1 << 0)
 #define PROSPER_PAGE_IS_WRITTEN (1 << 1)
+#define PROSPER_PAGE_IS_FILE (1 << 2)
+#define PROSPER_PAGE_IS_PRESENT (1 << 3)
 #endif
