@@ -1,12 +1,17 @@
-/* shim.c -- LD_PRELOADed into a supervised program (DESIGN D3).  Run mode: create a
- * userfaultfd with asynchronous write-protection, hand it to the supervisor over the inherited
- * unix socket named by PROSPER_SHIM_SOCK, close every trace of itself (the socket, its own uffd
- * copy, the environment variables), and get out of the way.  Raw system calls only where libc
- * state could be in flux; no allocation.  A failure is reported to the supervisor as a
- * one-byte message instead of an fd, so it can refuse with a reason. */
+/* shim.c -- LD_PRELOADed into a supervised program (DESIGN D3).  It stays tiny:
+ *   - at start, create a userfaultfd with asynchronous write-protection and hand it to the
+ *     supervisor with the hello message (shim_proto.h); close every trace of itself;
+ *   - in resume mode, then stop itself (SIGSTOP): the supervisor rebuilds the process around
+ *     this stop through the syscall gate below and never lets the constructor return;
+ *   - record the signal handlers the program installs, in its own .bss, so that a checkpoint
+ *     carries them.
+ * Raw system calls where libc state could be in flux; no allocation; no stack protector (the
+ * canary lives in the TCB, which a restore overwrites). */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -14,11 +19,57 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "../track/uffd_abi.h"
+#include "shim_proto.h"
 
-static void send_fd(int sock, int fd, char status)
+extern char prosper_shim_gate[] __attribute__((visibility("hidden")));
+__asm__(".text\n"
+	".globl prosper_shim_gate\n"
+	".hidden prosper_shim_gate\n"
+	".type prosper_shim_gate, @function\n"
+	"prosper_shim_gate:\n"
+	"\tsyscall\n"
+	"\tint3\n"
+	".size prosper_shim_gate, 3\n");
+
+static struct shim_sigtab prosper_shim_sigtab;
+
+static void record_signal(int sig)
 {
-	char byte = status;
-	struct iovec iov = { &byte, 1 };
+	struct shim_ksigaction k;
+	if (sig < 1 || sig >= SHIM_NSIG || syscall(SYS_rt_sigaction, sig, NULL, &k, 8) != 0)
+		return;
+	prosper_shim_sigtab.act[sig] = k;
+	if (k.handler == (uint64_t)(uintptr_t)SIG_DFL)
+		prosper_shim_sigtab.installed &= ~(1ull << (sig - 1));
+	else
+		prosper_shim_sigtab.installed |= 1ull << (sig - 1);
+}
+
+int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	static int (*real)(int, const struct sigaction *, struct sigaction *);
+	if (!real)
+		real = (int (*)(int, const struct sigaction *, struct sigaction *))dlsym(RTLD_NEXT, "sigaction");
+	int rc = real(sig, act, old);
+	if (rc == 0 && act)
+		record_signal(sig);
+	return rc;
+}
+
+sighandler_t signal(int sig, sighandler_t handler)
+{
+	static sighandler_t (*real)(int, sighandler_t);
+	if (!real)
+		real = (sighandler_t(*)(int, sighandler_t))dlsym(RTLD_NEXT, "signal");
+	sighandler_t rc = real(sig, handler);
+	if (rc != SIG_ERR)
+		record_signal(sig);
+	return rc;
+}
+
+static void send_hello(int sock, int fd, const struct shim_hello *h)
+{
+	struct iovec iov = { (void *)h, sizeof *h };
 	union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int))]; } u;
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 	if (fd >= 0) {
@@ -41,19 +92,21 @@ __attribute__((constructor)) static void prosper_shim_init(void)
 	if (!s)
 		return;
 	int sock = atoi(s);
+	struct shim_hello h = { .status = 'U', .gate = (uint64_t)(uintptr_t)prosper_shim_gate,
+				.sigtab = (uint64_t)(uintptr_t)&prosper_shim_sigtab };
+	h.resume = getenv("PROSPER_SHIM_RESUME") != NULL;
 	unsetenv("PROSPER_SHIM_SOCK");
+	unsetenv("PROSPER_SHIM_RESUME");
 	unsetenv("LD_PRELOAD"); /* children of the program are not supervised */
 	int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	char status = 'U';
 	if (uffd >= 0) {
 		struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED };
-		if (ioctl(uffd, UFFDIO_API, &api) == 0)
-			status = 'K';
-		else
-			status = 'A';
+		h.status = ioctl(uffd, UFFDIO_API, &api) == 0 ? 'K' : 'A';
 	}
-	send_fd(sock, status == 'K' ? uffd : -1, status);
+	send_hello(sock, h.status == 'K' ? uffd : -1, &h);
 	if (uffd >= 0)
 		close(uffd);
 	close(sock);
+	if (h.resume)
+		syscall(SYS_kill, syscall(SYS_getpid), SIGSTOP); /* the supervisor takes over from here */
 }

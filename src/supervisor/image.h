@@ -1,0 +1,83 @@
+/* image.h -- what one checkpoint of a process holds besides its memory: the epoch blob.
+ *
+ * The pool stores memory regions; the blob of each epoch describes the process around them:
+ * registers and extended state, the whole memory map (saved regions and the mappings rebuilt
+ * from files), open files, cwd, umask, signal mask, and the launch record (executable, argv,
+ * environment, the identity of every mapped file) that resume relaunches and checks against.
+ *
+ * Layout (little-endian, host structs, one version): struct img_hdr, then xstate bytes, then
+ * nvmas struct img_vma, nfds struct img_fd, nfiles struct img_file, then the string table.
+ * Strings are referenced by byte offset into the table (IMG_NONE: absent).  argv and the
+ * environment are argc + envc consecutive NUL-terminated strings starting at args_str.
+ *
+ * Invariants: img_decode() accepts only a blob it can fully bounds-check (every count, offset
+ * and string end inside the blob); a rejected blob is a refusal to resume, never a guess.
+ */
+#ifndef PROSPER_SUP_IMAGE_H
+#define PROSPER_SUP_IMAGE_H
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/user.h>
+
+#define IMG_MAGIC 0x32474D4950535250ull /* "PRSPIMG2" */
+#define IMG_VERSION 1
+#define IMG_NONE 0xFFFFFFFFu
+
+struct img_hdr {
+	uint64_t magic;
+	uint32_t version, total_bytes;
+	uint32_t nvmas, nfds, nfiles, xstate_bytes;
+	uint32_t argc, envc, strings_bytes, tid_offset; /* tid_offset: glibc's cached tid, 0 = unknown */
+	uint32_t exe_str, cwd_str, launch_cwd_str, kernel_str, args_str, umask;
+	uint64_t start_brk, xcr0, sigblk, vdso;
+	struct user_regs_struct regs;
+};
+
+struct img_vma {
+	uint64_t start, end, offset;
+	uint32_t region; /* pool region with its contents, or IMG_NONE (rebuilt from the file/zero) */
+	uint32_t path;   /* string, or IMG_NONE for anonymous */
+	char perms[8];   /* as in /proc/PID/maps: "rw-p" */
+};
+
+enum img_fd_type { IMG_FD_FILE = 1, IMG_FD_DEVICE = 2, IMG_FD_DIR = 3, IMG_FD_OTHER = 4 };
+
+struct img_fd {
+	int32_t fd;
+	uint32_t flags;  /* open flags from fdinfo */
+	uint64_t pos;
+	uint64_t size;   /* regular files open for writing: size at the checkpoint */
+	uint32_t type;   /* enum img_fd_type */
+	uint32_t path;   /* string; for OTHER the link text (pipe:[..], socket:[..]) */
+};
+
+struct img_file {
+	uint32_t path;
+	uint32_t build_id_len;
+	uint64_t size, mtime_ns, ino, dev;
+	uint8_t build_id[32];
+};
+
+/* A growable byte buffer used to build blobs and string tables. */
+struct img_buf {
+	uint8_t *p;
+	size_t len, cap;
+};
+int img_buf_put(struct img_buf *b, const void *src, size_t n);
+/* Append a NUL-terminated string to a string table; returns its offset or IMG_NONE on ENOMEM. */
+uint32_t img_str(struct img_buf *strings, const char *s);
+
+/* A decoded image: pointers into the blob (valid while it lives). */
+struct img {
+	const struct img_hdr *h;
+	const uint8_t *xstate;
+	const struct img_vma *vmas;
+	const struct img_fd *fds;
+	const struct img_file *files;
+	const char *strings;
+};
+/* 0, or -EINVAL with *why set to a one-line reason. */
+int img_decode(const void *blob, size_t len, struct img *out, const char **why);
+static inline const char *img_s(const struct img *im, uint32_t off) { return off == IMG_NONE ? NULL : im->strings + off; }
+
+#endif

@@ -1,0 +1,68 @@
+/* inject.c -- system calls executed by a stopped tracee on the supervisor's behalf (inject.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "inject.h"
+
+int inject_open(struct inject *in, pid_t pid, uint64_t gate)
+{
+	in->pid = pid;
+	in->gate = gate;
+	if (ptrace(PTRACE_GETREGS, pid, 0, &in->base) != 0)
+		return -errno;
+	char p[64];
+	snprintf(p, sizeof p, "/proc/%d/mem", (int)pid);
+	in->mem_fd = open(p, O_RDWR | O_CLOEXEC);
+	return in->mem_fd < 0 ? -errno : 0;
+}
+
+void inject_close(struct inject *in)
+{
+	if (in->mem_fd >= 0)
+		close(in->mem_fd);
+	in->mem_fd = -1;
+}
+
+long inject_syscall(struct inject *in, long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	struct user_regs_struct r = in->base;
+	r.rip = in->gate;
+	r.rax = (unsigned long)nr;
+	r.orig_rax = (unsigned long)-1;
+	r.rdi = (unsigned long)a1;
+	r.rsi = (unsigned long)a2;
+	r.rdx = (unsigned long)a3;
+	r.r10 = (unsigned long)a4;
+	r.r8 = (unsigned long)a5;
+	r.r9 = (unsigned long)a6;
+	if (ptrace(PTRACE_SETREGS, in->pid, 0, &r) != 0 || ptrace(PTRACE_CONT, in->pid, 0, 0) != 0)
+		return -ESRCH;
+	int st;
+	if (waitpid(in->pid, &st, __WALL) != in->pid || !WIFSTOPPED(st))
+		return -ESRCH;
+	if (WSTOPSIG(st) != SIGTRAP || (st >> 16) != 0)
+		return -EPROTO;
+	if (ptrace(PTRACE_GETREGS, in->pid, 0, &r) != 0)
+		return -ESRCH;
+	if (r.rip != in->gate + 3)
+		return -EPROTO;
+	return (long)r.rax;
+}
+
+int inject_write(struct inject *in, uint64_t addr, const void *src, size_t len)
+{
+	const char *p = src;
+	while (len) {
+		ssize_t n = pwrite(in->mem_fd, p, len, (off_t)addr);
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		addr += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}

@@ -1,0 +1,36 @@
+/* inject.h -- making a stopped tracee execute system calls for the supervisor.
+ *
+ * The shim exports a two-instruction gate, `syscall; int3`.  To run a system call in the child
+ * the supervisor sets its registers to (rip = gate, rax = nr, args), continues it, and waits
+ * for the SIGTRAP of the int3: the child's own mm, fd table and credentials do the work, which
+ * is how a resume rebuilds mappings and reopens files without any restore code running on a
+ * half-rebuilt address space.  The caller owns the registers: after injecting, it sets the
+ * ones the program is to continue with.
+ *
+ * Invariants: orig_rax is -1 in every injected context, so the kernel's syscall-restart logic
+ * never rewrites it; a stop other than the gate's SIGTRAP is an error (-EPROTO), reported, and
+ * the child is then killed by the caller (a half-restored process must never run).
+ */
+#ifndef PROSPER_SUP_INJECT_H
+#define PROSPER_SUP_INJECT_H
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+struct inject {
+	pid_t pid;
+	uint64_t gate;
+	struct user_regs_struct base;
+	int mem_fd; /* /proc/PID/mem, for writes that ignore page protections */
+};
+
+int inject_open(struct inject *in, pid_t pid, uint64_t gate);
+void inject_close(struct inject *in);
+/* The system call's return value (negative errno on failure), or -EPROTO/-ESRCH when the
+ * injection itself failed. */
+long inject_syscall(struct inject *in, long nr, long a1, long a2, long a3, long a4, long a5, long a6);
+/* Write bytes into the child's memory (any protection). */
+int inject_write(struct inject *in, uint64_t addr, const void *src, size_t len);
+
+#endif

@@ -1,0 +1,56 @@
+/* procfs.h -- what the supervisor reads about a process from /proc, and file identities.
+ * Every reader fills caller arrays and returns 0 or a negative errno. */
+#ifndef PROSPER_SUP_PROCFS_H
+#define PROSPER_SUP_PROCFS_H
+#include <stdint.h>
+#include <sys/types.h>
+
+#define VMA_PATH_MAX 512
+
+struct vma {
+	uint64_t start, end, offset;
+	char perms[8];
+	char path[VMA_PATH_MAX];
+	int region;       /* pool region id, or -1 */
+	int seen;
+};
+
+/* /proc/PID/maps, in address order. */
+int proc_maps(pid_t pid, struct vma *out, int max, int *n);
+
+/* Kernel-provided mappings that are never saved or rebuilt. */
+int vma_is_special(const struct vma *v);
+/* Mappings whose contents are saved in the pool: private, readable, not executable code and not
+ * kernel-provided.  Shared mappings are not persisted (warned); text is rebuilt from its file. */
+int vma_is_saved(const struct vma *v);
+int vma_is_stack(const struct vma *v);
+int vma_is_heap(const struct vma *v);
+
+struct fd_info {
+	int fd;
+	unsigned flags;
+	uint64_t pos, size;
+	int type;                  /* enum img_fd_type */
+	char path[VMA_PATH_MAX];
+};
+int proc_fds(pid_t pid, struct fd_info *out, int max, int *n);
+
+struct proc_status {
+	uint64_t sigblk;
+	unsigned umask;
+	uint64_t start_brk;
+};
+int proc_status(pid_t pid, struct proc_status *out);
+
+/* Identity of a file: size, mtime, inode, device, and the ELF build-id if it has one. */
+struct file_id {
+	uint64_t size, mtime_ns, ino, dev;
+	uint32_t build_id_len;
+	uint8_t build_id[32];
+};
+int file_identity(const char *path, struct file_id *out);
+
+/* XSAVE feature mask of this CPU/kernel (XCR0). */
+uint64_t cpu_xcr0(void);
+
+#endif

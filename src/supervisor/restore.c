@@ -1,0 +1,404 @@
+/* restore.c -- `prosper resume`: rebuild a relaunched process from the committed epoch
+ * (notes/restore.md).
+ *
+ * The program is relaunched exactly as it was run (same executable, argv, environment, preload
+ * set, no ASLR), so the loader puts the executable, the libraries, the shim, the vdso and the
+ * TCB where they were.  The shim stops the child in its constructor; from that stop the
+ * supervisor makes the child execute, through the shim's syscall gate (inject.h):
+ *   1. a scratch page in a hole of both layouts (paths and small arguments go there);
+ *   2. munmap of every mapping the checkpoint does not have exactly, brk to the saved break,
+ *      growth of the stack down to the saved range, mmap of every saved mapping that is missing
+ *      (files from their file and offset, the rest anonymous), with final protections;
+ *   3. the memory of every saved mapping, written from the pool through /proc/PID/mem;
+ *   4. glibc's cached tid, fds (files truncated to their checkpointed size, reopened at the same
+ *      numbers with the same flags and offsets), cwd, umask, signal handlers and mask;
+ *   5. registers and extended state, with an interrupted system call set up to restart.
+ *
+ * Invariants
+ *   - Everything that can refuse (files, kernel, CPU, layout) is checked before anything is
+ *     changed on disk: a refused resume leaves the pool and every file as they were.
+ *   - Kernel mappings ([vdso], [vvar], ...) are never touched: they must be where they were.
+ *   - Any failure after the child was changed kills it: a half-restored process never runs.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include "../shim/shim_proto.h"
+#include "inject.h"
+#include "sup.h"
+
+#define SCRATCH_BYTES (64u << 10)
+
+#define FAIL(...) do { snprintf(why, whylen, __VA_ARGS__); return -1; } while (0)
+
+static int same_vma(const struct img *im, const struct img_vma *a, const struct vma *b)
+{
+	const char *path = img_s(im, a->path);
+	return a->start == b->start && a->end == b->end && !strncmp(a->perms, b->perms, 4) &&
+	       a->offset == b->offset && !strcmp(path ? path : "", b->path);
+}
+
+static int is_named(const struct img *im, const struct img_vma *v, const char *name)
+{
+	const char *p = img_s(im, v->path);
+	return p && !strcmp(p, name);
+}
+
+static int img_special(const struct img *im, const struct img_vma *v)
+{
+	return is_named(im, v, "[vvar]") || is_named(im, v, "[vdso]") || is_named(im, v, "[vsyscall]") ||
+	       is_named(im, v, "[vvar_vclock]");
+}
+
+static int prot_of(const char *perms)
+{
+	return (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) | (perms[2] == 'x' ? PROT_EXEC : 0);
+}
+
+int sup_restore_check(struct sup *s, const struct img *im, char *why, size_t whylen)
+{
+	(void)s;
+	for (uint32_t i = 0; i < im->h->nfiles; i++) {
+		const struct img_file *f = &im->files[i];
+		const char *path = img_s(im, f->path);
+		struct file_id now;
+		if (file_identity(path, &now) != 0)
+			FAIL("%s is gone: the checkpoint needs it", path);
+		if (now.size != f->size || now.mtime_ns != f->mtime_ns || now.build_id_len != f->build_id_len ||
+		    memcmp(now.build_id, f->build_id, f->build_id_len))
+			FAIL("%s changed since the checkpoint (size, mtime or build-id): refusing to resume", path);
+	}
+	FILE *k = fopen("/proc/sys/kernel/osrelease", "re");
+	char rel[128] = "";
+	if (k) {
+		if (!fgets(rel, sizeof rel, k))
+			rel[0] = 0;
+		rel[strcspn(rel, "\n")] = 0;
+		fclose(k);
+	}
+	const char *was = img_s(im, im->h->kernel_str);
+	if (was && strcmp(was, rel))
+		FAIL("the kernel changed (%s, checkpoint taken under %s): refusing to resume", rel, was);
+	if (im->h->xcr0 != cpu_xcr0())
+		FAIL("the CPU's extended-state features differ from the checkpoint's (XCR0 %#llx vs %#llx)",
+		     (unsigned long long)cpu_xcr0(), (unsigned long long)im->h->xcr0);
+	for (uint32_t i = 0; i < im->h->nvmas; i++) {
+		const char *p = img_s(im, im->vmas[i].path);
+		if (p && p[0] == '/' && strstr(p, " (deleted)"))
+			FAIL("the checkpoint maps a deleted file (%s)", p);
+	}
+	for (uint32_t i = 0; i < im->h->nfds; i++) {
+		const struct img_fd *f = &im->fds[i];
+		const char *p = img_s(im, f->path);
+		if (f->type == IMG_FD_OTHER || (f->fd <= 2 && f->type != IMG_FD_FILE))
+			continue;
+		struct stat st;
+		if (strstr(p, " (deleted)") || stat(p, &st) != 0)
+			FAIL("fd %d: %s is gone", f->fd, p);
+		if (f->type == IMG_FD_FILE && (f->flags & O_ACCMODE) != O_RDONLY && (uint64_t)st.st_size < f->size)
+			FAIL("fd %d: %s is shorter than at the checkpoint (%llu < %llu bytes)", f->fd, p,
+			     (unsigned long long)st.st_size, (unsigned long long)f->size);
+	}
+	return 0;
+}
+
+/* A 64 KiB hole free in both the checkpoint's layout and the fresh one. */
+static uint64_t find_hole(const struct img *im, const struct vma *fresh, int nf)
+{
+	for (uint64_t a = 0x100000000000ull; a < 0x7f0000000000ull; a += 1ull << 32) {
+		int clash = 0;
+		for (uint32_t i = 0; i < im->h->nvmas && !clash; i++)
+			clash = im->vmas[i].start < a + SCRATCH_BYTES && a < im->vmas[i].end;
+		for (int i = 0; i < nf && !clash; i++)
+			clash = fresh[i].start < a + SCRATCH_BYTES && a < fresh[i].end;
+		if (!clash)
+			return a;
+	}
+	return 0;
+}
+
+struct rctx {
+	struct inject in;
+	uint64_t scratch;
+	char *why;
+	size_t whylen;
+};
+
+static long sys(struct rctx *r, long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	return inject_syscall(&r->in, nr, a1, a2, a3, a4, a5, a6);
+}
+
+/* Put a string into the scratch page; its address in the child. */
+static long scratch_str(struct rctx *r, const char *str)
+{
+	size_t n = strlen(str) + 1;
+	if (n > SCRATCH_BYTES || inject_write(&r->in, r->scratch, str, n))
+		return 0;
+	return (long)r->scratch;
+}
+
+static int rebuild_map(struct sup *s, struct rctx *r, const struct img *im, struct vma *fresh, int nf)
+{
+	char *why = r->why;
+	size_t whylen = r->whylen;
+	/* kernel mappings must be where they were */
+	for (uint32_t i = 0; i < im->h->nvmas; i++) {
+		if (!img_special(im, &im->vmas[i]))
+			continue;
+		int found = 0;
+		for (int j = 0; j < nf; j++)
+			found |= same_vma(im, &im->vmas[i], &fresh[j]);
+		if (!found)
+			FAIL("the kernel's %s is not where it was at the checkpoint", img_s(im, im->vmas[i].path));
+	}
+	/* the gate must survive: the mapping holding it is in the checkpoint unchanged */
+	for (int j = 0; j < nf; j++) {
+		if (fresh[j].start > r->in.gate || r->in.gate >= fresh[j].end)
+			continue;
+		int kept = 0;
+		for (uint32_t i = 0; i < im->h->nvmas; i++)
+			kept |= same_vma(im, &im->vmas[i], &fresh[j]);
+		if (!kept)
+			FAIL("the preloaded libraries differ from the checkpoint's");
+	}
+	if (s->start_brk != im->h->start_brk)
+		FAIL("the program break starts elsewhere than at the checkpoint");
+	/* 1. unmap what the checkpoint does not have exactly */
+	for (int j = 0; j < nf; j++) {
+		struct vma *f = &fresh[j];
+		if (vma_is_special(f) || vma_is_stack(f) || vma_is_heap(f) || f->start == r->scratch)
+			continue;
+		int kept = 0;
+		for (uint32_t i = 0; i < im->h->nvmas && !kept; i++)
+			kept = same_vma(im, &im->vmas[i], f);
+		f->seen = kept;
+		if (!kept && sys(r, SYS_munmap, (long)f->start, (long)(f->end - f->start), 0, 0, 0, 0) != 0)
+			FAIL("cannot unmap %#llx", (unsigned long long)f->start);
+	}
+	/* 2. the break */
+	uint64_t brk_to = im->h->start_brk;
+	const struct img_vma *stack = NULL;
+	for (uint32_t i = 0; i < im->h->nvmas; i++) {
+		if (is_named(im, &im->vmas[i], "[heap]"))
+			brk_to = im->vmas[i].end;
+		if (is_named(im, &im->vmas[i], "[stack]"))
+			stack = &im->vmas[i];
+	}
+	long got = sys(r, SYS_brk, (long)brk_to, 0, 0, 0, 0, 0);
+	if ((uint64_t)got != brk_to)
+		FAIL("cannot restore the program break (%#llx)", (unsigned long long)brk_to);
+	/* 3. the stack: grow it down to the saved range by a fault the kernel resolves */
+	const struct vma *fstack = NULL;
+	for (int j = 0; j < nf; j++)
+		if (vma_is_stack(&fresh[j]))
+			fstack = &fresh[j];
+	if (!stack || !fstack || stack->end != fstack->end)
+		FAIL("the stack is not where it was at the checkpoint");
+	if (stack->start < fstack->start) {
+		long rc = sys(r, SYS_clock_gettime, CLOCK_MONOTONIC, (long)stack->start, 0, 0, 0, 0);
+		if (rc != 0)
+			FAIL("cannot grow the stack to the checkpoint's size");
+	}
+	/* 4. map what is missing */
+	for (uint32_t i = 0; i < im->h->nvmas; i++) {
+		const struct img_vma *v = &im->vmas[i];
+		if (img_special(im, v) || is_named(im, v, "[heap]") || is_named(im, v, "[stack]"))
+			continue;
+		int kept = 0;
+		for (int j = 0; j < nf && !kept; j++)
+			kept = fresh[j].seen && same_vma(im, v, &fresh[j]);
+		if (kept)
+			continue;
+		const char *path = img_s(im, v->path);
+		int shared = v->perms[3] == 's';
+		long flags = MAP_FIXED | (shared ? MAP_SHARED : MAP_PRIVATE), fd = -1;
+		if (path && path[0] == '/') {
+			long p = scratch_str(r, path);
+			fd = p ? sys(r, SYS_openat, AT_FDCWD, p, shared && v->perms[1] == 'w' ? O_RDWR : O_RDONLY, 0, 0, 0) : -1;
+			if (fd < 0)
+				FAIL("cannot reopen mapped file %s", path);
+		} else {
+			flags |= MAP_ANONYMOUS;
+		}
+		got = sys(r, SYS_mmap, (long)v->start, (long)(v->end - v->start), prot_of(v->perms), flags, fd,
+			  fd >= 0 ? (long)v->offset : 0);
+		if (fd >= 0)
+			sys(r, SYS_close, fd, 0, 0, 0, 0, 0);
+		if ((uint64_t)got != v->start)
+			FAIL("cannot map %#llx-%#llx (%s)", (unsigned long long)v->start, (unsigned long long)v->end,
+			     path ? path : "anonymous");
+	}
+	return 0;
+}
+
+static int fill_memory(struct sup *s, struct rctx *r, const struct img *im)
+{
+	char *why = r->why;
+	size_t whylen = r->whylen;
+	size_t cap = 0;
+	uint8_t *buf = NULL;
+	int rc = 0;
+	for (uint32_t i = 0; i < im->h->nvmas && !rc; i++) {
+		const struct img_vma *v = &im->vmas[i];
+		if (v->region == IMG_NONE)
+			continue;
+		/* in pieces, so a large heap does not need a second copy in our memory */
+		for (uint64_t off = 0; off < v->end - v->start && !rc; off += 8u << 20) {
+			uint64_t n = v->end - v->start - off < (8u << 20) ? v->end - v->start - off : 8u << 20;
+			if (n > cap) {
+				free(buf);
+				cap = n;
+				buf = malloc(cap);
+				if (!buf)
+					FAIL("out of memory");
+			}
+			if (prosper_pool_region_read(s->pool, v->region, off, buf, n) != 0) {
+				snprintf(why, whylen, "pool: %s", prosper_pool_errormsg());
+				rc = -1;
+			} else if (inject_write(&r->in, v->start + off, buf, n) != 0) {
+				snprintf(why, whylen, "cannot write memory at %#llx", (unsigned long long)(v->start + off));
+				rc = -1;
+			}
+			s->restored_bytes += n;
+		}
+	}
+	free(buf);
+	return rc;
+}
+
+static int reopen_fds(struct sup *s, struct rctx *r, const struct img *im)
+{
+	char *why = r->why;
+	size_t whylen = r->whylen;
+	int nf = 0;
+	if (proc_fds(s->pid, s->fds, MAX_FDS, &nf) != 0)
+		FAIL("cannot list the relaunched program's fds");
+	/* close what the fresh program has beyond stdio */
+	for (int j = 0; j < nf; j++)
+		if (s->fds[j].fd > 2)
+			sys(r, SYS_close, s->fds[j].fd, 0, 0, 0, 0, 0);
+	for (uint32_t i = 0; i < im->h->nfds; i++) {
+		const struct img_fd *f = &im->fds[i];
+		const char *path = img_s(im, f->path);
+		if (f->type == IMG_FD_OTHER || (f->fd <= 2 && f->type != IMG_FD_FILE))
+			continue; /* not persisted; stdio that is not a file is this run's own */
+		int writing = (f->flags & O_ACCMODE) != O_RDONLY;
+		if (f->type == IMG_FD_FILE && writing && truncate(path, (off_t)f->size) != 0)
+			FAIL("cannot truncate %s to its checkpointed size", path);
+		unsigned keep = O_ACCMODE | O_APPEND | O_NONBLOCK | O_CLOEXEC | O_DIRECTORY | O_NOATIME | O_DSYNC |
+				O_SYNC | O_DIRECT | O_LARGEFILE | O_PATH;
+		long p = scratch_str(r, path);
+		long fd = p ? sys(r, SYS_openat, AT_FDCWD, p, (long)(f->flags & keep), 0, 0, 0) : -1;
+		if (fd < 0)
+			FAIL("fd %d: cannot reopen %s", f->fd, path);
+		if (fd != f->fd) {
+			if (sys(r, SYS_dup3, fd, f->fd, (long)(f->flags & O_CLOEXEC), 0, 0, 0) != f->fd)
+				FAIL("fd %d: cannot move %s to its number", f->fd, path);
+			sys(r, SYS_close, fd, 0, 0, 0, 0, 0);
+		}
+		if (f->type == IMG_FD_FILE && sys(r, SYS_lseek, f->fd, (long)f->pos, SEEK_SET, 0, 0, 0) != (long)f->pos)
+			FAIL("fd %d: cannot seek %s", f->fd, path);
+	}
+	return 0;
+}
+
+static int restore_process_state(struct sup *s, struct rctx *r, const struct img *im, const struct shim_hello *hello)
+{
+	char *why = r->why;
+	size_t whylen = r->whylen;
+	const char *cwd = img_s(im, im->h->cwd_str);
+	long p = cwd ? scratch_str(r, cwd) : 0;
+	if (cwd && (!p || sys(r, SYS_chdir, p, 0, 0, 0, 0, 0) != 0))
+		FAIL("cannot return to the working directory %s", cwd);
+	sys(r, SYS_umask, im->h->umask, 0, 0, 0, 0, 0);
+	/* handlers: the shim's table, restored with the rest of memory */
+	struct shim_sigtab tab;
+	struct iovec l = { &tab, sizeof tab }, rm = { (void *)(uintptr_t)hello->sigtab, sizeof tab };
+	if (process_vm_readv(s->pid, &l, 1, &rm, 1, 0) != (ssize_t)sizeof tab)
+		FAIL("cannot read the signal table");
+	for (int sig = 1; sig < SHIM_NSIG; sig++) {
+		if (!(tab.installed >> (sig - 1) & 1) || sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		long addr = (long)(hello->sigtab + offsetof(struct shim_sigtab, act) + (uint64_t)sig * sizeof tab.act[0]);
+		if (sys(r, SYS_rt_sigaction, sig, addr, 0, 8, 0, 0) != 0)
+			FAIL("cannot restore the handler of signal %d", sig);
+	}
+	uint64_t mask = im->h->sigblk;
+	if (inject_write(&r->in, r->scratch, &mask, sizeof mask) ||
+	    sys(r, SYS_rt_sigprocmask, SIG_SETMASK, (long)r->scratch, 0, 8, 0, 0) != 0)
+		FAIL("cannot restore the signal mask");
+	/* glibc's cached thread id */
+	if (im->h->tid_offset) {
+		uint32_t tid = (uint32_t)s->pid;
+		if (inject_write(&r->in, im->h->regs.fs_base + im->h->tid_offset, &tid, 4))
+			FAIL("cannot set the thread id");
+	}
+	return 0;
+}
+
+static int restore_registers(struct sup *s, struct rctx *r, const struct img *im)
+{
+	char *why = r->why;
+	size_t whylen = r->whylen;
+	struct user_regs_struct regs = im->h->regs;
+	/* A system call interrupted by the checkpoint's stop is restarted the way the kernel would
+	 * have: back over the `syscall` instruction with the call number in rax. */
+	long rax = (long)regs.rax;
+	if ((long)regs.orig_rax >= 0 && (rax == -512 || rax == -513 || rax == -514 || rax == -516)) {
+		regs.rax = regs.orig_rax;
+		regs.rip -= 2;
+	}
+	regs.orig_rax = (unsigned long)-1;
+	if (ptrace(PTRACE_SETREGS, s->pid, 0, &regs) != 0)
+		FAIL("cannot set registers: %s", strerror(errno));
+	if (im->h->xstate_bytes) {
+		struct iovec xs = { (void *)im->xstate, im->h->xstate_bytes };
+		if (ptrace(PTRACE_SETREGSET, s->pid, (void *)NT_X86_XSTATE, &xs) != 0)
+			FAIL("cannot set the extended register state: %s", strerror(errno));
+	}
+	return 0;
+}
+
+int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *hello, char *why, size_t whylen)
+{
+	static struct vma fresh[MAX_VMAS];
+	int nf = 0;
+	struct rctx r = { .why = why, .whylen = whylen };
+	if (inject_open(&r.in, s->pid, hello->gate) != 0)
+		FAIL("cannot control the relaunched program");
+	int rc = -1;
+	struct proc_status ps;
+	if (proc_maps(s->pid, fresh, MAX_VMAS, &nf) != 0 || proc_status(s->pid, &ps) != 0) {
+		snprintf(why, whylen, "cannot read the relaunched program's map");
+		goto out;
+	}
+	s->start_brk = ps.start_brk;
+	r.scratch = find_hole(im, fresh, nf);
+	if (!r.scratch || sys(&r, SYS_mmap, (long)r.scratch, SCRATCH_BYTES, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) != (long)r.scratch) {
+		snprintf(why, whylen, "no room for the restorer's scratch page");
+		goto out;
+	}
+	if (rebuild_map(s, &r, im, fresh, nf) || fill_memory(s, &r, im) || reopen_fds(s, &r, im) ||
+	    restore_process_state(s, &r, im, hello))
+		goto out;
+	sys(&r, SYS_munmap, (long)r.scratch, SCRATCH_BYTES, 0, 0, 0, 0);
+	rc = restore_registers(s, &r, im);
+out:
+	inject_close(&r.in);
+	return rc;
+}

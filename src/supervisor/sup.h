@@ -1,0 +1,81 @@
+/* sup.h -- the supervisor's state, shared by its parts:
+ *   main.c     options, launch, the stop/checkpoint loop, statistics   (prosper run / resume)
+ *   capture.c  one checkpoint: registers, map, dirty memory, fds -> one pool epoch
+ *   restore.c  rebuild a relaunched process from the committed epoch
+ *   image.c    the epoch blob;  procfs.c  /proc readers;  inject.c  syscalls run by the child
+ */
+#ifndef PROSPER_SUP_H
+#define PROSPER_SUP_H
+#include <stdint.h>
+#include <sys/types.h>
+#include "image.h"
+#include "procfs.h"
+#include "prosper/pool.h"
+#include "prosper/track.h"
+
+#define MAX_VMAS 4096
+#define MAX_FDS 1024
+#define MAX_RANGES 65536
+#define MAX_FILES 1024
+
+enum tracker_mode { TRACK_MODE_PAGE = 1, TRACK_MODE_DIFF = 2, TRACK_MODE_FULL = 3 };
+
+struct known_file {
+	char path[VMA_PATH_MAX];
+	struct file_id id;
+};
+
+struct sup {
+	pid_t pid;
+	prosper_pool *pool;
+	struct prosper_track track;
+	int verify;
+	int enabled;                 /* checkpointing still on */
+	int stack_mode, heap_mode;   /* enum tracker_mode */
+	uint32_t stack_gran, heap_gran;
+	uint64_t commit_delay_us;    /* test hook: widen the window between data and commit */
+	uint64_t sp;                 /* at this stop */
+	uint8_t *old;                /* committed bytes, for the diff filter */
+	size_t old_cap;
+	struct vma *vmas;            /* mappings whose contents are saved, with their regions */
+	int nvmas;
+	struct vma *now;             /* scratch: the map at this stop */
+	struct fd_info *fds;         /* scratch: the fds at this stop */
+	struct prosper_range *ranges;
+	uint8_t *buf;
+	size_t buf_cap;
+	/* the launch record, written into every epoch */
+	char exe[VMA_PATH_MAX];
+	char launch_cwd[VMA_PATH_MAX];
+	char *const *argv;
+	int argc;
+	char *const *envp;
+	int envc;
+	struct known_file *files;
+	int nfiles;
+	uint32_t tid_offset;
+	uint64_t start_brk;
+	/* warnings given once */
+	uint64_t warned_fds[MAX_FDS / 64];
+	int warned_shared;
+	/* statistics */
+	uint64_t checkpoints, bytes, stack_bytes, page_bytes, stack_page_bytes, mismatches, verified_bytes;
+	double stop_total, stop_max, restore_seconds;
+	uint64_t restored_bytes;
+	const char *disabled_reason;
+};
+
+/* capture.c: one checkpoint of the stopped child; 0 or negative errno (s->track.err or the
+ * pool's message says more). */
+int sup_checkpoint(struct sup *s);
+/* The identity of a mapped file, computed once per path; NULL if it cannot be read. */
+const struct known_file *sup_known_file(struct sup *s, const char *path);
+
+/* restore.c: rebuild the stopped, freshly launched child (stopped in the shim at SIGSTOP) from
+ * the committed epoch im.  0, or negative with a one-line reason in why. */
+struct shim_hello;
+int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *hello, char *why, size_t whylen);
+/* The checks that need no child: files, kernel, CPU.  0 or -1 with why. */
+int sup_restore_check(struct sup *s, const struct img *im, char *why, size_t whylen);
+
+#endif
