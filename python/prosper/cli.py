@@ -8,6 +8,9 @@ import sys
 
 # name -> (module, one-line help).  Order is the order shown in --help.
 SUBCOMMANDS = {
+    "run": ("prosper.cmd_run", "run a program, checkpointing it every 10 ms into a pool (prosper run --help)"),
+    "resume": ("prosper.cmd_run", "continue a killed or crashed program from its last checkpoint"),
+    "torture": ("prosper.cmd_torture", "kill a program at random instants, resume it, compare with a native run"),
     "inspect": ("prosper.cmd_inspect", "show a pool: header, epoch, regions, segments, checksums"),
     "crashtest": ("prosper.cmd_crashtest", "crash-point, power-failure and mutation tests of the pool protocol"),
     "hw": ("prosper.cmd_hw", "run a program under the emulated Prosper tracker; stack checkpoint sizes vs Dirtybit"),
@@ -43,6 +46,8 @@ def main(argv=None):
         return 2
     module_name, help_ = SUBCOMMANDS[name]
     module = importlib.import_module(module_name)
+    if hasattr(module, "direct"):
+        return module.direct(name, argv[1:]) or 0
     parser = _Parser(prog=f"prosper {name}", description=(module.__doc__ or help_).strip(),
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     module.add_arguments(parser)

@@ -1,0 +1,181 @@
+"""Kill a program with SIGKILL at random instants under `prosper run`, resume it each time, and
+compare its final stdout, exit code and output files byte for byte with a native run.
+
+The program runs in an empty working directory (native and supervised each get their own), so
+files it creates by relative path are compared too; name inputs by absolute path.  Every other
+attempt sets a test hook that holds each checkpoint open for a few milliseconds between writing
+its data and committing, so those kills often land in the middle of a commit.  A kill before the
+first checkpoint leaves nothing to resume: the attempt is started again with --fresh.
+
+JSON keys: kills, resumes, identical, checkpoints, kills_in_commit_window, fresh_starts,
+native_seconds, supervised_seconds, differences, workdir (kept with --keep)."""
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from prosper.paths import die, tool
+
+SUPERVISOR = "src/supervisor/prosper-supervise"
+COMMIT_DELAY_US = 3000
+
+
+def add_arguments(p):
+    p.add_argument("--kills", type=int, default=10, help="SIGKILLs to deliver (default 10)")
+    p.add_argument("--seed", type=int, default=1, help="random seed of the kill instants (default 1)")
+    p.add_argument("--interval", type=float, default=10.0, help="checkpoint interval in ms (default 10)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.add_argument("--keep", action="store_true", help="keep the working directory for inspection")
+    p.add_argument("--timeout", type=float, default=600.0, help="give up after this many seconds (default 600)")
+    p.add_argument("program", nargs="+", help="-- PROGRAM [ARGS...]")
+
+
+def _files(root):
+    out = {}
+    for d, _, names in os.walk(root):
+        for n in names:
+            path = os.path.join(d, n)
+            with open(path, "rb") as f:
+                out[os.path.relpath(path, root)] = f.read()
+    return out
+
+
+def _wait_gone(pgid, deadline):
+    """Until no process of the group is left (the program dies with its supervisor)."""
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.002)
+
+
+def main(args):
+    prog = args.program
+    if args.kills < 0:
+        die("--kills must be >= 0")
+    if not (shutil.which(prog[0]) or os.access(prog[0], os.X_OK)):
+        die(f"{prog[0]}: no such program")
+    sup = tool(SUPERVISOR)
+    rng = random.Random(args.seed)
+    work = tempfile.mkdtemp(prefix="prosper-torture-")
+    native_dir, run_dir = os.path.join(work, "native"), os.path.join(work, "run")
+    os.mkdir(native_dir)
+    os.mkdir(run_dir)
+    pool = os.path.join(work, "pool.prosper")
+    deadline = time.monotonic() + args.timeout
+
+    t0 = time.monotonic()
+    with open(os.path.join(work, "native.stdout"), "wb") as out:
+        native = subprocess.run(prog, cwd=native_dir, stdout=out, stdin=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, timeout=args.timeout)
+    native_s = time.monotonic() - t0
+
+    stats = os.path.join(work, "stats.json")
+    common = ["--pool", pool, "--interval", str(args.interval), "--stats-json", stats]
+    kills = resumes = checkpoints = in_window = fresh = 0
+    final = None
+    errors = []
+    started = False
+    t0 = time.monotonic()
+    out = open(os.path.join(work, "run.stdout"), "wb")
+    while final is None and time.monotonic() < deadline:
+        if not started:
+            # a fresh start: nothing of an earlier attempt may remain
+            out.seek(0)
+            out.truncate()
+            shutil.rmtree(run_dir)
+            os.mkdir(run_dir)
+            cmd = [sup, "run", "--fresh"] + common + ["--"] + prog
+        else:
+            cmd = [sup, "resume"] + common
+        env = dict(os.environ)
+        hook = kills < args.kills and kills % 2 == 1
+        if hook:
+            env["PROSPER_TEST_COMMIT_DELAY_US"] = str(COMMIT_DELAY_US)
+        if os.path.exists(stats):
+            os.unlink(stats)
+        errf = open(os.path.join(work, "attempt.stderr"), "w+b")
+        p = subprocess.Popen(cmd, cwd=run_dir, stdout=out, stdin=subprocess.DEVNULL, stderr=errf,
+                             env=env, start_new_session=True)
+        if kills < args.kills:
+            # long enough to make progress on average, short enough to spread N kills over the run
+            hi = max(0.06, 2.5 * native_s / max(1, args.kills))
+            delay = rng.uniform(0.03 if not started else 0.005, hi)
+            try:
+                p.wait(timeout=delay)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+                _wait_gone(p.pid, deadline)
+                kills += 1
+                in_window += hook
+                errf.close()
+                if started:
+                    resumes += 1
+                started = True
+                continue
+        else:
+            try:
+                p.wait(timeout=max(1.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+                errors.append("timed out")
+                break
+        errf.seek(0)
+        err = errf.read().decode(errors="replace")
+        errf.close()
+        if os.path.exists(stats):
+            with open(stats) as f:
+                checkpoints = json.load(f)["epoch"]   # every epoch of the pool, over all attempts
+        if started and p.returncode == 2 and "no checkpoint was committed" in err:
+            started = False          # killed before its first checkpoint: start again
+            fresh += 1
+            continue
+        if started:
+            resumes += 1
+        if p.returncode == 2 and ("prosper resume:" in err or "prosper run:" in err):
+            errors.append(err.strip().splitlines()[-1])
+            final = p.returncode
+            break
+        final = p.returncode
+    out.close()
+    supervised_s = time.monotonic() - t0
+
+    differences = list(errors)
+    if final is None and not errors:
+        differences.append("did not finish in time")
+    if final is not None and final != native.returncode:
+        differences.append(f"exit code {final}, native {native.returncode}")
+    with open(os.path.join(work, "native.stdout"), "rb") as a, open(os.path.join(work, "run.stdout"), "rb") as b:
+        if a.read() != b.read():
+            differences.append("stdout differs")
+    fa, fb = _files(native_dir), _files(run_dir)
+    for name in sorted(set(fa) | set(fb)):
+        if fa.get(name) != fb.get(name):
+            differences.append(f"file {name} differs")
+    result = {
+        "program": prog, "kills": kills, "resumes": resumes, "identical": not differences,
+        "checkpoints": checkpoints, "kills_in_commit_window": in_window, "fresh_starts": fresh,
+        "native_seconds": round(native_s, 3), "supervised_seconds": round(supervised_s, 3),
+        "differences": differences, "workdir": work if args.keep else None,
+    }
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"{' '.join(prog)}: {kills} kills ({in_window} with the commit window widened), {resumes} resumes, "
+              f"{checkpoints} checkpoints, {fresh} fresh starts")
+        print("identical to the native run" if not differences else "DIFFERENT: " + "; ".join(differences))
+    return 0 if not differences else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(None))
