@@ -15,12 +15,24 @@
  *
  * Redo-record log (step 1 of the two-step commit; step 2 applies it to the stack image):
  *   log     := header record*
- *   header  := magic u64 ("PSTKLOG1" little-endian) version u32 (1) reserved u32 (0)
+ *   header  := magic u64 ("PSTKLOG1" little-endian) version u32 (2) reserved u32 (0)
  *              epoch u64 nrec u64 used u64 crc u32 reserved u32 (0) pad[16]     (64 bytes)
- *   record  := offset u64 length u32 reserved u32 (0) payload[length] zero-pad to 8
+ *   record  := offset u64 length u32 flags u32 payload zero-pad to 8
+ *   flags   := bit 0 ZERO: the record has no payload and stands for `length` zero bytes
+ *              (a range that comes back into a region after a shrink); other bits 0.
+ *   payload := length bytes, or nothing for a ZERO record
  * `used` counts header and records; `crc` is CRC-32C of the header (crc field zero) and the
  * records.  A log is valid only if magic, version, sizes and crc agree; applying a valid log is
- * idempotent, so recovery may apply the log of the committed epoch again.
+ * idempotent, so recovery may apply the log of the committed epoch again.  Records are applied
+ * in log order, so a later record wins where two overlap.
+ * Version 2 added ZERO records; a version-1 log is refused (no such log is kept on media).
+ *
+ * Size: a record takes PROSPER_STACKLOG_RECORD + pad8(length) bytes (16 for a ZERO record).
+ * Records of whole 8-byte granules that neither overlap nor touch cover at least 8 bytes of
+ * gap each, so records over a range of L bytes take at most 1.5 L + 16 bytes: a log area of
+ * 2 L + 128 bytes always holds one interval's records of an L-byte stack (plus a few ZERO
+ * records).  Consumers that cannot map the image contiguously read the records with
+ * prosper_stacklog_next() and place the bytes themselves.
  */
 #ifndef PROSPER_STACKCKPT_H
 #define PROSPER_STACKCKPT_H
@@ -45,7 +57,9 @@ void prosper_stack_inspect(uint64_t *bitmap, uint64_t nwords, uint64_t base, uin
 			   struct prosper_stack_inspect_stats *stats);
 
 #define PROSPER_STACKLOG_MAGIC 0x31474F4C4B545350ull /* "PSTKLOG1" */
+#define PROSPER_STACKLOG_VERSION 2u
 #define PROSPER_STACKLOG_HEADER 64u
+#define PROSPER_STACKLOG_RECORD 16u  /* record header; the payload follows, padded to 8 */
 
 enum {
 	PROSPER_STACKLOG_OK = 0,
@@ -58,6 +72,13 @@ enum {
 void prosper_stacklog_init(void *buf, uint64_t cap, uint64_t epoch);
 /* Append a record; ENOSPC if it does not fit (the log is unchanged). */
 int prosper_stacklog_append(void *buf, uint64_t cap, uint64_t offset, const void *src, uint32_t len);
+/* Append a ZERO record: [offset, offset+len) reads as zero after apply.  ENOSPC as above. */
+int prosper_stacklog_append_zero(void *buf, uint64_t cap, uint64_t offset, uint32_t len);
+/* Bytes a record with a payload of len bytes takes in the log. */
+static inline uint64_t prosper_stacklog_record_bytes(uint32_t len)
+{
+	return PROSPER_STACKLOG_RECORD + (((uint64_t)len + 7) & ~7ull);
+}
 /* Compute the checksum: the log is complete. */
 void prosper_stacklog_seal(void *buf);
 /* 0 if buf holds a sealed, well-formed log within cap (epoch returned), else EBADMSG. */
@@ -66,6 +87,21 @@ int prosper_stacklog_check(const void *buf, uint64_t cap, uint64_t *epoch);
 int prosper_stacklog_apply(const void *buf, void *image, uint64_t image_len);
 uint64_t prosper_stacklog_bytes(const void *buf);
 uint64_t prosper_stacklog_records(const void *buf);
+/* The epoch the log was started for, and the checksum of a sealed log (it names the log's
+ * exact contents: a pool records it in the metadata of the epoch the log belongs to). */
+uint64_t prosper_stacklog_epoch(const void *buf);
+uint32_t prosper_stacklog_crc(const void *buf);
+
+/* One record of a checked log.  payload is NULL for a ZERO record. */
+struct prosper_stacklog_rec {
+	uint64_t offset;
+	uint32_t length;
+	uint32_t zero;           /* 1: length zero bytes, no payload */
+	const void *payload;
+};
+/* Iterate the records of a CHECKED log in order: *cursor = 0 first; returns 1 with *rec
+ * filled, or 0 after the last record. */
+int prosper_stacklog_next(const void *buf, uint64_t *cursor, struct prosper_stacklog_rec *rec);
 
 #ifdef __cplusplus
 }

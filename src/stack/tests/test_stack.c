@@ -129,10 +129,59 @@ static void test_log(void)
 	CHECK(prosper_stacklog_check(buf, sizeof buf, NULL) != 0);
 }
 
+/* ZERO records, the record iterator and the accessors a pool needs. */
+static void test_log_zero_and_iterate(void)
+{
+	uint8_t buf[1024], image[256];
+	uint8_t p1[9];
+	memset(p1, 0x5A, sizeof p1);
+	prosper_stacklog_init(buf, sizeof buf, 7);
+	CHECK(prosper_stacklog_append(buf, sizeof buf, 10, p1, sizeof p1) == 0);
+	CHECK(prosper_stacklog_append_zero(buf, sizeof buf, 12, 100) == 0);   /* later record wins */
+	CHECK(prosper_stacklog_append(buf, sizeof buf, 200, p1, 3) == 0);
+	CHECK(prosper_stacklog_bytes(buf) == 64 + prosper_stacklog_record_bytes(9) + 16 + prosper_stacklog_record_bytes(3));
+	prosper_stacklog_seal(buf);
+	uint64_t e;
+	CHECK(prosper_stacklog_check(buf, sizeof buf, &e) == 0 && e == 7 && prosper_stacklog_epoch(buf) == 7);
+	uint32_t crc = prosper_stacklog_crc(buf);
+	CHECK(crc != 0);
+	memset(image, 0xFF, sizeof image);
+	CHECK(prosper_stacklog_apply(buf, image, sizeof image) == 0);
+	CHECK(image[9] == 0xFF && image[10] == 0x5A && image[11] == 0x5A && image[12] == 0 && image[111] == 0 &&
+	      image[112] == 0xFF && image[200] == 0x5A && image[202] == 0x5A && image[203] == 0xFF);
+	struct prosper_stacklog_rec r;
+	uint64_t cur = 0;
+	int n = 0;
+	while (prosper_stacklog_next(buf, &cur, &r)) {
+		if (n == 0) CHECK(r.offset == 10 && r.length == 9 && !r.zero && !memcmp(r.payload, p1, 9));
+		if (n == 1) CHECK(r.offset == 12 && r.length == 100 && r.zero && r.payload == NULL);
+		if (n == 2) CHECK(r.offset == 200 && r.length == 3 && !r.zero);
+		n++;
+	}
+	CHECK(n == 3);
+	/* a ZERO record is range-checked like any other */
+	CHECK(prosper_stacklog_apply(buf, image, 150) == PROSPER_STACKLOG_ERANGE);
+	/* unknown flag bits are refused even with a matching checksum */
+	buf[64 + 12] |= 2;
+	prosper_stacklog_seal(buf);
+	CHECK(prosper_stacklog_check(buf, sizeof buf, NULL) != 0);
+	/* a version-1 log is not read as version 2 */
+	prosper_stacklog_init(buf, sizeof buf, 8);
+	buf[8] = 1;
+	prosper_stacklog_seal(buf);
+	CHECK(prosper_stacklog_check(buf, sizeof buf, NULL) != 0);
+	/* ENOSPC leaves the log unchanged */
+	prosper_stacklog_init(buf, 100, 9);
+	CHECK(prosper_stacklog_append_zero(buf, 100, 0, 1000) == 0);
+	CHECK(prosper_stacklog_append(buf, 100, 0, p1, 9) == PROSPER_STACKLOG_ENOSPC);
+	CHECK(prosper_stacklog_records(buf) == 1 && prosper_stacklog_bytes(buf) == 80);
+}
+
 int main(void)
 {
 	test_inspect_reference();
 	test_log();
+	test_log_zero_and_iterate();
 	printf("%d passed, %d failed\n", passes, fails);
 	return fails != 0;
 }
