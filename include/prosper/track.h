@@ -49,6 +49,11 @@ int prosper_track_add(struct prosper_track *t, uint64_t start, uint64_t end);
 long prosper_track_collect(struct prosper_track *t, uint64_t start, uint64_t end, struct prosper_range *out,
 			   size_t max);
 
+/* The pages of [start, end) that hold something (present or swapped), as ranges; changes
+ * nothing.  Returns the count, or negative on error. */
+long prosper_track_present(struct prosper_track *t, uint64_t start, uint64_t end, struct prosper_range *out,
+			   size_t max);
+
 /* 1 if every page of [start, end) is tracked (write-protect registered), 0 if some page is not
  * (the mapping was replaced since it was added), negative on error.  Always 1 for `full`. */
 int prosper_track_covers(struct prosper_track *t, uint64_t start, uint64_t end);

@@ -26,22 +26,6 @@
 #include <unistd.h>
 #include "sup.h"
 
-static int read_child(struct sup *s, uint64_t addr, size_t len)
-{
-	if (len > s->buf_cap) {
-		free(s->buf);
-		s->buf_cap = len;
-		s->buf = malloc(len);
-		if (!s->buf) {
-			s->buf_cap = 0;
-			return -ENOMEM;
-		}
-	}
-	struct iovec local = { s->buf, len }, remote = { (void *)(uintptr_t)addr, len };
-	ssize_t got = process_vm_readv(s->pid, &local, 1, &remote, 1, 0);
-	return got == (ssize_t)len ? 0 : -EIO;
-}
-
 const struct known_file *sup_known_file(struct sup *s, const char *path)
 {
 	for (int i = 0; i < s->nfiles; i++)
@@ -57,75 +41,65 @@ const struct known_file *sup_known_file(struct sup *s, const char *path)
 	return k;
 }
 
-/* ------------------------------------------------------------------ dirty memory */
+/* ------------------------------------------------------------------ staging (at the stop) */
 
-struct diff_ctx {
-	struct sup *s;
-	struct vma *v;
-	uint64_t base; /* region offset of the compared buffer */
-	int rc;
-	uint64_t bytes;
-};
-
-static void write_changed(void *vctx, uint64_t off, uint64_t len)
-{
-	struct diff_ctx *d = vctx;
-	if (d->rc)
-		return;
-	d->rc = prosper_pool_write(d->s->pool, (uint32_t)d->v->region, d->base + off, d->s->buf + off, len);
-	d->bytes += len;
-}
-
-/* copy_range -- child bytes [a, b) of v into its region.  `whole`: a new mapping, copied as it
- * is; otherwise candidate pages, filtered by the diff granularity of the region's tracker. */
-static int copy_range(struct sup *s, struct vma *v, uint64_t a, uint64_t b, int whole)
+/* stage -- read child bytes [a, b) of v into the batch, to be written into its region at the
+ * commit.  `whole`: a new mapping, written as it is; otherwise pages a tracker named, which the
+ * commit filters by the diff granularity of the region.  The stack is clipped to [SP-128, top). */
+static int stage(struct sup *s, struct vma *v, uint64_t a, uint64_t b, int whole)
 {
 	int stack = vma_is_stack(v);
 	if (stack && !whole) {
-		uint64_t lo = s->sp - 128;
+		uint64_t lo = (s->sp - 128) & ~7ull;
 		if (lo > a)
 			a = lo;
-		if (a >= b)
-			return 0;
 	}
-	int rc = read_child(s, a, b - a);
-	if (rc)
-		return rc;
-	int mode = stack ? s->stack_mode : s->heap_mode;
-	uint32_t g = stack ? s->stack_gran : s->heap_gran;
-	uint64_t n = 0;
-	if (whole || mode != TRACK_MODE_DIFF) {
-		rc = prosper_pool_write(s->pool, (uint32_t)v->region, a - v->start, s->buf, b - a);
-		n = b - a;
-	} else {
-		if (b - a > s->old_cap) {
-			free(s->old);
-			s->old_cap = b - a;
-			s->old = malloc(s->old_cap);
-			if (!s->old) {
-				s->old_cap = 0;
-				return -ENOMEM;
-			}
-		}
-		rc = prosper_pool_region_read(s->pool, (uint32_t)v->region, a - v->start, s->old, b - a);
+	if (a >= b)
+		return 0;
+	struct batch *bt = &s->batch;
+	if (bt->nchunks == bt->chunks_cap) {
+		size_t cap = bt->chunks_cap ? 2 * bt->chunks_cap : 256;
+		struct chunk *c = realloc(bt->chunks, cap * sizeof *c);
+		if (!c)
+			return -ENOMEM;
+		bt->chunks = c;
+		bt->chunks_cap = cap;
+	}
+	uint64_t len = b - a;
+	if (bt->len + len > bt->cap) {
+		size_t cap = bt->cap ? bt->cap : (1u << 20);
+		while (cap < bt->len + len)
+			cap *= 2;
+		uint8_t *d = realloc(bt->data, cap);
+		if (!d)
+			return -ENOMEM;
+		bt->data = d;
+		bt->cap = cap;
+	}
+	struct iovec local = { bt->data + bt->len, len }, remote = { (void *)(uintptr_t)a, len };
+	if (process_vm_readv(s->pid, &local, 1, &remote, 1, 0) != (ssize_t)len)
+		return -EIO;
+	bt->chunks[bt->nchunks++] = (struct chunk){ .region = (uint32_t)v->region, .whole = (uint8_t)whole,
+						    .stack = (uint8_t)stack, .off = a - v->start, .len = len, .at = bt->len };
+	bt->len += len;
+	return 0;
+}
+
+/* A new mapping: its pages that hold something.  A region starts zero-filled, so untouched
+ * anonymous pages need no copy; a file mapping's absent pages are the file's, so all of it. */
+static int stage_new(struct sup *s, struct vma *v, uint64_t a, uint64_t b)
+{
+	if (v->path[0] == '/')
+		return stage(s, v, a, b, 1);
+	long k = prosper_track_present(&s->track, a, b, s->ranges, MAX_RANGES);
+	if (k < 0)
+		return (int)k;
+	for (long j = 0; j < k; j++) {
+		int rc = stage(s, v, s->ranges[j].start, s->ranges[j].end, 1);
 		if (rc)
 			return rc;
-		struct diff_ctx d = { s, v, a - v->start, 0, 0 };
-		prosper_track_diff(s->old, s->buf, b - a, g, write_changed, &d);
-		rc = d.rc;
-		n = d.bytes;
 	}
-	if (!rc) {
-		s->bytes += n;
-		if (!whole) {
-			s->page_bytes += b - a;
-			if (stack) {
-				s->stack_bytes += n;
-				s->stack_page_bytes += b - a;
-			}
-		}
-	}
-	return rc;
+	return 0;
 }
 
 static struct vma *find_saved(struct sup *s, uint64_t start)
@@ -194,7 +168,7 @@ static int follow_map(struct sup *s, int n, const struct vma *prev, int nprev)
 				if (nv->end > old->end) {
 					if ((rc = prosper_track_add(&s->track, old->end, nv->end)) != 0)
 						return rc;
-					if ((rc = copy_range(s, old, old->end, nv->end, 1)) != 0)
+					if ((rc = stage_new(s, old, old->end, nv->end)) != 0)
 						return rc;
 				}
 				old->end = nv->end;
@@ -215,7 +189,7 @@ static int follow_map(struct sup *s, int n, const struct vma *prev, int nprev)
 		v->seen = 1;
 		if ((rc = prosper_track_add(&s->track, v->start, v->end)) != 0)
 			return rc;
-		if ((rc = copy_range(s, v, v->start, v->end, 1)) != 0)
+		if ((rc = stage_new(s, v, v->start, v->end)) != 0)
 			return rc;
 	}
 	for (int i = 0; i < s->nvmas; i++) {
@@ -230,7 +204,7 @@ static int follow_map(struct sup *s, int n, const struct vma *prev, int nprev)
 	return 0;
 }
 
-static int copy_dirty(struct sup *s)
+static int stage_dirty(struct sup *s)
 {
 	int rc;
 	for (int i = 0; i < s->nvmas; i++) {
@@ -244,7 +218,7 @@ static int copy_dirty(struct sup *s)
 			return (int)k;
 		}
 		for (long j = 0; j < k; j++)
-			if ((rc = copy_range(s, v, s->ranges[j].start, s->ranges[j].end, 0)) != 0)
+			if ((rc = stage(s, v, s->ranges[j].start, s->ranges[j].end, 0)) != 0)
 				return rc;
 	}
 	return 0;
@@ -366,40 +340,21 @@ out:
 
 /* ------------------------------------------------------------------ one checkpoint */
 
-static int verify(struct sup *s)
-{
-	for (int i = 0; i < s->nvmas; i++) {
-		struct vma *v = &s->vmas[i];
-		uint64_t from = vma_is_stack(v) && s->sp - 128 > v->start ? s->sp - 128 - v->start : 0;
-		size_t len = v->end - v->start - from;
-		uint8_t *img = malloc(len);
-		if (!img || prosper_pool_region_read(s->pool, (uint32_t)v->region, from, img, len) ||
-		    read_child(s, v->start + from, len)) {
-			free(img);
-			return -EIO;
-		}
-		for (size_t b = 0; b < len; b++)
-			s->mismatches += img[b] != s->buf[b];
-		s->verified_bytes += len;
-		free(img);
-	}
-	return 0;
-}
-
-int sup_checkpoint(struct sup *s)
+int sup_capture(struct sup *s)
 {
 	static struct vma prev[MAX_VMAS];
 	static int nprev;
 	static uint8_t xstate[16384];
-	static struct img_buf blob;
 	struct user_regs_struct regs;
 	struct iovec xs = { xstate, sizeof xstate };
+	s->batch.nchunks = 0;
+	s->batch.len = 0;
 	if (ptrace(PTRACE_GETREGS, s->pid, 0, &regs) != 0)
 		return -errno;
 	if (ptrace(PTRACE_GETREGSET, s->pid, (void *)NT_X86_XSTATE, &xs) != 0)
 		return -errno;
 	s->sp = regs.rsp;
-	if (!s->checkpoints) {
+	if (!s->checkpoints && !s->tid_offset) {
 		/* glibc caches the thread id in its TCB; resume rewrites it if we find it here */
 		uint32_t tid = 0;
 		struct iovec l = { &tid, 4 }, r = { (void *)(uintptr_t)(regs.fs_base + 720), 4 };
@@ -411,16 +366,149 @@ int sup_checkpoint(struct sup *s)
 		return rc;
 	if ((rc = follow_map(s, n, prev, nprev)) != 0)
 		return rc;
-	if ((rc = copy_dirty(s)) != 0)
+	if ((rc = stage_dirty(s)) != 0)
 		return rc;
-	if ((rc = build_blob(s, &blob, &regs, xstate, xs.iov_len, n)) != 0)
+	if ((rc = build_blob(s, &s->batch.blob, &regs, xstate, xs.iov_len, n)) != 0)
 		return rc;
 	memcpy(prev, s->now, (size_t)n * sizeof *prev);
 	nprev = n;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ the commit */
+
+struct diff_ctx {
+	struct sup *s;
+	uint32_t region;
+	uint64_t base;  /* region offset of the compared bytes */
+	const uint8_t *cur;
+	int rc;
+};
+
+static void write_changed(void *vctx, uint64_t off, uint64_t len)
+{
+	struct diff_ctx *d = vctx;
+	if (!d->rc)
+		d->rc = prosper_pool_write(d->s->pool, d->region, d->base + off, d->cur + off, len);
+}
+
+static void count_only(void *ctx, uint64_t off, uint64_t len) { (void)ctx, (void)off, (void)len; }
+
+/* The stack's sub-page diff pays for itself only when few granules change; when a checkpoint
+ * finds most of the compared bytes changed (a Stream-like frame), the next ones write the
+ * tracker's pages whole, and probe again after DENSE_HOLD checkpoints. */
+#define DENSE_PERCENT 75
+#define DENSE_HOLD 8
+
+static int write_chunk(struct sup *s, const struct chunk *c, struct ckpt_stats *cs)
+{
+	const uint8_t *cur = s->batch.data + c->at;
+	int mode = c->stack ? s->stack_mode : s->heap_mode;
+	uint32_t g = c->stack ? s->stack_gran : s->heap_gran;
+	int compare = !c->whole && ((mode == TRACK_MODE_DIFF && !(c->stack && s->stack_dense_left)) || (c->stack && s->stats_exact));
+	if (compare) {
+		if (c->len > s->old_cap) {
+			free(s->old);
+			s->old_cap = c->len;
+			s->old = malloc(s->old_cap);
+			if (!s->old) {
+				s->old_cap = 0;
+				return -ENOMEM;
+			}
+		}
+		int rc = prosper_pool_region_read(s->pool, c->region, c->off, s->old, c->len);
+		if (rc)
+			return rc;
+	}
+	uint64_t written = c->len;
+	int rc = 0;
+	if (c->stack && !c->whole && s->stats_exact)
+		cs->stack_exact += prosper_track_diff(s->old, cur, c->len, 8, count_only, NULL);
+	int dense_skip = c->stack && s->stack_dense_left > 0;
+	if (c->whole || mode != TRACK_MODE_DIFF || dense_skip) {
+		rc = prosper_pool_write(s->pool, c->region, c->off, cur, c->len);
+	} else {
+		struct diff_ctx d = { s, c->region, c->off, cur, 0 };
+		written = prosper_track_diff(s->old, cur, c->len, g, write_changed, &d);
+		rc = d.rc;
+	}
+	if (rc)
+		return rc;
+	if (c->whole) {
+		cs->new_bytes += written;
+	} else if (c->stack) {
+		cs->stack += written;
+		cs->stack_pages += c->len;
+	} else {
+		cs->other += written;
+		cs->other_pages += c->len;
+	}
+	return 0;
+}
+
+int sup_commit(struct sup *s)
+{
+	struct ckpt_stats cs = { 0 };
+	for (size_t i = 0; i < s->batch.nchunks; i++) {
+		int rc = write_chunk(s, &s->batch.chunks[i], &cs);
+		if (rc)
+			return rc;
+	}
 	if (s->commit_delay_us)
 		usleep((useconds_t)s->commit_delay_us);
-	if ((rc = prosper_pool_commit(s->pool, blob.p, blob.len)) != 0)
+	int rc = prosper_pool_commit(s->pool, s->batch.blob.p, s->batch.blob.len);
+	if (rc)
 		return rc;
+	/* adapt the stack's granularity to the density just seen */
+	if (s->stack_mode == TRACK_MODE_DIFF) {
+		if (s->stack_dense_left > 0)
+			s->stack_dense_left--;
+		else if (cs.stack_pages && cs.stack * 100 >= cs.stack_pages * DENSE_PERCENT)
+			s->stack_dense_left = DENSE_HOLD;
+	}
 	s->checkpoints++;
-	return s->verify ? verify(s) : 0;
+	s->st.stack += cs.stack;
+	s->st.stack_pages += cs.stack_pages;
+	s->st.stack_exact += cs.stack_exact;
+	s->st.other += cs.other;
+	s->st.other_pages += cs.other_pages;
+	s->st.new_bytes += cs.new_bytes;
+	return 0;
+}
+
+/* The soundness oracle: after the commit, with the child still stopped, every saved mapping read
+ * back from the pool equals the child's memory (the stack from SP-128 up). */
+int sup_verify(struct sup *s)
+{
+	size_t cap = 0;
+	uint8_t *img = NULL, *live = NULL;
+	int rc = 0;
+	for (int i = 0; i < s->nvmas && !rc; i++) {
+		struct vma *v = &s->vmas[i];
+		uint64_t from = vma_is_stack(v) && ((s->sp - 128) & ~7ull) > v->start ? ((s->sp - 128) & ~7ull) - v->start : 0;
+		size_t len = v->end - v->start - from;
+		if (len > cap) {
+			free(img);
+			free(live);
+			cap = len;
+			img = malloc(cap);
+			live = malloc(cap);
+			if (!img || !live) {
+				rc = -ENOMEM;
+				break;
+			}
+		}
+		struct iovec l = { live, len }, r = { (void *)(uintptr_t)(v->start + from), len };
+		if (prosper_pool_region_read(s->pool, (uint32_t)v->region, from, img, len) ||
+		    process_vm_readv(s->pid, &l, 1, &r, 1, 0) != (ssize_t)len) {
+			rc = -EIO;
+			break;
+		}
+		for (size_t b = 0; b < len; b++)
+			s->st.mismatches += img[b] != live[b];
+		s->st.verified_bytes += len;
+	}
+	free(img);
+	free(live);
+	return rc;
 }

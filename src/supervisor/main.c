@@ -33,7 +33,9 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/personality.h>
+#include <pthread.h>
 #include <sys/ptrace.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -85,7 +87,7 @@ static void disable(struct sup *s, const char *why)
 /* ------------------------------------------------------------------ options */
 
 struct opts {
-	int resume, fresh, verify;
+	int resume, fresh, verify, exact;
 	const char *pool, *stats;
 	double interval_ms;
 	uint64_t capacity_mib;
@@ -105,7 +107,8 @@ static const char usage[] =
 	"  --heap-granularity G     diff granule of other memory, 8..4096 (default 256)\n"
 	"  --capacity MIB           pool data capacity (default 8192, sparse)\n"
 	"  --verify                 after each checkpoint compare the pool with live memory\n"
-	"  --stats-json PATH        write statistics at the end\n";
+	"  --stats-json PATH        write statistics at the end\n"
+	"  --exact-stack-stats      also count the stack's changed 8-byte words (costs a compare)\n";
 
 static int tracker_mode(const char *s)
 {
@@ -133,6 +136,7 @@ static int parse(int argc, char **argv, struct opts *o)
 			exit(0);
 		} else if (!strcmp(a, "--fresh")) o->fresh = 1;
 		else if (!strcmp(a, "--verify")) o->verify = 1;
+		else if (!strcmp(a, "--exact-stack-stats")) o->exact = 1;
 		else if (!v) return die("%s needs a value (see --help)", a);
 		else if (!strcmp(a, "--pool")) o->pool = v, i++;
 		else if (!strcmp(a, "--stats-json")) o->stats = v, i++;
@@ -258,6 +262,9 @@ static int launch(struct child *c, const char *file, char *const argv[], char *c
 		snprintf(s1, sizeof s1, "PROSPER_SHIM_SOCK=%d", fd);
 		e[envc] = s1;
 		e[envc + 1] = resume ? "PROSPER_SHIM_RESUME=1" : NULL;
+		sigset_t all;
+		sigemptyset(&all);
+		sigprocmask(SIG_SETMASK, &all, NULL); /* the supervisor's SIGCHLD block is not the program's */
 		personality(ADDR_NO_RANDOMIZE);
 		if (cwd && chdir(cwd) != 0) {
 			fprintf(stderr, "%s: cannot enter %s: %s\n", cmd, cwd, strerror(errno));
@@ -328,68 +335,190 @@ static int recv_hello(int sock, struct shim_hello *h, int *uffd)
 
 /* ------------------------------------------------------------------ the loop */
 
-/* Returns the program's wait status when it ended, or -1 if it was lost. */
-static int supervise(struct sup *s, struct opts *o, int started_with_exec)
+/* The commit half of each checkpoint runs on this thread while the program goes on (sup.h). */
+struct worker {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int busy, quit, rc;
+	int done_fd[2]; /* a byte per finished commit, so the loop can poll for it */
+	struct sup *s;
+};
+
+static void *worker_main(void *arg)
 {
-	struct timespec iv;
-	iv.tv_sec = (time_t)(o->interval_ms / 1000);
-	iv.tv_nsec = (long)((o->interval_ms - iv.tv_sec * 1000.0) * 1e6);
-	int execs = started_with_exec, st;
+	struct worker *w = arg;
+	pthread_mutex_lock(&w->mu);
 	for (;;) {
-		nanosleep(&iv, NULL);
-		if (ptrace(PTRACE_INTERRUPT, s->pid, 0, 0) != 0 && errno == ESRCH)
-			return -1;
-		for (;;) {
-			pid_t w = waitpid(-1, &st, __WALL);
-			if (w < 0)
-				return -1;
-			if (w != s->pid) {
-				/* a new thread or child process: not supervised yet */
+		while (!w->busy && !w->quit)
+			pthread_cond_wait(&w->cv, &w->mu);
+		if (!w->busy)
+			break;
+		pthread_mutex_unlock(&w->mu);
+		int rc = sup_commit(w->s);
+		pthread_mutex_lock(&w->mu);
+		w->rc = rc;
+		w->busy = 0;
+		pthread_cond_broadcast(&w->cv);
+		if (write(w->done_fd[1], "c", 1) < 0) {
+			/* the pipe is non-blocking and drained by the loop: a full pipe already says "done" */
+		}
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+static int worker_busy(struct worker *w)
+{
+	pthread_mutex_lock(&w->mu);
+	int b = w->busy;
+	pthread_mutex_unlock(&w->mu);
+	return b;
+}
+
+/* Wait for the commit under way, if any; its result. */
+static int worker_wait(struct worker *w)
+{
+	pthread_mutex_lock(&w->mu);
+	while (w->busy)
+		pthread_cond_wait(&w->cv, &w->mu);
+	int rc = w->rc;
+	w->rc = 0;
+	pthread_mutex_unlock(&w->mu);
+	return rc;
+}
+
+static void worker_start_commit(struct worker *w)
+{
+	pthread_mutex_lock(&w->mu);
+	w->busy = 1;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+static void checkpoint_failed(struct sup *s, int rc)
+{
+	static char why[400];
+	snprintf(why, sizeof why, "checkpoint failed: %s (%s)", strerror(-rc),
+		 s->track.err[0] ? s->track.err : prosper_pool_errormsg());
+	disable(s, why);
+}
+
+/* One stop of ours: capture while stopped; commit on the worker (or here, then verify, with the
+ * oracle on). */
+static void checkpoint(struct sup *s, struct worker *w)
+{
+	int rc = worker_wait(w);
+	if (rc)
+		checkpoint_failed(s, rc);
+	if (!s->enabled)
+		return;
+	double t0 = now();
+	rc = sup_capture(s);
+	if (!rc && s->verify) {
+		rc = sup_commit(s);
+		if (!rc)
+			rc = sup_verify(s);
+	}
+	double dt = now() - t0;
+	s->stop_total += dt;
+	if (dt > s->stop_max)
+		s->stop_max = dt;
+	if (rc)
+		checkpoint_failed(s, rc);
+	else if (!s->verify)
+		worker_start_commit(w);
+}
+
+static int is_stop_signal(int sig) { return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU; }
+
+/* Returns the program's wait status when it ended, or -1 if it was lost.  SIGCHLD is blocked and
+ * read from sigfd, so ptrace stops are handled as they happen, not only at our own stops. */
+static int supervise(struct sup *s, struct opts *o, int sigfd)
+{
+	struct worker w = { .s = s };
+	pthread_mutex_init(&w.mu, NULL);
+	pthread_cond_init(&w.cv, NULL);
+	if (pipe2(w.done_fd, O_CLOEXEC | O_NONBLOCK) != 0 || pthread_create(&w.th, NULL, worker_main, &w) != 0) {
+		disable(s, "cannot start the commit thread");
+		w.done_fd[0] = -1;
+	}
+	int have_worker = w.done_fd[0] >= 0;
+	double iv = o->interval_ms / 1e3, next = now() + iv;
+	int interrupting = 0, late = 0, st = -1;
+	for (;;) {
+		/* every stop and exit that is pending */
+		pid_t pid;
+		while ((pid = waitpid(-1, &st, __WALL | WNOHANG)) != 0) {
+			if (pid < 0)
+				goto out_lost;
+			if (pid != s->pid) {
+				/* a new thread or child process: not supervised */
 				if (WIFSTOPPED(st))
-					ptrace(PTRACE_DETACH, w, 0, 0);
+					ptrace(PTRACE_DETACH, pid, 0, 0);
 				continue;
 			}
 			if (WIFEXITED(st) || WIFSIGNALED(st))
-				return st;
+				goto out;
 			int event = st >> 16, sig = WSTOPSIG(st);
-			if (event == PTRACE_EVENT_EXEC) {
-				if (++execs > 1)
-					disable(s, "the program executed another program");
-				ptrace(PTRACE_CONT, s->pid, 0, 0);
-				continue;
-			}
-			if (event == PTRACE_EVENT_CLONE) {
+			if (event == PTRACE_EVENT_EXEC)
+				disable(s, "the program executed another program");
+			else if (event == PTRACE_EVENT_CLONE)
 				disable(s, "the program started a thread (multi-threaded programs are not persisted yet)");
-				ptrace(PTRACE_CONT, s->pid, 0, 0);
-				continue;
-			}
-			if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK) {
+			else if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK)
 				disable(s, "the program forked (multi-process programs are not persisted)");
-				ptrace(PTRACE_CONT, s->pid, 0, 0);
-				continue;
-			}
 			if (event == PTRACE_EVENT_STOP) {
-				int group = sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
-				if (s->enabled) {
-					double t0 = now();
-					int rc = sup_checkpoint(s);
-					double dt = now() - t0;
-					s->stop_total += dt;
-					if (dt > s->stop_max)
-						s->stop_max = dt;
-					if (rc) {
-						static char why[400];
-						snprintf(why, sizeof why, "checkpoint failed: %s (%s)", strerror(-rc),
-							 s->track.err[0] ? s->track.err : prosper_pool_errormsg());
-						disable(s, why);
-					}
-				}
-				ptrace(group ? PTRACE_LISTEN : PTRACE_CONT, s->pid, 0, 0);
-				break;
+				if (interrupting && s->enabled && have_worker)
+					checkpoint(s, &w);
+				if (interrupting)
+					next = now() + iv;
+				interrupting = 0;
+				ptrace(is_stop_signal(sig) ? PTRACE_LISTEN : PTRACE_CONT, s->pid, 0, 0);
+			} else if (event) {
+				ptrace(PTRACE_CONT, s->pid, 0, 0);
+			} else {
+				ptrace(PTRACE_CONT, s->pid, 0, (void *)(long)sig); /* signal-delivery stop: deliver it */
 			}
-			ptrace(PTRACE_CONT, s->pid, 0, (void *)(long)sig); /* signal-delivery stop: deliver it */
 		}
+		double t = now();
+		int busy = have_worker && worker_busy(&w);
+		if (s->enabled && !interrupting && t >= next) {
+			if (busy) {
+				/* the previous commit is still running: stop as soon as it ends */
+				s->late += !late;
+				late = 1;
+			} else if (ptrace(PTRACE_INTERRUPT, s->pid, 0, 0) == 0) {
+				interrupting = 1;
+				late = 0;
+			}
+		}
+		int timeout = interrupting || !s->enabled ? -1 : busy && t >= next ? -1 : (int)((next - t) * 1e3) + 1;
+		struct pollfd pf[2] = { { sigfd, POLLIN, 0 }, { have_worker ? w.done_fd[0] : -1, POLLIN, 0 } };
+		if (poll(pf, 2, timeout) < 0 && errno != EINTR)
+			goto out_lost;
+		struct signalfd_siginfo si;
+		while (read(sigfd, &si, sizeof si) > 0)
+			;
+		char drain[64];
+		while (have_worker && read(w.done_fd[0], drain, sizeof drain) > 0)
+			;
 	}
+out_lost:
+	st = -1;
+out:
+	if (have_worker) {
+		int rc = worker_wait(&w);
+		if (rc)
+			checkpoint_failed(s, rc);
+		pthread_mutex_lock(&w.mu);
+		w.quit = 1;
+		pthread_cond_broadcast(&w.cv);
+		pthread_mutex_unlock(&w.mu);
+		pthread_join(w.th, NULL);
+		close(w.done_fd[0]);
+		close(w.done_fd[1]);
+	}
+	return st;
 }
 
 static void write_stats(struct sup *s, const char *path, const struct opts *o)
@@ -398,19 +527,28 @@ static void write_stats(struct sup *s, const char *path, const struct opts *o)
 	if (!f)
 		return;
 	static const char *names[] = { "", "page", "diff", "full" };
+	const struct ckpt_stats *t = &s->st;
+	struct prosper_pool_stats ps;
+	prosper_pool_stats_get(s->pool, &ps);
 	fprintf(f,
-		"{\"checkpoints\": %llu, \"bytes\": %llu, \"stack_bytes\": %llu, \"stack_page_bytes\": %llu, "
-		"\"page_bytes\": %llu, \"mean_stop_ms\": %.4f, \"max_stop_ms\": %.4f, \"mismatches\": %llu, "
-		"\"verified_bytes\": %llu, \"epoch\": %llu, \"stack_tracker\": \"%s\", \"heap_tracker\": \"%s\", "
-		"\"resumed\": %s, \"restore_seconds\": %.6f, \"restored_bytes\": %llu, \"disabled\": %s%s%s}\n",
-		(unsigned long long)s->checkpoints, (unsigned long long)s->bytes, (unsigned long long)s->stack_bytes,
-		(unsigned long long)s->stack_page_bytes, (unsigned long long)s->page_bytes,
+		"{\"checkpoints\": %llu, \"late\": %llu, \"mean_stop_ms\": %.4f, \"max_stop_ms\": %.4f, "
+		"\"stack_bytes\": %llu, \"stack_page_bytes\": %llu, \"stack_exact_bytes\": %llu, "
+		"\"other_bytes\": %llu, \"other_page_bytes\": %llu, \"new_mapping_bytes\": %llu, "
+		"\"pool_data_bytes\": %llu, \"pool_catchup_bytes\": %llu, "
+		"\"mismatches\": %llu, \"verified_bytes\": %llu, \"epoch\": %llu, "
+		"\"stack_tracker\": \"%s\", \"heap_tracker\": \"%s\", \"stack_granularity\": %u, \"heap_granularity\": %u, "
+		"\"interval_ms\": %g, \"resumed\": %s, \"restore_seconds\": %.6f, \"restored_bytes\": %llu, "
+		"\"disabled\": %s%s%s}\n",
+		(unsigned long long)s->checkpoints, (unsigned long long)s->late,
 		s->checkpoints ? 1e3 * s->stop_total / s->checkpoints : 0.0, 1e3 * s->stop_max,
-		(unsigned long long)s->mismatches, (unsigned long long)s->verified_bytes,
+		(unsigned long long)t->stack, (unsigned long long)t->stack_pages, (unsigned long long)t->stack_exact,
+		(unsigned long long)t->other, (unsigned long long)t->other_pages, (unsigned long long)t->new_bytes,
+		(unsigned long long)ps.data_bytes, (unsigned long long)ps.catchup_bytes,
+		(unsigned long long)t->mismatches, (unsigned long long)t->verified_bytes,
 		(unsigned long long)prosper_pool_epoch(s->pool), names[o->stack_mode], names[o->heap_mode],
-		o->resume ? "true" : "false", s->restore_seconds, (unsigned long long)s->restored_bytes,
-		s->disabled_reason ? "\"" : "null", s->disabled_reason ? s->disabled_reason : "",
-		s->disabled_reason ? "\"" : "");
+		s->stack_gran, s->heap_gran, o->interval_ms, o->resume ? "true" : "false", s->restore_seconds,
+		(unsigned long long)s->restored_bytes, s->disabled_reason ? "\"" : "null",
+		s->disabled_reason ? s->disabled_reason : "", s->disabled_reason ? "\"" : "");
 	fclose(f);
 }
 
@@ -467,8 +605,18 @@ int main(int argc, char **argv)
 	if (shim_path(shim, sizeof shim) != 0)
 		return die("%s", "the shim libprosper-shim.so is not built (make build)");
 
+	/* ptrace stops arrive as SIGCHLD, read from a signalfd by the loop */
+	sigset_t chld;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, NULL);
+	int sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sigfd < 0)
+		return die("signalfd: %s", strerror(errno));
+
 	struct sup *s = calloc(1, sizeof *s);
 	s->verify = o.verify;
+	s->stats_exact = o.exact;
 	s->stack_mode = o.stack_mode;
 	s->heap_mode = o.heap_mode;
 	s->stack_gran = (uint32_t)o.stack_gran;
@@ -624,7 +772,7 @@ int main(int argc, char **argv)
 		disable(s, s->track.err);
 	}
 	close(c.sock);
-	int st = supervise(s, &o, 1);
+	int st = supervise(s, &o, sigfd);
 	int code = st < 0 ? 1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	if (st >= 0 && WIFEXITED(st) && prosper_pool_epoch(s->pool) > 0) {
 		/* a normal exit: the pool says so, and a resume will not replay the end */

@@ -20,6 +20,32 @@
 
 enum tracker_mode { TRACK_MODE_PAGE = 1, TRACK_MODE_DIFF = 2, TRACK_MODE_FULL = 3 };
 
+/* One range of child memory read at a stop, to be written into its region at the commit. */
+struct chunk {
+	uint32_t region;
+	uint8_t whole;   /* part of a new mapping: written as it is, never compared */
+	uint8_t stack;
+	uint64_t off, len;   /* in the region */
+	size_t at;           /* in batch.data */
+};
+
+/* One checkpoint between its stop and its commit. */
+struct batch {
+	struct chunk *chunks;
+	size_t nchunks, chunks_cap;
+	uint8_t *data;
+	size_t len, cap;
+	struct img_buf blob;
+};
+
+/* Bytes of one checkpoint (and, summed, of a run). */
+struct ckpt_stats {
+	uint64_t stack, stack_pages, stack_exact; /* written; named by the tracker; changed 8-byte words */
+	uint64_t other, other_pages;
+	uint64_t new_bytes;                       /* mappings seen for the first time */
+	uint64_t mismatches, verified_bytes;      /* soundness oracle */
+};
+
 struct known_file {
 	char path[VMA_PATH_MAX];
 	struct file_id id;
@@ -34,7 +60,10 @@ struct sup {
 	int stack_mode, heap_mode;   /* enum tracker_mode */
 	uint32_t stack_gran, heap_gran;
 	uint64_t commit_delay_us;    /* test hook: widen the window between data and commit */
+	int stats_exact;             /* also count the stack's changed 8-byte words (costs a compare) */
 	uint64_t sp;                 /* at this stop */
+	struct batch batch;          /* the checkpoint being committed */
+	uint32_t stack_dense_left;   /* checkpoints left that write stack pages whole (adaptive) */
 	uint8_t *old;                /* committed bytes, for the diff filter */
 	size_t old_cap;
 	struct vma *vmas;            /* mappings whose contents are saved, with their regions */
@@ -42,8 +71,6 @@ struct sup {
 	struct vma *now;             /* scratch: the map at this stop */
 	struct fd_info *fds;         /* scratch: the fds at this stop */
 	struct prosper_range *ranges;
-	uint8_t *buf;
-	size_t buf_cap;
 	/* the launch record, written into every epoch */
 	char exe[VMA_PATH_MAX];
 	char launch_cwd[VMA_PATH_MAX];
@@ -59,15 +86,22 @@ struct sup {
 	uint64_t warned_fds[MAX_FDS / 64];
 	int warned_shared;
 	/* statistics */
-	uint64_t checkpoints, bytes, stack_bytes, page_bytes, stack_page_bytes, mismatches, verified_bytes;
+	uint64_t checkpoints, late;       /* late: ticks that found the previous commit still running */
+	struct ckpt_stats st;
 	double stop_total, stop_max, restore_seconds;
 	uint64_t restored_bytes;
 	const char *disabled_reason;
 };
 
-/* capture.c: one checkpoint of the stopped child; 0 or negative errno (s->track.err or the
- * pool's message says more). */
-int sup_checkpoint(struct sup *s);
+/* capture.c: a checkpoint in two halves.  sup_capture() runs while the child is stopped: map,
+ * tracker, the dirty bytes copied into s->batch, the blob; the pool is only asked to add, resize
+ * or remove regions.  sup_commit() runs while the child goes on: the diff filter, the pool writes,
+ * the commit.  The next sup_capture() waits for it.  Both return 0 or a negative errno
+ * (s->track.err or the pool's message says more). */
+int sup_capture(struct sup *s);
+int sup_commit(struct sup *s);
+/* The soundness oracle, after sup_commit() with the child still stopped. */
+int sup_verify(struct sup *s);
 /* The identity of a mapped file, computed once per path; NULL if it cannot be read. */
 const struct known_file *sup_known_file(struct sup *s, const char *path);
 

@@ -58,6 +58,48 @@ int prosper_track_add(struct prosper_track *t, uint64_t start, uint64_t end)
 	return 0;
 }
 
+/* PAGEMAP_SCAN over [start, end) for pages in `category`, coalesced into ranges; `flags` may ask
+ * the kernel to re-protect what it returns. */
+static long scan(struct prosper_track *t, uint64_t start, uint64_t end, uint64_t flags, uint64_t anyof,
+		 uint64_t mask, struct prosper_range *out, size_t max)
+{
+	struct prosper_page_region vec[256];
+	long n = 0;
+	uint64_t at = start;
+	while (at < end) {
+		struct prosper_pm_scan_arg arg = {
+			.size = sizeof arg,
+			.flags = flags,
+			.start = at,
+			.end = end,
+			.vec = (uint64_t)(uintptr_t)vec,
+			.vec_len = 256,
+			.category_mask = mask,
+			.category_anyof_mask = anyof,
+			.return_mask = mask | anyof,
+		};
+		long got = ioctl(t->pagemap_fd, PROSPER_PAGEMAP_SCAN, &arg);
+		if (got < 0)
+			return fail(t, "PAGEMAP_SCAN");
+		for (long i = 0; i < got; i++) {
+			/* coalesce with the previous range */
+			if (n && out[n - 1].end == vec[i].start) {
+				out[n - 1].end = vec[i].end;
+				continue;
+			}
+			if ((size_t)n == max) {
+				errno = ENOSPC;
+				return fail(t, "too many dirty ranges");
+			}
+			out[n++] = (struct prosper_range){ vec[i].start, vec[i].end };
+		}
+		if (arg.walk_end <= at)
+			break;
+		at = arg.walk_end;
+	}
+	return n;
+}
+
 long prosper_track_collect(struct prosper_track *t, uint64_t start, uint64_t end, struct prosper_range *out,
 			   size_t max)
 {
@@ -68,39 +110,14 @@ long prosper_track_collect(struct prosper_track *t, uint64_t start, uint64_t end
 		out[0].end = end;
 		return 1;
 	}
-	struct prosper_page_region vec[256];
-	long n = 0;
-	uint64_t at = start;
-	while (at < end) {
-		struct prosper_pm_scan_arg arg = {
-			.size = sizeof arg,
-			.flags = PROSPER_PM_SCAN_WP_MATCHING | PROSPER_PM_SCAN_CHECK_WPASYNC,
-			.start = at,
-			.end = end,
-			.vec = (uint64_t)(uintptr_t)vec,
-			.vec_len = 256,
-			.category_mask = PROSPER_PAGE_IS_WRITTEN,
-			.return_mask = PROSPER_PAGE_IS_WRITTEN,
-		};
-		long got = ioctl(t->pagemap_fd, PROSPER_PAGEMAP_SCAN, &arg);
-		if (got < 0)
-			return fail(t, "PAGEMAP_SCAN");
-		for (long i = 0; i < got; i++) {
-			if ((size_t)n == max) {
-				errno = ENOSPC;
-				return fail(t, "too many dirty ranges");
-			}
-			/* coalesce with the previous range */
-			if (n && out[n - 1].end == vec[i].start)
-				out[n - 1].end = vec[i].end;
-			else
-				out[n++] = (struct prosper_range){ vec[i].start, vec[i].end };
-		}
-		if (arg.walk_end <= at)
-			break;
-		at = arg.walk_end;
-	}
-	return n;
+	return scan(t, start, end, PROSPER_PM_SCAN_WP_MATCHING | PROSPER_PM_SCAN_CHECK_WPASYNC, 0,
+		    PROSPER_PAGE_IS_WRITTEN, out, max);
+}
+
+long prosper_track_present(struct prosper_track *t, uint64_t start, uint64_t end, struct prosper_range *out,
+			   size_t max)
+{
+	return scan(t, start, end, 0, PROSPER_PAGE_IS_PRESENT | PROSPER_PAGE_IS_SWAPPED, 0, out, max);
 }
 
 int prosper_track_covers(struct prosper_track *t, uint64_t start, uint64_t end)

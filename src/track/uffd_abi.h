@@ -29,4 +29,5 @@ struct prosper_pm_scan_arg {
 #define PROSPER_PAGE_IS_WRITTEN (1 << 1)
 #define PROSPER_PAGE_IS_FILE (1 << 2)
 #define PROSPER_PAGE_IS_PRESENT (1 << 3)
+#define PROSPER_PAGE_IS_SWAPPED (1 << 4)
 #endif
