@@ -22,6 +22,7 @@ import time
 from prosper.paths import die, tool
 
 SUPERVISOR = "src/supervisor/prosper-supervise"
+POOL_TOOL = "src/cli/prosper-pool"
 COMMIT_DELAY_US = 3000
 
 
@@ -32,6 +33,9 @@ def add_arguments(p):
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--keep", action="store_true", help="keep the working directory for inspection")
     p.add_argument("--timeout", type=float, default=600.0, help="give up after this many seconds (default 600)")
+    p.add_argument("--pool-dir", default=None,
+                   help="where the pool lives (default /dev/shm when it exists: kill -9 tests process death, "
+                        "not power loss, and a memory file system keeps the test fast)")
     p.add_argument("program", nargs="+", help="-- PROGRAM [ARGS...]")
 
 
@@ -45,13 +49,34 @@ def _files(root):
     return out
 
 
-def _wait_gone(pgid, deadline):
-    """Until no process of the group is left (the program dies with its supervisor)."""
-    while time.monotonic() < deadline:
+def _epoch(pool):
+    """The pool's committed epoch (0 if it cannot be read)."""
+    r = subprocess.run([tool(POOL_TOOL), "inspect", "--json", pool], capture_output=True, text=True)
+    try:
+        return json.loads(r.stdout)["epoch"] if r.returncode == 0 else 0
+    except (ValueError, KeyError):
+        return 0
+
+
+def _live_members(pgid):
+    """Processes of the group that are not zombies (a zombie holds no file, lock or memory)."""
+    live = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
         try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return
+            with open(f"/proc/{name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            live.append(int(name))
+    return live
+
+
+def _wait_gone(pgid, deadline):
+    """Until no live process of the group is left (the program dies with its supervisor)."""
+    while time.monotonic() < deadline and _live_members(pgid):
         time.sleep(0.002)
 
 
@@ -67,7 +92,8 @@ def main(args):
     native_dir, run_dir = os.path.join(work, "native"), os.path.join(work, "run")
     os.mkdir(native_dir)
     os.mkdir(run_dir)
-    pool = os.path.join(work, "pool.prosper")
+    pool_dir = args.pool_dir or ("/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else work)
+    pool = os.path.join(pool_dir, f"prosper-torture-{os.getpid()}-{os.path.basename(work)}.prosper")
     deadline = time.monotonic() + args.timeout
 
     t0 = time.monotonic()
@@ -82,6 +108,7 @@ def main(args):
     final = None
     errors = []
     started = False
+    backoff, last_epoch = 1.0, 0
     t0 = time.monotonic()
     out = open(os.path.join(work, "run.stdout"), "wb")
     while final is None and time.monotonic() < deadline:
@@ -104,9 +131,11 @@ def main(args):
         p = subprocess.Popen(cmd, cwd=run_dir, stdout=out, stdin=subprocess.DEVNULL, stderr=errf,
                              env=env, start_new_session=True)
         if kills < args.kills:
-            # long enough to make progress on average, short enough to spread N kills over the run
-            hi = max(0.06, 2.5 * native_s / max(1, args.kills))
-            delay = rng.uniform(0.03 if not started else 0.005, hi)
+            # Long enough to make progress on average, short enough to spread N kills over the run;
+            # after an attempt that committed nothing new, the next one gets longer (backoff), so a
+            # slow start (a big first checkpoint) cannot turn the whole run into fresh starts.
+            hi = max(0.06, 2.5 * native_s / max(1, args.kills)) * backoff
+            delay = rng.uniform((0.03 if not started else 0.005) * backoff, hi)
             try:
                 p.wait(timeout=delay)
             except subprocess.TimeoutExpired:
@@ -118,7 +147,11 @@ def main(args):
                 errf.close()
                 if started:
                     resumes += 1
-                started = True
+                # killed while the pool was being created: nothing to resume
+                started = os.path.exists(pool)
+                epoch = _epoch(pool) if started else 0
+                backoff = 1.0 if epoch > last_epoch else min(backoff * 1.5, 50.0)
+                last_epoch = epoch
                 continue
         else:
             try:
@@ -168,6 +201,8 @@ def main(args):
     }
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
+        if os.path.exists(pool):
+            os.unlink(pool)
     if args.json:
         print(json.dumps(result))
     else:
