@@ -285,7 +285,10 @@ static int build_blob(struct sup *s, struct img_buf *out, const struct user_regs
 			const struct vma *sv = find_saved(s, v->start);
 			iv.region = sv ? (uint32_t)sv->region : IMG_NONE;
 		}
-		if (v->perms[3] == 's' && !vma_is_special(v) && !s->warned_shared) {
+		/* a read-only shared file mapping is rebuilt from its file; a writable or anonymous one
+		 * holds data of its own that the pool does not keep */
+		if (v->perms[3] == 's' && !vma_is_special(v) && (v->perms[1] == 'w' || v->path[0] != '/') &&
+		    !s->warned_shared) {
 			s->warned_shared = 1;
 			fprintf(stderr, "prosper: warning: shared mapping %s is not persisted\n", v->path[0] ? v->path : "(anonymous)");
 		}

@@ -740,10 +740,11 @@ int main(int argc, char **argv)
 		while (waitpid(c.pid, &st, __WALL) == c.pid && WIFSTOPPED(st) && WSTOPSIG(st) != SIGSTOP)
 			ptrace(PTRACE_CONT, c.pid, 0, (void *)(long)WSTOPSIG(st));
 		char reason[600];
-		if (!WIFSTOPPED(st) || sup_restore(s, &im, &hello, reason, sizeof reason) != 0) {
+		int stopped = WIFSTOPPED(st);
+		if (!stopped || sup_restore(s, &im, &hello, reason, sizeof reason) != 0) {
 			kill(c.pid, SIGKILL);
 			waitpid(c.pid, &st, __WALL);
-			return die("%s", WIFSTOPPED(st) ? reason : "the relaunched program ended before the restore");
+			return die("%s", stopped ? reason : "the relaunched program ended before the restore");
 		}
 		/* saved mappings of the checkpoint are tracked from here on */
 		if (start_tracking(s, uffd) != 0) {

@@ -68,6 +68,16 @@ static int prot_of(const char *perms)
 	return (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) | (perms[2] == 'x' ? PROT_EXEC : 0);
 }
 
+/* Stdio (fds 0-2) that was a regular file is the program's output or input: if the resumed run's
+ * stdio is still that file, it is cut back to its checkpointed size and position; if the user
+ * gave the resume other stdio, that is used as given.  The supervisor's fds 0-2 are what the
+ * relaunched program inherits. */
+static int stdio_is_checkpointed_file(int fd, const char *path)
+{
+	struct stat a, b;
+	return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 int sup_restore_check(struct sup *s, const struct img *im, char *why, size_t whylen)
 {
 	(void)s;
@@ -103,7 +113,7 @@ int sup_restore_check(struct sup *s, const struct img *im, char *why, size_t why
 	for (uint32_t i = 0; i < im->h->nfds; i++) {
 		const struct img_fd *f = &im->fds[i];
 		const char *p = img_s(im, f->path);
-		if (f->type == IMG_FD_OTHER || (f->fd <= 2 && f->type != IMG_FD_FILE))
+		if (f->type == IMG_FD_OTHER || (f->fd <= 2 && !(f->type == IMG_FD_FILE && stdio_is_checkpointed_file(f->fd, p))))
 			continue;
 		struct stat st;
 		if (strstr(p, " (deleted)") || stat(p, &st) != 0)
@@ -191,16 +201,22 @@ static int rebuild_map(struct sup *s, struct rctx *r, const struct img *im, stru
 	}
 	/* 2. the break */
 	uint64_t brk_to = im->h->start_brk;
-	const struct img_vma *stack = NULL;
+	const struct img_vma *stack = NULL, *heap = NULL;
 	for (uint32_t i = 0; i < im->h->nvmas; i++) {
 		if (is_named(im, &im->vmas[i], "[heap]"))
-			brk_to = im->vmas[i].end;
+			heap = &im->vmas[i], brk_to = im->vmas[i].end;
 		if (is_named(im, &im->vmas[i], "[stack]"))
 			stack = &im->vmas[i];
 	}
 	long got = sys(r, SYS_brk, (long)brk_to, 0, 0, 0, 0, 0);
 	if ((uint64_t)got != brk_to)
 		FAIL("cannot restore the program break (%#llx)", (unsigned long long)brk_to);
+	/* The kernel shows an anonymous mapping just below the break (the executable's .bss past its
+	 * file) merged into [heap]; brk() only creates the part from start_brk up. */
+	if (heap && heap->start < im->h->start_brk &&
+	    (uint64_t)sys(r, SYS_mmap, (long)heap->start, (long)(im->h->start_brk - heap->start), prot_of(heap->perms),
+			  MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) != heap->start)
+		FAIL("cannot map the start of the heap (%#llx)", (unsigned long long)heap->start);
 	/* 3. the stack: grow it down to the saved range by a fault the kernel resolves */
 	const struct vma *fstack = NULL;
 	for (int j = 0; j < nf; j++)
@@ -294,8 +310,8 @@ static int reopen_fds(struct sup *s, struct rctx *r, const struct img *im)
 	for (uint32_t i = 0; i < im->h->nfds; i++) {
 		const struct img_fd *f = &im->fds[i];
 		const char *path = img_s(im, f->path);
-		if (f->type == IMG_FD_OTHER || (f->fd <= 2 && f->type != IMG_FD_FILE))
-			continue; /* not persisted; stdio that is not a file is this run's own */
+		if (f->type == IMG_FD_OTHER || (f->fd <= 2 && !(f->type == IMG_FD_FILE && stdio_is_checkpointed_file(f->fd, path))))
+			continue; /* not persisted; stdio that is not the checkpointed file is this run's own */
 		int writing = (f->flags & O_ACCMODE) != O_RDONLY;
 		if (f->type == IMG_FD_FILE && writing && truncate(path, (off_t)f->size) != 0)
 			FAIL("cannot truncate %s to its checkpointed size", path);
