@@ -1,0 +1,487 @@
+"""prosper bench MODE [OPTIONS] -- benchmarks of the supervisor (measurements, not tests).
+
+Modes:
+  overhead   For each bench program (build/bench): native runs and supervised runs at 10 ms with
+             the page, diff (the default: stack diff at 8 B, other memory at 256 B) and full
+             trackers, interleaved round-robin over --reps repetitions; the median wall time of
+             each and the slowdown vs the native median.  Then, untimed: one diff run with
+             --exact-stack-stats (stack bytes per checkpoint: page vs 8 B diff vs the exact
+             minimum, all from that one run) and one run killed with SIGKILL at about half the
+             native time and resumed (restore GB/s = restored_bytes / restore_seconds, the time
+             the supervisor spent rebuilding memory, not the program's remaining run).
+             Each target is printed beside its measured number as met or not met.
+
+Pools go to a fresh directory under --pool-dir (default /dev/shm) and are deleted after each
+run.  A pool on a disk-backed file system pays msync at each commit; the output says which kind
+of file system held them.  Every supervised run must print the native checksum, also after a
+resume; a run that does not is a failure (exit 1)."""
+import json
+import os
+import platform
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from prosper.paths import BUILD, die, tool
+
+SUPERVISOR = "src/supervisor/prosper-supervise"
+INTERVAL_MS = 10
+TRACKERS = ("page", "diff", "full")
+
+# name -> (argv below build/bench, kind).  kind decides the slowdown target.
+PROGRAMS = {
+    "random": (["random"], "micro"),
+    "stream": (["stream"], "micro"),
+    "sparse": (["sparse"], "micro"),
+    "quicksort": (["quicksort"], "micro"),
+    "recursive-4": (["recursive", "4"], "micro"),
+    "recursive-8": (["recursive", "8"], "micro"),
+    "recursive-16": (["recursive", "16"], "micro"),
+    "normal": (["normal"], "micro"),
+    "poisson": (["poisson"], "micro"),
+    "pr": (["pr"], "graph"),
+    "sssp": (["sssp"], "graph"),
+    "kv": (["kv"], "kv"),
+}
+ALIASES = {"recursive": ["recursive-4", "recursive-8", "recursive-16"]}
+
+# Targets (fractions / ratios / GB/s).  The slowdown target applies to the default (diff) mode.
+TARGETS = {
+    "slowdown_micro": 0.03,
+    "slowdown_graph": 0.10,
+    "stack_over_exact": 1.05,
+    "restore_gbps": 3.0,
+}
+
+
+def add_arguments(p):
+    p.add_argument("mode", choices=sorted(MODES), help="which benchmark (overhead)")
+    p.add_argument("--programs", default=None,
+                   help="comma-separated subset of: " + ",".join(PROGRAMS) + " (recursive = all three depths)")
+    p.add_argument("--reps", type=int, default=3, help="repetitions of each timed run (default 3)")
+    p.add_argument("--quick", action="store_true", help="one repetition")
+    p.add_argument("--pool-dir", default=None,
+                   help="where pools are made (default /dev/shm when it exists, else the temporary directory)")
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout; the table goes to stderr")
+    p.add_argument("--md", metavar="PATH", default=None, help="also write the tables as markdown to PATH")
+
+
+# ---------------------------------------------------------------------------------------------
+# machine facts
+
+def fs_type(path):
+    """The file system type holding path (longest mount point in /proc/self/mountinfo)."""
+    path = os.path.realpath(path)
+    best, kind = "", "unknown"
+    try:
+        with open("/proc/self/mountinfo") as f:
+            for line in f:
+                left, _, right = line.partition(" - ")
+                mnt = left.split()[4].replace("\\040", " ")
+                if (path == mnt or path.startswith(mnt.rstrip("/") + "/")) and len(mnt) >= len(best):
+                    best, kind = mnt, right.split()[0]
+    except OSError:
+        pass
+    return kind
+
+
+MEMORY_FS = ("tmpfs", "ramfs", "hugetlbfs")
+
+
+def machine(pool_dir):
+    kind = fs_type(pool_dir)
+    return {"nproc": os.cpu_count(), "kernel": platform.release(), "pool_dir": pool_dir,
+            "pool_fs": kind, "pool_disk_backed": kind not in MEMORY_FS}
+
+
+# ---------------------------------------------------------------------------------------------
+# one run
+
+class BenchError(Exception):
+    pass
+
+
+def _supervisor():
+    """The supervisor's path; waits a little if the build is being replaced under us."""
+    path = os.path.join(BUILD, SUPERVISOR)
+    for _ in range(60):
+        if os.access(path, os.X_OK):
+            return path
+        time.sleep(1)
+    return tool(SUPERVISOR)  # dies with the usual message
+
+
+def _remove_pool(pool):
+    d, base = os.path.split(pool)
+    for n in os.listdir(d):
+        if n.startswith(base):
+            try:
+                os.unlink(os.path.join(d, n))
+            except OSError:
+                pass
+
+
+def _read_stats(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        raise BenchError(f"no statistics from the supervisor ({e})")
+
+
+def run_native(argv):
+    t0 = time.monotonic()
+    r = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    wall = time.monotonic() - t0
+    if r.returncode != 0:
+        raise BenchError(f"native run of {os.path.basename(argv[0])} exited {r.returncode}: {r.stderr.strip()[-300:]}")
+    return wall, r.stdout
+
+
+def supervise_argv(pool, stats, tracker, extra=()):
+    return [_supervisor(), "run", "--pool", pool, "--interval", str(INTERVAL_MS),
+            "--stack-tracker", tracker, "--heap-tracker", tracker, "--stats-json", stats, *extra, "--"]
+
+
+def run_supervised(argv, tmp, tag, tracker, expect, extra=()):
+    pool, stats = os.path.join(tmp, f"{tag}.pool"), os.path.join(tmp, f"{tag}.stats.json")
+    try:
+        cmd = supervise_argv(pool, stats, tracker, extra) + argv
+        t0 = time.monotonic()
+        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        wall = time.monotonic() - t0
+        name = os.path.basename(argv[0])
+        if r.returncode != 0:
+            raise BenchError(f"supervised ({tracker}) run of {name} exited {r.returncode}: {r.stderr.strip()[-300:]}")
+        if r.stdout != expect:
+            raise BenchError(f"supervised ({tracker}) run of {name} printed {r.stdout.strip()!r}, "
+                             f"native printed {expect.strip()!r}")
+        st = _read_stats(stats)
+        if st.get("disabled"):
+            raise BenchError(f"supervised ({tracker}) run of {name}: checkpointing was disabled: {st['disabled']}")
+        return wall, st
+    finally:
+        _remove_pool(pool)
+        if os.path.exists(stats):
+            os.unlink(stats)
+
+
+def _group_gone(pgid, timeout=5.0):
+    """True once no process of the group is left (zombies of another parent count as gone)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return True
+        alive = False
+        for d in os.listdir("/proc"):
+            if not d.isdigit():
+                continue
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                if int(fields[2]) == pgid and fields[0] != "Z":
+                    alive = True
+                    break
+            except (OSError, IndexError, ValueError):
+                continue
+        if not alive:
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def run_kill_resume(argv, tmp, tag, kill_after, expect):
+    """Start a supervised (default diff) run, SIGKILL its process group after kill_after seconds,
+    resume it; return the resume statistics.  The program's stdout is a file, so the resumed
+    program reopens it and the checksum can be checked."""
+    pool, stats = os.path.join(tmp, f"{tag}.pool"), os.path.join(tmp, f"{tag}.stats.json")
+    out = os.path.join(tmp, f"{tag}.out")
+    name = os.path.basename(argv[0])
+    try:
+        with open(out, "w") as fo:
+            p = subprocess.Popen([_supervisor(), "run", "--pool", pool, "--interval", str(INTERVAL_MS), "--"] + argv,
+                                 stdin=subprocess.DEVNULL, stdout=fo, stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            p.wait(timeout=kill_after)
+            raise BenchError(f"{name} finished under the supervisor before the kill at {kill_after:.2f} s")
+        except subprocess.TimeoutExpired:
+            pass
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        p.stderr.close()
+        if not _group_gone(p.pid):
+            raise BenchError(f"{name}: processes of the killed run are still alive")
+        # the resumed program inherits our stdio: give it the same file, which the supervisor
+        # cuts back to its checkpointed size and position
+        with open(out, "r+") as fo:
+            r = subprocess.run([_supervisor(), "resume", "--pool", pool, "--stats-json", stats],
+                               stdin=subprocess.DEVNULL, stdout=fo, stderr=subprocess.PIPE, text=True)
+        if r.returncode != 0:
+            raise BenchError(f"resume of {name} exited {r.returncode}: {r.stderr.strip()[-300:]}")
+        with open(out) as f:
+            printed = f.read()
+        if printed != expect:
+            raise BenchError(f"resumed {name} left {printed.strip()!r} in its stdout file, native printed {expect.strip()!r}")
+        st = _read_stats(stats)
+        if not st.get("resumed"):
+            raise BenchError(f"resume of {name}: the statistics say it did not resume")
+        return st
+    finally:
+        _remove_pool(pool)
+        for f in (stats, out):
+            if os.path.exists(f):
+                os.unlink(f)
+
+
+# ---------------------------------------------------------------------------------------------
+# overhead
+
+def _per(st, key):
+    n = st.get("checkpoints", 0)
+    return st.get(key, 0) / n if n else 0.0
+
+
+def _target(value, limit, lower_is_better=True):
+    if value is None:
+        return {"target": limit, "measured": None, "met": None}
+    return {"target": limit, "measured": value, "met": value <= limit if lower_is_better else value >= limit}
+
+
+def measure_program(name, reps, tmp, log):
+    rel, kind = PROGRAMS[name]
+    argv = [os.path.join(BUILD, "bench", rel[0])] + rel[1:]
+    if not os.access(argv[0], os.X_OK):
+        raise BenchError(f"build/bench/{rel[0]} is not built")
+    modes = ["native"] + list(TRACKERS)
+    walls = {m: [] for m in modes}
+    stats = {m: [] for m in TRACKERS}
+    _, expect = run_native(argv)  # warm-up (page cache, CPU frequency); also the reference output
+    for rep in range(reps):
+        # rotate the order so no mode always runs first after another program
+        order = modes[rep % len(modes):] + modes[:rep % len(modes)]
+        for m in order:
+            if m == "native":
+                wall, got = run_native(argv)
+                if got != expect:
+                    raise BenchError(f"native {name} is not deterministic: {got!r} vs {expect!r}")
+            else:
+                wall, st = run_supervised(argv, tmp, f"{name}-{m}-{rep}", m, expect)
+                stats[m].append(st)
+            walls[m].append(wall)
+        log(f"  {name} rep {rep + 1}/{reps}: " + ", ".join(f"{m} {walls[m][-1]:.3f} s" for m in modes))
+    native = statistics.median(walls["native"])
+    row = {"program": name, "argv": rel, "kind": kind, "native_s": native, "native_runs_s": walls["native"]}
+    for m in TRACKERS:
+        med = statistics.median(walls[m])
+        sts = stats[m]
+        row[m] = {
+            "median_s": med,
+            "runs_s": walls[m],
+            "slowdown": med / native - 1.0,
+            "checkpoints": statistics.median(s["checkpoints"] for s in sts),
+            "late": statistics.median(s["late"] for s in sts),
+            "mean_stop_ms": statistics.median(s["mean_stop_ms"] for s in sts),
+            "max_stop_ms": max(s["max_stop_ms"] for s in sts),
+            "stack_bytes_per_ckpt": statistics.median(_per(s, "stack_bytes") for s in sts),
+            "other_bytes_per_ckpt": statistics.median(_per(s, "other_bytes") for s in sts),
+            "new_mapping_bytes": statistics.median(s["new_mapping_bytes"] for s in sts),
+        }
+    d = row["diff"]
+    row["slowdown"] = d["slowdown"]
+    row["checkpoints"] = d["checkpoints"]
+    row["mean_stop_ms"] = d["mean_stop_ms"]
+    row["late"] = d["late"]
+
+    # untimed: page vs 8 B diff vs exact, all from one run's checkpoints
+    _, ex = run_supervised(argv, tmp, f"{name}-exact", "diff", expect, ["--exact-stack-stats"])
+    row["exact_run_checkpoints"] = ex["checkpoints"]
+    row["stack_page_bytes_per_ckpt"] = _per(ex, "stack_page_bytes")
+    row["stack_diff_bytes_per_ckpt"] = _per(ex, "stack_bytes")
+    row["stack_exact_bytes_per_ckpt"] = _per(ex, "stack_exact_bytes")
+    row["stack_diff_over_exact"] = (row["stack_diff_bytes_per_ckpt"] / row["stack_exact_bytes_per_ckpt"]
+                                    if row["stack_exact_bytes_per_ckpt"] else None)
+    row["other_page_bytes_per_ckpt"] = _per(ex, "other_page_bytes")
+    row["other_diff_bytes_per_ckpt"] = _per(ex, "other_bytes")
+
+    # untimed: SIGKILL at about half the native time, then resume
+    kill_after = native / 2
+    rs = run_kill_resume(argv, tmp, f"{name}-kill", kill_after, expect)
+    secs, nbytes = rs["restore_seconds"], rs["restored_bytes"]
+    row["kill_after_s"] = kill_after
+    row["restore_seconds"] = secs
+    row["restored_bytes"] = nbytes
+    row["restore_gbps"] = nbytes / secs / 1e9 if secs > 0 else None
+    row["resume_checkpoints"] = rs["checkpoints"]
+
+    slow_limit = {"micro": TARGETS["slowdown_micro"], "graph": TARGETS["slowdown_graph"]}.get(kind)
+    row["targets"] = {
+        "slowdown": _target(row["slowdown"], slow_limit) if slow_limit is not None else None,
+        "stack_over_exact": _target(row["stack_diff_over_exact"], TARGETS["stack_over_exact"]),
+        "restore_gbps": _target(row["restore_gbps"], TARGETS["restore_gbps"], lower_is_better=False),
+    }
+    log(f"  {name}: native {native:.3f} s, diff {d['median_s']:.3f} s ({100 * d['slowdown']:+.1f}%), "
+        f"restore {row['restore_gbps'] or 0:.2f} GB/s")
+    return row
+
+
+def _pct(x):
+    return "-" if x is None else f"{100 * x:+.1f}%"
+
+
+def _num(x, fmt="{:.0f}"):
+    return "-" if x is None else fmt.format(x)
+
+
+def _met(t):
+    if t is None:
+        return "-"
+    if t["met"] is None:
+        return "n/a"
+    return "met" if t["met"] else "NOT met"
+
+
+def tables(res):
+    """(title, header, rows) for the text and markdown renderings."""
+    progs = res["programs"]
+    t1 = ("Wall time (median of %d) and slowdown vs native" % res["reps"],
+          ["program", "native s", "page s", "page", "diff s", "diff", "full s", "full",
+           "ckpts", "late", "stop ms"],
+          [[r["program"], f"{r['native_s']:.3f}",
+            f"{r['page']['median_s']:.3f}", _pct(r["page"]["slowdown"]),
+            f"{r['diff']['median_s']:.3f}", _pct(r["diff"]["slowdown"]),
+            f"{r['full']['median_s']:.3f}", _pct(r["full"]["slowdown"]),
+            _num(r["checkpoints"]), _num(r["late"]), f"{r['mean_stop_ms']:.2f}"] for r in progs])
+    t2 = ("Bytes per checkpoint (one untimed diff run) and resume after SIGKILL at half the native time",
+          ["program", "stack page", "stack 8 B diff", "stack exact", "diff/exact", "other page",
+           "other 256 B diff", "restored MiB", "restore ms", "restore GB/s"],
+          [[r["program"], _num(r["stack_page_bytes_per_ckpt"]), _num(r["stack_diff_bytes_per_ckpt"]),
+            _num(r["stack_exact_bytes_per_ckpt"]), _num(r["stack_diff_over_exact"], "{:.3f}x"),
+            _num(r["other_page_bytes_per_ckpt"]), _num(r["other_diff_bytes_per_ckpt"]),
+            f"{r['restored_bytes'] / 2**20:.2f}", f"{1000 * r['restore_seconds']:.2f}",
+            _num(r["restore_gbps"], "{:.2f}")] for r in progs])
+    T = TARGETS
+    t3 = ("Targets (slowdown of the default diff mode; micro <= %d%%, pr/sssp <= %d%%; stack <= %.2fx exact; "
+          "restore >= %.0f GB/s)" % (100 * T["slowdown_micro"], 100 * T["slowdown_graph"], T["stack_over_exact"],
+                                     T["restore_gbps"]),
+          ["program", "slowdown", "target", "slowdown met", "stack/exact", "target", "stack met",
+           "restore GB/s", "target", "restore met"],
+          [])
+    for r in progs:
+        t = r["targets"]
+        s = t["slowdown"]
+        t3[2].append([r["program"], _pct(r["slowdown"]), f"<= {100 * s['target']:.0f}%" if s else "none", _met(s),
+                      _num(r["stack_diff_over_exact"], "{:.3f}x"), f"<= {T['stack_over_exact']:.2f}x",
+                      _met(t["stack_over_exact"]), _num(r["restore_gbps"], "{:.2f}"),
+                      f">= {T['restore_gbps']:.0f}", _met(t["restore_gbps"])])
+    return [t1, t2, t3]
+
+
+def _preamble(res):
+    m = res["machine"]
+    where = (f"pools in {m['pool_dir']} ({m['pool_fs']}, disk-backed: every commit pays msync)"
+             if m["pool_disk_backed"] else
+             f"pools in {m['pool_dir']} ({m['pool_fs']}, memory: commits pay no msync to a disk)")
+    return (f"{m['nproc']} CPUs, Linux {m['kernel']}; {where}; interval {res['interval_ms']} ms; "
+            f"{res['reps']} repetition(s), interleaved round-robin")
+
+
+def render_text(res):
+    out = [f"prosper bench overhead: {_preamble(res)}"]
+    for title, header, rows in tables(res):
+        w = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+        out += ["", title, "  " + "  ".join(h.rjust(w[i]) if i else h.ljust(w[i]) for i, h in enumerate(header))]
+        for row in rows:
+            out.append("  " + "  ".join(str(c).rjust(w[i]) if i else str(c).ljust(w[i]) for i, c in enumerate(row)))
+    s = res["summary"]
+    out += ["", f"targets met: {s['met']} of {s['checked']}" + (f"; failures: {'; '.join(res['failures'])}"
+                                                               if res["failures"] else "")]
+    return "\n".join(out)
+
+
+def render_markdown(res):
+    out = ["# Supervisor overhead", "",
+           f"Produced by `{res['command']}` on {res['date']}. Every number below was measured in that run.", "",
+           _preamble(res) + ".", "",
+           "Slowdown = median supervised wall time / median native wall time - 1. Trackers: `page` (whole "
+           "written pages), `diff` (the default: written pages filtered to changed 8 B stack granules and "
+           "256 B granules of other memory), `full` (every page, every checkpoint). Stack bytes: page = "
+           "bytes in the pages the page tracker named, 8 B diff = bytes written, exact = changed 8-byte words "
+           "(all three from one run with `--exact-stack-stats`). Restore GB/s = restored bytes / the "
+           "supervisor's restore time after a SIGKILL at half the native time."]
+    for title, header, rows in tables(res):
+        out += ["", f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    s = res["summary"]
+    out += ["", f"Targets met: {s['met']} of {s['checked']}."]
+    if res["failures"]:
+        out += ["", "Failures: " + "; ".join(res["failures"])]
+    return "\n".join(out) + "\n"
+
+
+def overhead(args):
+    reps = 1 if args.quick else args.reps
+    if reps < 1:
+        die("bench: --reps must be at least 1")
+    names = list(PROGRAMS)
+    if args.programs:
+        names = []
+        for n in (x.strip() for x in args.programs.split(",") if x.strip()):
+            for m in ALIASES.get(n, [n]):
+                if m not in PROGRAMS:
+                    die(f"bench: unknown program '{n}' (choose from {', '.join(PROGRAMS)}, recursive)")
+                if m not in names:
+                    names.append(m)
+        if not names:
+            die("bench: --programs is empty")
+    pool_dir = args.pool_dir or ("/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir())
+    if not os.path.isdir(pool_dir) or not os.access(pool_dir, os.W_OK):
+        die(f"bench: --pool-dir {pool_dir}: not a writable directory")
+    _supervisor()
+    log = (lambda s: print(s, file=sys.stderr, flush=True))
+    res = {"benchmark": "overhead",
+           "command": "prosper bench overhead" + (" --quick" if args.quick else f" --reps {reps}")
+           + (f" --programs {args.programs}" if args.programs else ""),
+           "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "machine": machine(pool_dir), "interval_ms": INTERVAL_MS, "reps": reps,
+           "trackers": {"page": "page tracker, whole pages", "diff": "stack 8 B diff, other memory 256 B diff",
+                        "full": "every page"},
+           "targets": TARGETS, "programs": [], "failures": []}
+    log(f"prosper bench overhead: {len(names)} program(s), {reps} repetition(s), pools in {pool_dir}")
+    tmp = tempfile.mkdtemp(prefix="prosper-bench-", dir=pool_dir)
+    try:
+        for n in names:
+            try:
+                res["programs"].append(measure_program(n, reps, tmp, log))
+            except BenchError as e:
+                res["failures"].append(f"{n}: {e}")
+                log(f"  {n}: FAILED: {e}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    checked = [t for r in res["programs"] for t in r["targets"].values() if t and t["met"] is not None]
+    res["summary"] = {"checked": len(checked), "met": sum(1 for t in checked if t["met"]),
+                      "not_met": sum(1 for t in checked if not t["met"])}
+    text = render_text(res)
+    if args.md:
+        with open(args.md, "w") as f:
+            f.write(render_markdown(res))
+    if args.json:
+        print(text, file=sys.stderr)
+        print(json.dumps(res))
+    else:
+        print(text)
+    return 1 if res["failures"] else 0
+
+
+MODES = {"overhead": overhead}
+
+
+def main(args):
+    return MODES[args.mode](args)
