@@ -51,6 +51,9 @@ enum prosper_persist_site {
 	PSITE_RECOVER_STATE,   /* recovery: BACK -> MAIN in place after the copy */
 	PSITE_RECOVER_COMMIT,  /* recovery: the lagging commit word repaired */
 	PSITE_FALLOC,          /* (not a persist; reserved) */
+	PSITE_REDO_LOG,        /* redo mode: the sealed log of the epoch, before the commit word */
+	PSITE_REDO_APPLY,      /* redo mode: the records applied to the image, after the commit word */
+	PSITE_RECOVER_REDO,    /* recovery: the committed epoch's log applied again */
 	PSITE_COUNT
 };
 

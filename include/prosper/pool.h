@@ -14,6 +14,19 @@
  *     copy IS the main slot.  Before the first write to a segment in an epoch the caller
  *     calls prosper_pool_direct_prepare(), which binds a backup slot holding the committed
  *     contents (stealing an idle one if none is free) and marks the segment BACK in place.
+ *   Redo regions (Prosper's two-step stack commit, HPCA 2024 §III-B; process stacks): ONE
+ *     persistent image (the main slots) and a redo log in a contiguous run of data slots,
+ *     ceil((2 * length + 128) / seg_size) of them.  prosper_pool_write appends records
+ *     (offset, length, bytes) to the log and leaves the image alone; the commit seals the log
+ *     (tagged with the new epoch, checksummed, its checksum in the epoch's metadata) and
+ *     persists it before the commit word, then applies the records to the image and persists
+ *     them before it returns.  Recovery applies the committed epoch's log again (idempotent)
+ *     and ignores any other log.  Writes of one epoch must not overlap (the caller coalesces
+ *     adjacent ranges); a write the log cannot hold is refused with -ENOSPC and the epoch
+ *     being built stays as it was.  The log code is the one in stackckpt.h.
+ *
+ * Layout version 2 (region records name the redo log).  A pool of layout version 1 is refused
+ * with a reason (docs/pool-format.md).
  *
  * Invariants
  *   I1 Nothing a checkpoint writes before the commit word changes what recovery of the
@@ -43,6 +56,7 @@ typedef struct prosper_pool prosper_pool;
 enum prosper_region_mode {
 	PROSPER_REGION_BUFFERED = 1, /* working copy in the caller's memory */
 	PROSPER_REGION_DIRECT = 2,   /* working copy in the pool (main slots) */
+	PROSPER_REGION_REDO = 3,     /* one image in the pool, updated through a redo log */
 };
 
 enum prosper_region_kind {
@@ -113,7 +127,8 @@ int prosper_pool_region_add(prosper_pool *pool, const char *name, uint32_t kind,
 			    uint64_t vaddr, uint64_t length, uint32_t prot); /* returns id */
 int prosper_pool_region_resize(prosper_pool *pool, uint32_t id, uint64_t new_length);
 int prosper_pool_region_remove(prosper_pool *pool, uint32_t id);
-/* Buffered regions: len bytes at src are the new contents of [off, off+len). */
+/* Buffered and redo regions: len bytes at src are the new contents of [off, off+len).
+ * Redo: appended to the region's log (see above); -ENOSPC if the log cannot hold it. */
 int prosper_pool_write(prosper_pool *pool, uint32_t id, uint64_t off, const void *src, uint64_t len);
 /* Commit everything staged as epoch+1, with this blob.  Returns 0 or negative.  An error
  * before the commit word leaves the committed epoch unchanged; an I/O error while persisting
@@ -138,6 +153,9 @@ struct prosper_pool_stats {
 	uint64_t cow_bytes;         /* direct mode copy-on-write */
 	uint64_t steals;
 	uint64_t recovered_segments;
+	uint64_t redo_bytes;        /* redo-log bytes sealed by commits (headers, records, payload) */
+	uint64_t redo_records;      /* redo records sealed by commits */
+	uint64_t redo_replays;      /* committed redo logs applied again by recovery */
 };
 void prosper_pool_stats_get(const prosper_pool *pool, struct prosper_pool_stats *out);
 

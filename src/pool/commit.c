@@ -1,18 +1,22 @@
-/* commit.c -- buffered writes and the commit of an epoch (libcrpm's protocol, DESIGN D2).
+/* commit.c -- buffered writes and the commit of an epoch (libcrpm's protocol, DESIGN D2;
+ * redo regions add Prosper's two-step commit, DESIGN D5, see redo.c).
  *
  * Order of a commit of epoch e+1 (committed epoch e, parity q = (e+1) & 1):
  *   1. dirty bytes were written into copies the committed epoch does not read
  *      (buffered: the non-valid copy; direct: main slots whose committed state is BACK);
- *      flush them, drain;
+ *      redo logs are sealed (tagged e+1); flush all of it, drain;
  *   2. write state array q (only entries that differ), flush, drain;
- *   3. write metadata slot q (regions, segments, blob), flush, drain;
- *   4. commit word A := e+1, persist;  commit word B := e+1, persist.
+ *   3. write metadata slot q (regions with their log checksums, segments, blob), flush, drain;
+ *   4. commit word A := e+1, persist;  commit word B := e+1, persist;
+ *   5. apply every redo log to its image, flush, drain.
  * Steps 1-3 touch nothing recovery of epoch e reads (invariant I1); step 4's first store is
- * the atomic switch.  Any persist error before step 4 abandons the epoch.
+ * the atomic switch.  Any persist error before step 4 abandons the epoch; an error in step 5
+ * leaves e+1 committed and its logs intact, so reopening applies them.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "prosper/stackckpt.h"
 #include "pool_internal.h"
 
 int pool_mutation = MUT_NONE;
@@ -21,6 +25,7 @@ const char *pool_mutation_name(int m)
 {
 	static const char *const names[MUT_COUNT] = {
 		"none", "commit_first", "no_catchup", "write_valid", "state_not_back", "bind_after_state",
+		"redo_apply_before_commit", "redo_log_after_commit", "redo_no_reapply", "redo_next_log_before_apply",
 	};
 	return m >= 0 && m < MUT_COUNT ? names[m] : "?";
 }
@@ -28,7 +33,7 @@ const char *pool_mutation_name(int m)
 /* flush_runs -- flush every run of set bits of bm (blocks) within a slot.  With page
  * granularity a flush is an msync of whole pages, so runs less than a page apart are flushed as
  * one range: one system call instead of one per run. */
-static void flush_runs(struct prosper_pool *p, int site, uint8_t *slot, const uint64_t *bm)
+void flush_runs(struct prosper_pool *p, int site, uint8_t *slot, const uint64_t *bm)
 {
 	uint32_t nb = blocks_per_seg(p), b = 0, bs = p->sb.block_size;
 	uint64_t gap = p->pp.granularity == PROSPER_GRAN_PAGE ? POOL_PAGE : 0;
@@ -156,12 +161,14 @@ int prosper_pool_write(prosper_pool *p, uint32_t id, uint64_t off, const void *s
 		return pool_err(-ENOENT, "no region with id %u", id);
 	if (p->broken)
 		return pool_err(-EIO, "pool handle unusable after a failed commit");
-	if (r->info.mode != PROSPER_REGION_BUFFERED)
-		return pool_err(-EINVAL, "region %s is not buffered", r->info.name);
+	if (r->info.mode != PROSPER_REGION_BUFFERED && r->info.mode != PROSPER_REGION_REDO)
+		return pool_err(-EINVAL, "region %s is neither buffered nor redo", r->info.name);
 	if (off > r->info.length || len > r->info.length - off)
 		return pool_err(-ERANGE, "write [%llu, +%llu) beyond region %s (%llu bytes)",
 				(unsigned long long)off, (unsigned long long)len, r->info.name,
 				(unsigned long long)r->info.length);
+	if (r->info.mode == PROSPER_REGION_REDO)
+		return redo_write(p, r, off, src, len);
 	const uint8_t *in = src;
 	while (len) {
 		uint32_t k = (uint32_t)(off / p->sb.seg_size);
@@ -222,12 +229,18 @@ static int build_meta(struct prosper_pool *p, int q, uint64_t epoch, const void 
 		rec.length = r->info.length;
 		rec.first_seg = first;
 		rec.nsegs = r->nsegs;
+		rec.log_slot = POOL_SLOT_NONE;
+		if (r->info.mode == PROSPER_REGION_REDO) {
+			rec.log_slot = r->log_slot;
+			rec.log_slots = r->log_slots;
+			rec.log_crc = r->log_crc;
+		}
 		memcpy(rp, &rec, sizeof rec);
 		rp += sizeof rec;
 		for (uint32_t k = 0; k < r->nsegs; k++) {
 			struct pool_seg_rec sr = {
 				.main_slot = r->segs[k].main_slot,
-				.back_slot = r->info.mode == PROSPER_REGION_DIRECT ? POOL_SLOT_NONE : r->segs[k].back_slot,
+				.back_slot = r->info.mode == PROSPER_REGION_BUFFERED ? r->segs[k].back_slot : POOL_SLOT_NONE,
 			};
 			memcpy(sp, &sr, sizeof sr);
 			sp += sizeof sr;
@@ -272,10 +285,10 @@ int prosper_pool_commit(prosper_pool *p, const void *blob, size_t blob_len)
 	if (pool_mutation == MUT_COMMIT_FIRST)
 		write_commit_words(p, next);
 
-	/* 1. data */
+	/* 1. data, and the redo logs sealed (step 1 of the two-step commit) */
 	FOR_EACH_SEG(p, r, s) {
-		if (!s->touched)
-			continue;
+		if (!s->touched || r->info.mode == PROSPER_REGION_REDO)
+			continue; /* a new redo segment was zeroed and flushed when it was added */
 		if (r->info.mode == PROSPER_REGION_BUFFERED) {
 			catch_up_rest(p, s);
 			flush_runs(p, PSITE_DATA, target_of(p, s), s->dirty);
@@ -283,9 +296,21 @@ int prosper_pool_commit(prosper_pool *p, const void *blob, size_t blob_len)
 			flush_runs(p, PSITE_DIRECT_DATA, slot_addr(p, s->main_slot), s->dirty);
 		}
 	}
+	FOR_EACH_REDO(p, r) {
+		redo_seal(p, r);
+		if (pool_mutation != MUT_REDO_LOG_LATE)
+			prosper_persist_flush(&p->pp, PSITE_REDO_LOG, redo_log(p, r), prosper_stacklog_bytes(redo_log(p, r)));
+	}
 	prosper_persist_drain(&p->pp, PSITE_DATA);
 	if (p->pp.error)
 		return failed(p, pool_err(p->pp.error, "persisting checkpoint data failed: %s", strerror(-p->pp.error)));
+	if (pool_mutation == MUT_REDO_APPLY_EARLY) {
+		FOR_EACH_REDO(p, r) {
+			redo_apply_copy(p, r);
+			redo_apply_flush(p, r, PSITE_REDO_APPLY);
+		}
+		prosper_persist_drain(&p->pp, PSITE_REDO_APPLY);
+	}
 
 	/* 2. state array q */
 	FOR_EACH_SEG(p, r, s) {
@@ -312,6 +337,23 @@ int prosper_pool_commit(prosper_pool *p, const void *blob, size_t blob_len)
 	if (p->pp.error)
 		return failed(p, pool_err(p->pp.error, "persisting the commit word failed: %s", strerror(-p->pp.error)));
 
+	/* 5. step 2 of the two-step commit: the committed logs applied to the images. */
+	FOR_EACH_REDO(p, r) {
+		uint8_t *log = redo_log(p, r);
+		if (pool_mutation == MUT_REDO_LOG_LATE)
+			prosper_persist_range(&p->pp, PSITE_REDO_LOG, log, prosper_stacklog_bytes(log));
+		redo_apply_copy(p, r);
+		if (pool_mutation == MUT_REDO_NEXT_LOG_EARLY) {
+			prosper_stacklog_init(log, redo_log_cap(p, r), next + 1);
+			prosper_persist_range(&p->pp, PSITE_REDO_LOG, log, PROSPER_STACKLOG_HEADER);
+		}
+		redo_apply_flush(p, r, PSITE_REDO_APPLY);
+	}
+	prosper_persist_drain(&p->pp, PSITE_REDO_APPLY);
+	if (p->pp.error)
+		return failed(p, pool_err(p->pp.error, "epoch %llu is committed but applying its redo logs failed: %s "
+					  "(reopening applies them)", (unsigned long long)next, strerror(-p->pp.error)));
+
 	/* The new epoch is durable: move the in-DRAM view forward. */
 	p->epoch = next;
 	uint32_t w = 0;
@@ -321,6 +363,7 @@ int prosper_pool_commit(prosper_pool *p, const void *blob, size_t blob_len)
 			free(r->segs);
 			continue;
 		}
+		r->log_begun = pool_mutation == MUT_REDO_NEXT_LOG_EARLY && r->info.mode == PROSPER_REGION_REDO;
 		for (uint32_t k = 0; k < r->nsegs; k++) {
 			struct seg *s = &r->segs[k];
 			if (s->touched && (s->state == ST_MAIN || s->state == ST_BACK)) {
@@ -372,6 +415,8 @@ int prosper_pool_region_read(prosper_pool *p, uint32_t id, uint64_t off, void *d
 		uint32_t from = POOL_SLOT_NONE;
 		if (r->info.mode == PROSPER_REGION_BUFFERED)
 			from = valid_slot(s);
+		else if (r->info.mode == PROSPER_REGION_REDO)
+			from = s->state != ST_NONE ? s->main_slot : POOL_SLOT_NONE; /* applied at each commit */
 		else if (s->state == ST_BACK || (s->touched && s->state != ST_NONE))
 			from = s->back_slot;   /* the working copy is ahead of the committed one */
 		else if (s->state != ST_NONE)

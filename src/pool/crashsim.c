@@ -300,28 +300,40 @@ static void fill_random(uint8_t *p, size_t n, uint64_t *rng)
 		p[i] = (uint8_t)rng_next(rng);
 }
 
+/* Redo regions stay small: their logs take twice their length in slots of their own. */
+static uint64_t max_len(uint32_t mode, uint32_t seg) { return (mode == PROSPER_REGION_REDO ? 2ull : 4ull) * seg; }
+
+static int wl_add(prosper_pool *p, struct model *m, const char *name, uint32_t mode, uint64_t len)
+{
+	struct mreg r = { 0 };
+	snprintf(r.name, sizeof r.name, "%s", name);
+	r.mode = mode;
+	uint32_t kind = mode == PROSPER_REGION_REDO ? PROSPER_KIND_STACK : PROSPER_KIND_ANON;
+	int id = prosper_pool_region_add(p, r.name, kind, r.mode, 0x10000 * (m->n + 1), len, 3);
+	if (id == -EEXIST)
+		return 0;
+	if (id < 0)
+		return id;
+	r.id = (uint32_t)id;
+	model_resize(&r, len);
+	m->r[m->n++] = r;
+	return 0;
+}
+
 /* One random operation on pool + model.  Returns a negative pool error (model unchanged). */
 static int wl_op(prosper_pool *p, struct model *m, uint64_t *rng, uint32_t seg)
 {
 	uint64_t kind = rng_below(rng, 16);
 	if (m->n == 0 || (kind == 0 && m->n < MAXR)) {
-		struct mreg r = { 0 };
-		snprintf(r.name, sizeof r.name, "r%llu", (unsigned long long)rng_below(rng, 1000000));
-		r.mode = rng_below(rng, 3) == 0 ? PROSPER_REGION_DIRECT : PROSPER_REGION_BUFFERED;
-		uint64_t len = 1 + rng_below(rng, 3ull * seg);
-		int id = prosper_pool_region_add(p, r.name, PROSPER_KIND_ANON, r.mode, 0x10000 * (m->n + 1), len, 3);
-		if (id == -EEXIST)
-			return 0;
-		if (id < 0)
-			return id;
-		r.id = (uint32_t)id;
-		model_resize(&r, len);
-		m->r[m->n++] = r;
-		return 0;
+		char name[PROSPER_REGION_NAME_MAX];
+		snprintf(name, sizeof name, "r%llu", (unsigned long long)rng_below(rng, 1000000));
+		static const uint32_t modes[3] = { PROSPER_REGION_DIRECT, PROSPER_REGION_REDO, PROSPER_REGION_BUFFERED };
+		uint32_t mode = modes[rng_below(rng, 3)];
+		return wl_add(p, m, name, mode, 1 + rng_below(rng, max_len(mode, seg) * 3 / 4));
 	}
 	struct mreg *r = &m->r[rng_below(rng, (uint64_t)m->n)];
 	if (kind == 1) {
-		uint64_t len = rng_below(rng, 4ull * seg);
+		uint64_t len = rng_below(rng, max_len(r->mode, seg));
 		int rc = prosper_pool_region_resize(p, r->id, len);
 		if (rc)
 			return rc;
@@ -348,7 +360,7 @@ static int wl_op(prosper_pool *p, struct model *m, uint64_t *rng, uint32_t seg)
 		len = sizeof buf;
 	fill_random(buf, len, rng);
 	int rc = 0;
-	if (r->mode == PROSPER_REGION_BUFFERED) {
+	if (r->mode == PROSPER_REGION_BUFFERED || r->mode == PROSPER_REGION_REDO) {
 		rc = prosper_pool_write(p, r->id, off, buf, len);
 	} else {
 		for (uint64_t k = off / seg; !rc && k <= (off + len - 1) / seg; k++)
@@ -382,6 +394,12 @@ static void wl_run(struct workload *w, struct sim *s)
 	w->nsnap = 1;
 	for (int e = 1; e <= w->epochs && e < MAXEPOCHS; e++) {
 		int ops = 1 + (int)rng_below(&rng, 6);
+		/* Every workload has a stack from the first epoch on (more may come and go). */
+		if (e == 1 && (rc = wl_add(w->pool, &w->cur, "stack", PROSPER_REGION_REDO,
+					   w->cfg.seg_size + 1 + rng_below(&rng, w->cfg.seg_size / 2))) != 0) {
+			w->failed = rc == -EIO ? 1 : 2;
+			return;
+		}
 		for (int i = 0; i < ops; i++) {
 			rc = wl_op(w->pool, &w->cur, &rng, w->cfg.seg_size);
 			if (rc == -EIO) {
@@ -670,10 +688,10 @@ int prosper_crashsim_run(const struct prosper_crashsim_config *c, struct prosper
 	prosper_pool_config_default(&w.cfg);
 	w.cfg.seg_size = 4096;
 	w.cfg.block_size = 256;
-	w.cfg.capacity = 28 * 4096;
+	w.cfg.capacity = 36 * 4096;
 	w.cfg.max_regions = 8;
 	w.cfg.max_backups = 3;
-	w.cfg.meta_bytes = 1024;
+	w.cfg.meta_bytes = 2048;
 	int64_t sz = prosper_pool_size_for(&w.cfg);
 	if (sz < 0)
 		return (int)sz;
@@ -779,7 +797,7 @@ int prosper_crashsim_run(const struct prosper_crashsim_config *c, struct prosper
 static const int mutant_sites[] = {
 	PSITE_CREATE, PSITE_SEG_INIT, PSITE_SEG_CATCHUP, PSITE_DATA, PSITE_DIRECT_DATA, PSITE_STATE, PSITE_META,
 	PSITE_COMMIT_A, PSITE_COMMIT_B, PSITE_COW_COPY, PSITE_COW_STATE, PSITE_BIND, PSITE_RECOVER_COPY,
-	PSITE_RECOVER_STATE, PSITE_RECOVER_COMMIT,
+	PSITE_RECOVER_STATE, PSITE_RECOVER_COMMIT, PSITE_REDO_LOG, PSITE_REDO_APPLY, PSITE_RECOVER_REDO,
 };
 #define NSITES ((int)(sizeof mutant_sites / sizeof mutant_sites[0]))
 

@@ -1,7 +1,7 @@
 /* inspect.c -- describe a pool file without changing it (prosper inspect).
  *
- * Reads only the metadata areas (superblock .. bindings) with pread; never maps for writing,
- * never runs recovery.  A file that is not a valid pool yields a negative code and a one-line
+ * Reads only the metadata areas (superblock .. bindings) and the redo logs with pread; never
+ * maps for writing, never runs recovery.  A file that is not a valid pool yields a negative code and a one-line
  * reason; everything else is reported, including which checksums fail.
  */
 #include <errno.h>
@@ -11,8 +11,42 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "prosper/stackckpt.h"
 #include "pool_internal.h"
 #include "pool_file.h"
+
+/* What a redo region's log area holds, as recovery would judge it (redo.c). */
+struct log_view {
+	const char *state;  /* "committed": re-applied at open; "other_epoch", "invalid": ignored;
+			     * "mismatch": a log of the committed epoch that the metadata does not name
+			     * (open refuses the pool) */
+	uint64_t epoch, records, bytes;
+};
+
+static void read_log(int fd, const struct pool_sb *sb, const struct pool_region_rec *r, uint64_t committed,
+		     struct log_view *v)
+{
+	memset(v, 0, sizeof *v);
+	v->state = "invalid";
+	uint64_t at = sb->data_off + (uint64_t)r->log_slot * sb->seg_size, cap = (uint64_t)r->log_slots * sb->seg_size;
+	uint8_t hdr[PROSPER_STACKLOG_HEADER];
+	if (pread(fd, hdr, sizeof hdr, (off_t)at) != (ssize_t)sizeof hdr)
+		return;
+	uint64_t used = prosper_stacklog_bytes(hdr);
+	if (used < sizeof hdr || used > cap)
+		return;
+	uint8_t *log = malloc(used);
+	if (!log)
+		return;
+	uint64_t tag;
+	if (pread(fd, log, used, (off_t)at) == (ssize_t)used && prosper_stacklog_check(log, used, &tag) == 0) {
+		v->epoch = tag;
+		v->records = prosper_stacklog_records(log);
+		v->bytes = used;
+		v->state = tag != committed ? "other_epoch" : prosper_stacklog_crc(log) == r->log_crc ? "committed" : "mismatch";
+	}
+	free(log);
+}
 
 static const char *state_name(uint8_t s)
 {
@@ -26,7 +60,9 @@ static const char *state_name(uint8_t s)
 
 static const char *mode_name(uint32_t m)
 {
-	return m == PROSPER_REGION_BUFFERED ? "buffered" : m == PROSPER_REGION_DIRECT ? "direct" : "?";
+	return m == PROSPER_REGION_BUFFERED ? "buffered" : m == PROSPER_REGION_DIRECT ? "direct"
+	       : m == PROSPER_REGION_REDO   ? "redo"
+					   : "?";
 }
 
 static const char *kind_name(uint32_t k)
@@ -101,12 +137,12 @@ int prosper_pool_inspect_file(const char *path, int json, void *out_)
 		else if (pread(fd, md, sb.data_off, 0) != (ssize_t)sb.data_off)
 			rc = pool_err(-EIO, "cannot read the metadata of %s", path);
 	}
-	close(fd);
 	uint64_t epoch = 0;
 	int valid_words = 0;
 	if (!rc)
 		rc = find_committed(&sb, md, &epoch, &valid_words);
 	if (rc) {
+		close(fd);
 		free(md);
 		return rc;
 	}
@@ -195,12 +231,30 @@ int prosper_pool_inspect_file(const char *path, int json, void *out_)
 			else
 				fprintf(o, " %s", state_name(st));
 		}
+		if (r.mode == PROSPER_REGION_REDO) {
+			struct log_view v;
+			read_log(fd, &sb, &r, epoch, &v);
+			if (json)
+				fprintf(o, "], \"log\": {\"slot\": %u, \"slots\": %u, \"state\": \"%s\", \"epoch\": %llu, "
+					   "\"records\": %llu, \"bytes\": %llu}}", r.log_slot, r.log_slots, v.state,
+					(unsigned long long)v.epoch, (unsigned long long)v.records, (unsigned long long)v.bytes);
+			else
+				fprintf(o, "\n    redo log in slots %u..%u: %s, epoch %llu, %llu records, %llu bytes\n", r.log_slot,
+					r.log_slot + r.log_slots - 1,
+					!strcmp(v.state, "committed") ? "the committed epoch's (applied again at open)"
+					: !strcmp(v.state, "other_epoch") ? "another epoch's (ignored at open)"
+					: !strcmp(v.state, "mismatch") ? "NOT the one the metadata names (open refuses)"
+								       : "no sealed log (ignored at open)",
+					(unsigned long long)v.epoch, (unsigned long long)v.records, (unsigned long long)v.bytes);
+			continue;
+		}
 		fprintf(o, json ? "]}" : "\n");
 	}
 	if (json)
 		fprintf(o, "], \"states_corrupt\": %u}\n", bad_states);
 	else if (bad_states)
 		fprintf(o, "  %u segment-state entries are CORRUPT\n", bad_states);
+	close(fd);
 	free(md);
 	return 0;
 }

@@ -1,4 +1,4 @@
-/* layout.h -- on-media structures of a pool (format version 1).  docs/pool-format.md is the
+/* layout.h -- on-media structures of a pool (format version 1, layout version 2).  docs/pool-format.md is the
  * authoritative description; keep both in step.  All integers little-endian (the magic shows
  * a byte-order mismatch); every structure is checksummed with CRC-32C.
  */
@@ -9,7 +9,8 @@
 #define POOL_MAGIC            0x4C4F4F5053525050ull /* bytes "PPRSPOOL" on a little-endian host */
 #define POOL_MAGIC_SWAPPED    0x50505253504F4F4Cull /* what a big-endian reader sees */
 #define POOL_FORMAT_VERSION   1u  /* the superblock and the placement of areas */
-#define POOL_LAYOUT_VERSION   1u  /* records inside a metadata slot */
+#define POOL_LAYOUT_VERSION   2u  /* records inside a metadata slot; 2: region records name a
+				     * redo log (redo mode).  A version-1 pool is refused. */
 #define POOL_PAGE             4096u
 #define POOL_META_MAGIC       0x4154454D52505350ull /* "PSPRMETA" */
 #define POOL_SLOT_NONE        0xFFFFFFFFu
@@ -74,14 +75,21 @@ struct pool_region_rec {
 	uint64_t length;
 	uint32_t first_seg;       /* index into the segment records */
 	uint32_t nsegs;
+	/* Redo mode: the log of this epoch lives in data slots [log_slot, log_slot + log_slots)
+	 * (one contiguous run) and holds a sealed stack log (stackckpt.h) whose checksum is
+	 * log_crc.  Other modes: POOL_SLOT_NONE, 0, 0. */
+	uint32_t log_slot;
+	uint32_t log_slots;
+	uint32_t log_crc;
+	uint32_t reserved;        /* 0 */
 };
 
 struct pool_seg_rec {
 	uint32_t main_slot;
-	uint32_t back_slot;       /* buffered: the second copy; direct: POOL_SLOT_NONE */
+	uint32_t back_slot;       /* buffered: the second copy; direct, redo: POOL_SLOT_NONE */
 };
 
 _Static_assert(sizeof(struct pool_sb) == 256, "superblock size");
 _Static_assert(sizeof(struct pool_meta_hdr) == 40, "meta header size");
-_Static_assert(sizeof(struct pool_region_rec) == 88, "region record size");
+_Static_assert(sizeof(struct pool_region_rec) == 104, "region record size");
 #endif

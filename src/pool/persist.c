@@ -31,6 +31,9 @@ static const char *const site_names[PSITE_COUNT] = {
 	[PSITE_RECOVER_STATE] = "recover_state",
 	[PSITE_RECOVER_COMMIT] = "recover_commit",
 	[PSITE_FALLOC] = "falloc",
+	[PSITE_REDO_LOG] = "redo_log",
+	[PSITE_REDO_APPLY] = "redo_apply",
+	[PSITE_RECOVER_REDO] = "recover_redo",
 };
 
 const char *prosper_persist_site_name(int site)

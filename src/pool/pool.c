@@ -308,27 +308,72 @@ int prosper_pool_close(prosper_pool **pool)
 
 /* ---------------- slots ---------------- */
 
+static bool slot_is_free(const struct prosper_pool *p, uint32_t i)
+{
+	return p->slot_use[i] == SLOT_FREE && p->bound_to[i] == POOL_SLOT_NONE;
+}
+
+/* slot_take -- make free slot i usable: file space reserved, no binding left on media. */
+static int slot_take(struct prosper_pool *p, uint32_t i)
+{
+	if (!p->slot_reserved[i]) {
+		int rc = pool_file_reserve(p->fd, p->sb.data_off + (uint64_t)i * p->sb.seg_size, p->sb.seg_size);
+		if (rc)
+			return rc;
+		p->slot_reserved[i] = 1;
+	}
+	/* A stale binding on media would make recovery think this slot backs a segment. */
+	if (*bind_entry(p, i) != 0) {
+		prosper_persist_store64(&p->pp, PSITE_BIND, bind_entry(p, i), 0);
+		prosper_persist_range(&p->pp, PSITE_BIND, bind_entry(p, i), 8);
+	}
+	p->slot_use[i] = SLOT_USED;
+	return 0;
+}
+
 int slot_alloc(struct prosper_pool *p, uint32_t *slot)
 {
 	for (uint32_t i = 0; i < p->sb.nslots; i++) {
-		if (p->slot_use[i] != SLOT_FREE || p->bound_to[i] != POOL_SLOT_NONE)
+		if (!slot_is_free(p, i))
 			continue;
-		if (!p->slot_reserved[i]) {
-			int rc = pool_file_reserve(p->fd, p->sb.data_off + (uint64_t)i * p->sb.seg_size, p->sb.seg_size);
-			if (rc)
-				return rc;
-			p->slot_reserved[i] = 1;
-		}
-		/* A stale binding on media would make recovery think this slot backs a segment. */
-		if (*bind_entry(p, i) != 0) {
-			prosper_persist_store64(&p->pp, PSITE_BIND, bind_entry(p, i), 0);
-			prosper_persist_range(&p->pp, PSITE_BIND, bind_entry(p, i), 8);
-		}
-		p->slot_use[i] = SLOT_USED;
+		int rc = slot_take(p, i);
+		if (rc)
+			return rc;
 		*slot = i;
 		return 0;
 	}
 	return pool_err(-ENOSPC, "pool is full (%u segments of %u bytes)", p->sb.nslots, p->sb.seg_size);
+}
+
+int slot_alloc_run(struct prosper_pool *p, uint32_t n, uint32_t at, uint32_t *first)
+{
+	uint32_t N = p->sb.nslots, start = POOL_SLOT_NONE;
+	if (n == 0 || n > N)
+		return pool_err(-ENOSPC, "no run of %u free segments", n);
+	if (at != POOL_SLOT_NONE) {
+		start = at;
+		for (uint32_t i = at; start != POOL_SLOT_NONE && i < at + n; i++)
+			if (at > N - n || !slot_is_free(p, i))
+				start = POOL_SLOT_NONE;
+	} else {
+		for (uint32_t i = 0, len = 0; i < N && start == POOL_SLOT_NONE; i++) {
+			len = slot_is_free(p, i) ? len + 1 : 0;
+			if (len == n)
+				start = i + 1 - n;
+		}
+	}
+	if (start == POOL_SLOT_NONE)
+		return pool_err(-ENOSPC, "no run of %u free segments", n);
+	for (uint32_t i = start; i < start + n; i++) {
+		int rc = slot_take(p, i);
+		if (rc) {
+			while (i-- > start)
+				p->slot_use[i] = SLOT_FREE; /* nothing was written to them */
+			return rc;
+		}
+	}
+	*first = start;
+	return 0;
 }
 
 void slot_release(struct prosper_pool *p, uint32_t slot)
@@ -449,10 +494,14 @@ static int region_set_segments(struct prosper_pool *p, struct region *r, uint64_
 			}
 			r->nsegs = k + 1;
 			/* New data reads as zero: INIT for buffered (no copy valid yet); a direct
-			 * segment's main slot is zeroed now and is MAIN from its first commit. */
+			 * segment's main slot is zeroed now and is MAIN from its first commit; a redo
+			 * segment is zeroed by the ZERO record its growth appends (redo.c, R4). */
 			s->state = ST_NONE;
 			if (r->info.mode == PROSPER_REGION_BUFFERED) {
 				s->next_state = ST_INIT;
+			} else if (r->info.mode == PROSPER_REGION_REDO) {
+				s->next_state = ST_MAIN;
+				s->touched = true;
 			} else {
 				memset(slot_addr(p, s->main_slot), 0, p->sb.seg_size);
 				prosper_persist_flush(&p->pp, PSITE_SEG_INIT, slot_addr(p, s->main_slot), p->sb.seg_size);
@@ -469,7 +518,7 @@ int prosper_pool_region_add(prosper_pool *p, const char *name, uint32_t kind, ui
 {
 	if (p->broken)
 		return pool_err(-EIO, "pool handle unusable after a failed commit");
-	if (mode != PROSPER_REGION_BUFFERED && mode != PROSPER_REGION_DIRECT)
+	if (mode != PROSPER_REGION_BUFFERED && mode != PROSPER_REGION_DIRECT && mode != PROSPER_REGION_REDO)
 		return pool_err(-EINVAL, "unknown region mode %u", mode);
 	if (!name || !*name || strlen(name) >= PROSPER_REGION_NAME_MAX)
 		return pool_err(-EINVAL, "region name must be 1..%d bytes", PROSPER_REGION_NAME_MAX - 1);
@@ -493,9 +542,15 @@ int prosper_pool_region_add(prosper_pool *p, const char *name, uint32_t kind, ui
 	r->info.prot = prot;
 	r->info.vaddr = vaddr;
 	strcpy(r->info.name, name);
+	r->log_slot = POOL_SLOT_NONE;
 	p->nregions++; /* owned by the pool from here on, also if a crash interrupts us */
 	int rc = region_set_segments(p, r, length);
+	if (!rc && mode == PROSPER_REGION_REDO)
+		rc = redo_log_fit(p, r, length);
+	if (!rc && mode == PROSPER_REGION_REDO)
+		rc = redo_zero(p, r, 0, length);
 	if (rc) {
+		redo_log_release(p, r);
 		region_set_segments(p, r, 0);
 		free(r->segs);
 		p->nregions--;
@@ -515,11 +570,24 @@ int prosper_pool_region_resize(prosper_pool *p, uint32_t id, uint64_t new_length
 		return pool_err(-EIO, "pool handle unusable after a failed commit");
 	uint64_t old = r->info.length;
 	int rc = region_set_segments(p, r, new_length);
+	if (!rc && r->info.mode == PROSPER_REGION_REDO)
+		rc = redo_log_fit(p, r, new_length);
 	if (rc) {
 		region_set_segments(p, r, old); /* give back what the failed growth took */
 		return rc;
 	}
 	if (new_length <= old) {
+		r->info.length = new_length;
+		return 0;
+	}
+	if (r->info.mode == PROSPER_REGION_REDO) {
+		/* Every byte a redo region gains reads as zero: one ZERO record, applied after the
+		 * commit and after any record written there before a shrink (R4). */
+		rc = redo_zero(p, r, old, new_length - old);
+		if (rc) {
+			region_set_segments(p, r, old);
+			return rc;
+		}
 		r->info.length = new_length;
 		return 0;
 	}
@@ -560,6 +628,8 @@ int prosper_pool_region_remove(prosper_pool *p, uint32_t id)
 	if (!r)
 		return pool_err(-ENOENT, "no region with id %u", id);
 	region_set_segments(p, r, 0);
+	if (r->info.mode == PROSPER_REGION_REDO)
+		redo_log_release(p, r);
 	r->removed = true;
 	return 0;
 }

@@ -24,6 +24,13 @@ struct region {
 	uint32_t nsegs;
 	struct seg *segs;
 	bool removed;         /* staged removal */
+	/* Redo mode (redo.c): the log is a contiguous run of data slots.  It holds the committed
+	 * epoch's log (already applied) until the first write of the epoch being built starts a
+	 * new one in its place (log_begun). */
+	uint32_t log_slot;    /* first slot of the run, POOL_SLOT_NONE if none */
+	uint32_t log_slots;
+	bool log_begun;       /* the log holds the epoch being built */
+	uint32_t log_crc;     /* checksum of the log as sealed by the last commit */
 };
 
 enum slot_use { SLOT_FREE = 0, SLOT_USED = 1, SLOT_RELEASED = 2 /* free after next commit */ };
@@ -56,6 +63,11 @@ struct prosper_pool {
 #define FOR_EACH_SEG(p, r, s)                                                              \
 	for (struct region *r = (p)->regions; r < (p)->regions + (p)->nregions; r++)       \
 		for (struct seg *s = r->segs; !r->removed && s < r->segs + r->nsegs; s++)
+
+/* FOR_EACH_REDO -- every redo region that is not being removed. */
+#define FOR_EACH_REDO(p, r)                                                                \
+	for (struct region *r = (p)->regions; r < (p)->regions + (p)->nregions; r++)       \
+		if (!r->removed && r->info.mode == PROSPER_REGION_REDO)
 
 /* errors (error.c) */
 int pool_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -107,10 +119,40 @@ int meta_validate(const struct pool_sb *sb, const uint8_t *meta, uint64_t epoch)
 
 /* slots (pool.c) */
 int slot_alloc(struct prosper_pool *p, uint32_t *slot);
+/* Take n consecutive free slots (first-fit); from > 0 asks for exactly [from, from + n). */
+int slot_alloc_run(struct prosper_pool *p, uint32_t n, uint32_t from, uint32_t *first);
 void slot_release(struct prosper_pool *p, uint32_t slot);
 int seg_bitmaps_alloc(struct prosper_pool *p, struct seg *s);
 void region_free_segs(struct region *r, uint32_t from);
 struct region *region_by_id(struct prosper_pool *p, uint32_t id);
+
+/* commit (commit.c): flush every run of set bits of bm (blocks) within a slot */
+void flush_runs(struct prosper_pool *p, int site, uint8_t *slot, const uint64_t *bm);
+
+/* redo mode (redo.c) */
+static inline uint8_t *redo_log(const struct prosper_pool *p, const struct region *r)
+{
+	return slot_addr(p, r->log_slot);
+}
+static inline uint64_t redo_log_cap(const struct prosper_pool *p, const struct region *r)
+{
+	return (uint64_t)r->log_slots * p->sb.seg_size;
+}
+uint32_t redo_log_slots_for(const struct pool_sb *sb, uint64_t length);
+int redo_log_fit(struct prosper_pool *p, struct region *r, uint64_t length);
+void redo_log_release(struct prosper_pool *p, struct region *r);
+int redo_write(struct prosper_pool *p, struct region *r, uint64_t off, const void *src, uint64_t len);
+int redo_zero(struct prosper_pool *p, struct region *r, uint64_t off, uint64_t len);
+/* Seal the log of the epoch being built (an empty one if nothing was written); no flush. */
+void redo_seal(struct prosper_pool *p, struct region *r);
+/* Step 2: copy the records of the region's (checked) log into its image, then flush the
+ * blocks that changed (the caller drains). */
+void redo_apply_copy(struct prosper_pool *p, struct region *r);
+void redo_apply_flush(struct prosper_pool *p, struct region *r, int site);
+/* Does the log area hold the committed epoch's log?  1 yes (apply it again), 0 no (ignore
+ * it), -1 a valid log of the committed epoch whose checksum is not the one the metadata names
+ * (corruption: refuse). */
+int redo_log_is_committed(const struct prosper_pool *p, const struct region *r);
 
 /* recovery (recover.c) */
 int pool_load(struct prosper_pool *p);
@@ -131,6 +173,10 @@ enum pool_mutation {
 	MUT_WRITE_VALID,       /* buffered writes go to the committed copy (in place) */
 	MUT_STATE_NOT_BACK,    /* direct prepare copies to the backup but never marks BACK */
 	MUT_BIND_AFTER_STATE,  /* direct prepare marks BACK before the backup holds the data */
+	MUT_REDO_APPLY_EARLY,  /* redo records applied to the image before the commit word */
+	MUT_REDO_LOG_LATE,     /* redo log persisted only after the commit word */
+	MUT_REDO_NO_REAPPLY,   /* recovery does not apply the committed epoch's log again */
+	MUT_REDO_NEXT_LOG_EARLY, /* the next epoch's log started before the apply is persisted */
 	MUT_COUNT
 };
 extern int pool_mutation;

@@ -3,6 +3,8 @@
  * Validation happens before any write: a pool that fails it is refused (invariant I4).
  * Repairs, each idempotent (invariant I2):
  *   - direct segments marked BACK: copy backup -> main, persist, mark MAIN in place, persist;
+ *   - redo regions whose log area holds the committed epoch's sealed log (its tag and the
+ *     checksum the metadata names): apply it to the image again, persist (redo.c);
  *   - a lagging or corrupt commit word: rewrite it to the committed epoch, persist.
  * Afterwards every segment's other copy / backup is treated as wholly stale (the record of
  * which blocks differ lived in DRAM), so the next checkpoint of a segment copies it whole.
@@ -53,6 +55,15 @@ int pool_load(struct prosper_pool *p)
 		r->info.prot = rec.prot;
 		r->info.vaddr = rec.vaddr;
 		r->info.length = rec.length;
+		r->log_slot = rec.log_slot;
+		r->log_slots = rec.log_slots;
+		r->log_crc = rec.log_crc;
+		for (uint32_t i = 0; rec.mode == PROSPER_REGION_REDO && i < rec.log_slots; i++) {
+			if (p->slot_use[rec.log_slot + i] != SLOT_FREE)
+				return pool_err(-EBADMSG, "metadata of epoch %llu: a slot is used twice",
+						(unsigned long long)epoch);
+			p->slot_use[rec.log_slot + i] = SLOT_USED;
+		}
 		r->segs = calloc(rec.nsegs ? rec.nsegs : 1, sizeof *r->segs);
 		if (!r->segs)
 			return pool_err(-ENOMEM, "out of memory");
@@ -74,9 +85,11 @@ int pool_load(struct prosper_pool *p)
 				p->slot_use[s.back_slot] = SLOT_USED;
 			if (state_decode(&p->sb, q, s.main_slot, *state_entry(p, q, s.main_slot), &g->state))
 				return pool_err(-EBADMSG, "segment state of slot %u is corrupt", s.main_slot);
-			bool direct = rec.mode == PROSPER_REGION_DIRECT;
-			if (direct && g->state == ST_INIT)
-				return pool_err(-EBADMSG, "direct segment in slot %u has no data state", s.main_slot);
+			if (rec.mode != PROSPER_REGION_BUFFERED && g->state == ST_INIT)
+				return pool_err(-EBADMSG, "%s segment in slot %u has no data state",
+						rec.mode == PROSPER_REGION_DIRECT ? "direct" : "redo", s.main_slot);
+			if (rec.mode == PROSPER_REGION_REDO && g->state != ST_MAIN)
+				return pool_err(-EBADMSG, "redo segment in slot %u is not MAIN", s.main_slot);
 			g->next_state = g->state;
 		}
 	}
@@ -116,6 +129,20 @@ int pool_load(struct prosper_pool *p)
 			return pool_err(-ENOMEM, "out of memory");
 		p->stats.recovered_segments++;
 	}
+
+	/* Repair: step 2 of the committed epoch's redo logs, again (it may not have finished). */
+	FOR_EACH_REDO(p, r) {
+		int c = redo_log_is_committed(p, r);
+		if (c < 0)
+			return pool_err(-EBADMSG, "redo log of region %s holds epoch %llu but not the log its metadata names",
+					r->info.name, (unsigned long long)epoch);
+		if (c == 0 || pool_mutation == MUT_REDO_NO_REAPPLY)
+			continue;
+		redo_apply_copy(p, r);
+		redo_apply_flush(p, r, PSITE_RECOVER_REDO);
+		p->stats.redo_replays++;
+	}
+	prosper_persist_drain(&p->pp, PSITE_RECOVER_REDO);
 
 	/* Repair the commit words so both name the committed epoch. */
 	uint64_t want = commit_word_encode(&p->sb, epoch);

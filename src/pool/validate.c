@@ -70,17 +70,26 @@ int meta_validate(const struct pool_sb *sb, const uint8_t *meta, uint64_t epoch)
 		struct pool_region_rec r;
 		memcpy(&r, &rr[i], sizeof r);
 		uint64_t want = (r.length + sb->seg_size - 1) / sb->seg_size;
-		if ((r.mode != PROSPER_REGION_BUFFERED && r.mode != PROSPER_REGION_DIRECT) ||
+		if ((r.mode != PROSPER_REGION_BUFFERED && r.mode != PROSPER_REGION_DIRECT &&
+		     r.mode != PROSPER_REGION_REDO) ||
 		    r.nsegs != want || r.first_seg != segs_seen || memchr(r.name, 0, sizeof r.name) == NULL ||
-		    r.id >= h.next_region_id)
+		    r.id >= h.next_region_id || r.reserved)
 			return pool_err(-EBADMSG, "metadata of epoch %llu: region %u inconsistent",
+					(unsigned long long)epoch, i);
+		bool redo = r.mode == PROSPER_REGION_REDO;
+		/* A redo region's log: a run inside the data slots, at least as long as its length
+		 * needs.  Other regions have none. */
+		if (redo ? r.log_slot >= sb->nslots || r.log_slots > sb->nslots - r.log_slot ||
+			   r.log_slots < redo_log_slots_for(sb, r.length)
+			 : r.log_slot != POOL_SLOT_NONE || r.log_slots || r.log_crc)
+			return pool_err(-EBADMSG, "metadata of epoch %llu: redo log of region %u inconsistent",
 					(unsigned long long)epoch, i);
 		for (uint32_t k = 0; k < r.nsegs; k++) {
 			struct pool_seg_rec s;
 			memcpy(&s, &sr[r.first_seg + k], sizeof s);
-			bool direct = r.mode == PROSPER_REGION_DIRECT;
+			bool single = r.mode != PROSPER_REGION_BUFFERED; /* direct and redo: main slot only */
 			if (s.main_slot >= sb->nslots ||
-			    (direct ? s.back_slot != POOL_SLOT_NONE : (s.back_slot >= sb->nslots || s.back_slot == s.main_slot)))
+			    (single ? s.back_slot != POOL_SLOT_NONE : (s.back_slot >= sb->nslots || s.back_slot == s.main_slot)))
 				return pool_err(-EBADMSG, "metadata of epoch %llu: segment slot out of range",
 						(unsigned long long)epoch);
 		}

@@ -36,6 +36,8 @@ int main(void)
 			check(r.epochs >= 10, "workload committed its epochs");
 			check(r.nested_states > 0 && r.continued_states > 0, "nested and continued recoveries ran");
 			check(r.inconsistent == 0, "no inconsistent crash state");
+			check(r.points_per_site[PSITE_REDO_LOG] > 0 && r.points_per_site[PSITE_REDO_APPLY] > 0,
+			      "the redo log and its apply were crashed");
 		}
 	}
 	int n = prosper_crashsim_mutant_count();

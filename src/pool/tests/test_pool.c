@@ -1,11 +1,13 @@
 /* test_pool.c -- the pool API on real files: create/open/commit/recover, regions that grow and
- * shrink, direct mode with stealing, refusals with reasons, and inspect. */
+ * shrink, direct mode with stealing, redo mode (Prosper's two-step stack commit) against a
+ * reference model, refusals with reasons, and inspect. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "prosper/crc32c.h"
 #include "prosper/pool.h"
 
 static int fails, passes;
@@ -188,7 +190,7 @@ static void test_corruption_sweep(void)
 {
 	struct prosper_pool_config cfg;
 	prosper_pool_config_default(&cfg);
-	cfg.seg_size = 4096; cfg.block_size = 256; cfg.capacity = 12 * 4096; cfg.max_regions = 4;
+	cfg.seg_size = 4096; cfg.block_size = 256; cfg.capacity = 16 * 4096; cfg.max_regions = 4;
 	cfg.meta_bytes = 1024; cfg.max_backups = 2;
 	size_t size = (size_t)prosper_pool_size_for(&cfg);
 	uint8_t *img = calloc(1, size), *work = malloc(size);
@@ -197,6 +199,8 @@ static void test_corruption_sweep(void)
 	CHECK(prosper_pool_create_mem(img, size, &cfg, &pp, &p) == 0);
 	int a = prosper_pool_region_add(p, "heap", PROSPER_KIND_HEAP, PROSPER_REGION_BUFFERED, 0x1000, 9000, 3);
 	int d = prosper_pool_region_add(p, "nvm", PROSPER_KIND_CRPM, PROSPER_REGION_DIRECT, 0x9000, 6000, 3);
+	int s = prosper_pool_region_add(p, "stack", PROSPER_KIND_STACK, PROSPER_REGION_REDO, 0x7000, 5000, 3);
+	CHECK(a >= 0 && d >= 0 && s >= 0);
 	uint8_t bytes[9000];
 	for (int e = 0; e < 3; e++) {
 		fill(bytes, sizeof bytes, 10 + e);
@@ -204,15 +208,18 @@ static void test_corruption_sweep(void)
 		CHECK(prosper_pool_direct_prepare(p, d, e % 2) == 0);
 		memcpy(prosper_pool_direct_addr(p, d, e % 2, NULL), bytes, 100);
 		CHECK(prosper_pool_direct_dirty(p, d, 4096 * (e % 2), 100) == 0);
+		CHECK(prosper_pool_write(p, s, 1000 * e + 3, bytes, 777) == 0);
 		CHECK(prosper_pool_commit(p, bytes, 32) == 0);
 	}
 	CHECK(prosper_pool_direct_prepare(p, d, 0) == 0); /* a copy-on-write in progress */
-	uint8_t ref_a[9000], ref_d[6000], got[9000];
+	CHECK(prosper_pool_write(p, s, 0, bytes, 100) == 0); /* the next epoch's log begun */
+	uint8_t ref_a[9000], ref_d[6000], ref_s[5000], got[9000];
 	CHECK(prosper_pool_region_read(p, a, 0, ref_a, 9000) == 0);
 	CHECK(prosper_pool_region_read(p, d, 0, ref_d, 6000) == 0);
+	CHECK(prosper_pool_region_read(p, s, 0, ref_s, 5000) == 0);
 	uint64_t epoch = prosper_pool_epoch(p);
 	prosper_pool_abandon(&p);
-	size_t meta_end = size - 12 * 4096; /* data_off: the data slots follow the metadata */
+	size_t meta_end = size - 16 * 4096; /* data_off: the data slots follow the metadata */
 	unsigned refused = 0, same = 0, wrong = 0, seed = 99;
 	for (size_t off = 0; off < meta_end; off++) {
 		seed = seed * 1103515245u + 12345u;
@@ -223,9 +230,10 @@ static void test_corruption_sweep(void)
 			refused++;
 			continue;
 		}
-		int ok = prosper_pool_epoch(q) == epoch && prosper_pool_region_count(q) == 2 &&
+		int ok = prosper_pool_epoch(q) == epoch && prosper_pool_region_count(q) == 3 &&
 			 prosper_pool_region_read(q, a, 0, got, 9000) == 0 && !memcmp(got, ref_a, 9000) &&
-			 prosper_pool_region_read(q, d, 0, got, 6000) == 0 && !memcmp(got, ref_d, 6000);
+			 prosper_pool_region_read(q, d, 0, got, 6000) == 0 && !memcmp(got, ref_d, 6000) &&
+			 prosper_pool_region_read(q, s, 0, got, 5000) == 0 && !memcmp(got, ref_s, 5000);
 		if (ok) same++; else { wrong++; if (wrong < 4) printf("bit flip at %zu recovered a different state\n", off); }
 		prosper_pool_abandon(&q);
 	}
@@ -237,11 +245,361 @@ static void test_corruption_sweep(void)
 	free(work);
 }
 
+/* ---------------------------------------------------------------- redo regions */
+
+/* The reference model of a redo region: its committed bytes and the epoch being built. */
+struct ref {
+	uint8_t *committed, *building;
+	uint64_t committed_len, len;
+};
+
+static void ref_resize(struct ref *m, uint64_t len)
+{
+	m->building = realloc(m->building, len ? len : 1);
+	if (len > m->len)
+		memset(m->building + m->len, 0, len - m->len);
+	m->len = len;
+}
+
+static void ref_commit(struct ref *m)
+{
+	m->committed = realloc(m->committed, m->len ? m->len : 1);
+	memcpy(m->committed, m->building, m->len);
+	m->committed_len = m->len;
+}
+
+/* region_read of the whole region equals the model's committed bytes, byte for byte */
+static int same_as_ref(prosper_pool *p, int id, const struct ref *m)
+{
+	struct prosper_region_info info;
+	int idx = -1;
+	for (int i = 0; i < prosper_pool_region_count(p); i++)
+		if (prosper_pool_region_get(p, i, &info) == 0 && info.id == (uint32_t)id)
+			idx = i;
+	if (idx < 0 || info.length != m->committed_len || info.mode != PROSPER_REGION_REDO)
+		return 0;
+	uint8_t *got = malloc(m->committed_len ? m->committed_len : 1);
+	int ok = prosper_pool_region_read(p, (uint32_t)id, 0, got, m->committed_len) == 0 &&
+		 memcmp(got, m->committed, m->committed_len) == 0;
+	free(got);
+	return ok;
+}
+
+/* random_epoch -- disjoint, non-adjacent records at odd offsets and lengths, written in random
+ * order (as a stack scan would coalesce them); the model sees the same bytes. */
+static void random_epoch(prosper_pool *p, int id, struct ref *m, unsigned *seed, int *bad)
+{
+	uint64_t at = 0;
+	uint8_t buf[70000];
+	while (m->len > 0) {
+		*seed = *seed * 1103515245u + 12345u;
+		at += 1 + (*seed >> 8) % 30000;           /* gap of at least one byte */
+		*seed = *seed * 1103515245u + 12345u;
+		uint64_t n = 1 + (*seed >> 8) % ((*seed >> 4 & 7) == 0 ? 65000 : 300);
+		if (at >= m->len)
+			break;
+		if (n > m->len - at)
+			n = m->len - at;
+		fill(buf, n, *seed);
+		*bad += prosper_pool_write(p, (uint32_t)id, at, buf, n) != 0;
+		memcpy(m->building + at, buf, n);
+		at += n;
+	}
+}
+
+static void test_redo_roundtrip(void)
+{
+	char path[256];
+	path_of(path, "redo.pool");
+	struct prosper_pool_config cfg;
+	prosper_pool_config_default(&cfg);
+	cfg.capacity = 64ull << 20;
+	prosper_pool *p = NULL;
+	CHECK(prosper_pool_create(path, &cfg, &p) == 0);
+	struct ref m = { 0 };
+	uint64_t len = (3u << 20) + 123; /* two segments, the last partial */
+	int id = prosper_pool_region_add(p, "stack", PROSPER_KIND_STACK, PROSPER_REGION_REDO, 0x7ffd00000000, len, 3);
+	CHECK(id >= 0);
+	ref_resize(&m, len);
+	ref_commit(&m);
+	CHECK(same_as_ref(p, id, &m)); /* a region added in this epoch reads as zero */
+	unsigned seed = 5;
+	int bad = 0, reopened = 0, image_untouched = 1;
+	for (int e = 1; e <= 40; e++) {
+		/* the stack grows and shrinks between epochs */
+		if (e % 7 == 3) {
+			uint64_t nl = e % 2 ? len / 3 + 17 : len + (1u << 20) + 4099;
+			CHECK(prosper_pool_region_resize(p, (uint32_t)id, nl) == 0);
+			ref_resize(&m, nl);
+			len = nl;
+		}
+		random_epoch(p, id, &m, &seed, &bad);
+		if (e % 5 == 0) {
+			/* a shrink after the writes, then a growth: bytes that come back read as zero */
+			CHECK(prosper_pool_region_resize(p, (uint32_t)id, len / 2 + 1) == 0);
+			ref_resize(&m, len / 2 + 1);
+			CHECK(prosper_pool_region_resize(p, (uint32_t)id, len) == 0);
+			ref_resize(&m, len);
+		}
+		/* step 1 changes nothing in the image: reads still give the committed epoch
+		 * (with no resize staged: staged segments read as zero until committed) */
+		if (e % 7 != 3 && e % 5 != 0) {
+			uint8_t *now = malloc(len);
+			CHECK(prosper_pool_region_read(p, (uint32_t)id, 0, now, len) == 0);
+			image_untouched &= memcmp(now, m.committed, len) == 0;
+			free(now);
+		}
+		CHECK(prosper_pool_commit(p, &e, sizeof e) == 0);
+		ref_commit(&m);
+		CHECK(same_as_ref(p, id, &m));
+		if (e == 39) {
+			struct prosper_pool_stats st;
+			prosper_pool_stats_get(p, &st);
+			CHECK(st.redo_records > 0 && st.redo_bytes > st.redo_records * 16);
+		}
+		if (e % 4 == 0) {
+			/* Reopen.  Without a write since the commit, the log area still holds the
+			 * committed epoch's log, and open applies it again; after a write it holds the
+			 * start of the next epoch's log, which is ignored (the apply was durable).
+			 * Either way uncommitted records vanish. */
+			int wrote = e % 8 == 0;
+			if (wrote) {
+				uint8_t junk[100];
+				memset(junk, 0xEE, sizeof junk);
+				CHECK(prosper_pool_write(p, (uint32_t)id, 1, junk, sizeof junk) == 0);
+			}
+			CHECK(prosper_pool_close(&p) == 0);
+			CHECK(prosper_pool_open(path, &p) == 0);
+			struct prosper_pool_stats st;
+			prosper_pool_stats_get(p, &st);
+			CHECK(prosper_pool_epoch(p) == (uint64_t)e && st.redo_replays == (uint64_t)!wrote);
+			CHECK(same_as_ref(p, id, &m));
+			memcpy(m.building, m.committed, m.len);
+			reopened++;
+		}
+	}
+	CHECK(bad == 0);
+	CHECK(image_untouched);
+	CHECK(reopened == 10);
+	/* a buffered region beside it is unaffected; then the stack goes away */
+	int h = prosper_pool_region_add(p, "heap", PROSPER_KIND_HEAP, PROSPER_REGION_BUFFERED, 0x1000, 5000, 3);
+	CHECK(h >= 0 && prosper_pool_write(p, (uint32_t)h, 10, "abc", 3) == 0);
+	CHECK(prosper_pool_commit(p, NULL, 0) == 0);
+	CHECK(prosper_pool_region_remove(p, (uint32_t)id) == 0);
+	CHECK(prosper_pool_write(p, (uint32_t)id, 0, "x", 1) == -ENOENT);
+	CHECK(prosper_pool_commit(p, NULL, 0) == 0);
+	CHECK(prosper_pool_close(&p) == 0);
+	CHECK(prosper_pool_open(path, &p) == 0);
+	CHECK(prosper_pool_region_count(p) == 1 && prosper_pool_region_find(p, "stack") == -ENOENT);
+	char got[3];
+	CHECK(prosper_pool_region_read(p, (uint32_t)h, 10, got, 3) == 0 && !memcmp(got, "abc", 3));
+	/* the slots of the stack and its log are free again: a new stack fits and reads zero */
+	int id2 = prosper_pool_region_add(p, "stack", PROSPER_KIND_STACK, PROSPER_REGION_REDO, 0x7ffd00000000, 8192, 3);
+	CHECK(id2 >= 0);
+	CHECK(prosper_pool_commit(p, NULL, 0) == 0);
+	struct ref z = { 0 };
+	ref_resize(&z, 8192);
+	ref_commit(&z);
+	CHECK(same_as_ref(p, id2, &z));
+	CHECK(prosper_pool_close(&p) == 0);
+	free(m.committed); free(m.building); free(z.committed); free(z.building);
+}
+
+/* A log that cannot hold a write refuses it whole and leaves the epoch being built intact;
+ * records of 8-byte granules with gaps (what Prosper's tracker produces) always fit. */
+static void test_redo_enospc(void)
+{
+	struct prosper_pool_config cfg;
+	prosper_pool_config_default(&cfg);
+	cfg.seg_size = 4096; cfg.block_size = 256; cfg.capacity = 40 * 4096; cfg.max_regions = 4;
+	size_t size = (size_t)prosper_pool_size_for(&cfg);
+	uint8_t *img = calloc(1, size);
+	struct prosper_persist pp = { .granularity = PROSPER_GRAN_CACHE_LINE, .simulated = 1 };
+	prosper_pool *p;
+	CHECK(prosper_pool_create_mem(img, size, &cfg, &pp, &p) == 0);
+	uint64_t len = 3 * 4096;
+	int id = prosper_pool_region_add(p, "stack", PROSPER_KIND_STACK, PROSPER_REGION_REDO, 0, len, 3);
+	CHECK(id >= 0);
+	struct ref m = { 0 };
+	ref_resize(&m, len);
+	ref_commit(&m);
+	/* granules of 8 bytes at a 16-byte stride over the whole stack: the worst case that fits */
+	uint8_t g[8];
+	int bad = 0;
+	for (uint64_t off = 0; off + 8 <= len; off += 16) {
+		fill(g, 8, (unsigned)off);
+		bad += prosper_pool_write(p, (uint32_t)id, off, g, 8) != 0;
+		memcpy(m.building + off, g, 8);
+	}
+	CHECK(bad == 0);
+	CHECK(prosper_pool_commit(p, NULL, 0) == 0);
+	ref_commit(&m);
+	CHECK(same_as_ref(p, id, &m));
+	/* single bytes at a 2-byte stride take 24 log bytes per 2 image bytes: the log fills up */
+	int accepted = 0, rc = 0;
+	for (uint64_t off = 1; off < len && rc == 0; off += 2) {
+		uint8_t b = (uint8_t)(off * 7 + 1);
+		rc = prosper_pool_write(p, (uint32_t)id, off, &b, 1);
+		if (rc == 0) {
+			m.building[off] = b;
+			accepted++;
+		}
+	}
+	CHECK(rc == -ENOSPC && strstr(prosper_pool_errormsg(), "redo log of region stack is full"));
+	CHECK(accepted > 100 && accepted < (int)(len / 2));
+	/* a bigger write is refused as a whole too, and a growth that needs a record as well */
+	CHECK(prosper_pool_write(p, (uint32_t)id, 0, m.building, 4000) == -ENOSPC);
+	/* the epoch still commits with what was accepted */
+	CHECK(prosper_pool_commit(p, NULL, 0) == 0);
+	ref_commit(&m);
+	CHECK(same_as_ref(p, id, &m));
+	/* the next epoch has the whole log again */
+	CHECK(prosper_pool_write(p, (uint32_t)id, 0, m.building, len) == 0);
+	prosper_pool_abandon(&p);
+	CHECK(prosper_pool_open_mem(img, size, &pp, &p) == 0);
+	CHECK(same_as_ref(p, id, &m));
+	prosper_pool_abandon(&p);
+	free(img);
+	free(m.committed); free(m.building);
+}
+
+/* Crash between the two steps, observed through the persist hooks: a copy of the media taken
+ * just before commit word A recovers the old epoch (the sealed log is ignored); one taken just
+ * after it (before the apply) recovers the new one by applying the log again. */
+struct snap { uint8_t *base, *before, *after; size_t size; };
+
+static void snap_store(void *ctx, int site, const void *addr)
+{
+	struct snap *s = ctx;
+	if (site == PSITE_COMMIT_A && !s->after) {
+		s->after = malloc(s->size);
+		memcpy(s->after, s->base, s->size);
+	}
+}
+
+static void snap_drain(void *ctx, int site)
+{
+	struct snap *s = ctx;
+	if (site == PSITE_META && !s->before) {
+		s->before = malloc(s->size);
+		memcpy(s->before, s->base, s->size);
+	}
+}
+
+static void test_redo_between_steps(void)
+{
+	struct prosper_pool_config cfg;
+	prosper_pool_config_default(&cfg);
+	cfg.seg_size = 4096; cfg.block_size = 256; cfg.capacity = 16 * 4096; cfg.max_regions = 4;
+	size_t size = (size_t)prosper_pool_size_for(&cfg);
+	uint8_t *img = calloc(1, size);
+	struct prosper_persist pp = { .granularity = PROSPER_GRAN_CACHE_LINE, .simulated = 1 };
+	prosper_pool *p;
+	CHECK(prosper_pool_create_mem(img, size, &cfg, &pp, &p) == 0);
+	int id = prosper_pool_region_add(p, "stack", PROSPER_KIND_STACK, PROSPER_REGION_REDO, 0, 5000, 3);
+	uint8_t old[5000], new[5000], got[5000];
+	fill(old, sizeof old, 1);
+	CHECK(prosper_pool_write(p, (uint32_t)id, 0, old, sizeof old) == 0);
+	CHECK(prosper_pool_commit(p, NULL, 0) == 0);
+	prosper_pool_abandon(&p);
+	struct snap s = { .base = img, .size = size };
+	struct prosper_persist_hooks hooks = { .on_drain = snap_drain, .on_store64 = snap_store, .ctx = &s };
+	struct prosper_persist hooked = pp;
+	hooked.hooks = &hooks;
+	CHECK(prosper_pool_open_mem(img, size, &hooked, &p) == 0);
+	memcpy(new, old, sizeof new);
+	fill(new + 4001, 7, 2);
+	fill(new + 17, 300, 3);
+	CHECK(prosper_pool_write(p, (uint32_t)id, 4001, new + 4001, 7) == 0);
+	CHECK(prosper_pool_write(p, (uint32_t)id, 17, new + 17, 300) == 0);
+	CHECK(prosper_pool_commit(p, NULL, 0) == 0);
+	prosper_pool_abandon(&p);
+	CHECK(s.before && s.after);
+	struct prosper_pool_stats st;
+	CHECK(prosper_pool_open_mem(s.before, size, &pp, &p) == 0);
+	prosper_pool_stats_get(p, &st);
+	CHECK(prosper_pool_epoch(p) == 1 && st.redo_replays == 0);
+	CHECK(prosper_pool_region_read(p, (uint32_t)id, 0, got, sizeof got) == 0 && !memcmp(got, old, sizeof old));
+	prosper_pool_abandon(&p);
+	CHECK(prosper_pool_open_mem(s.after, size, &pp, &p) == 0);
+	prosper_pool_stats_get(p, &st);
+	CHECK(prosper_pool_epoch(p) == 2 && st.redo_replays == 1);
+	CHECK(prosper_pool_region_read(p, (uint32_t)id, 0, got, sizeof got) == 0 && !memcmp(got, new, sizeof new));
+	prosper_pool_abandon(&p);
+	/* opening twice applies the same log twice: idempotent */
+	CHECK(prosper_pool_open_mem(s.after, size, &pp, &p) == 0);
+	CHECK(prosper_pool_region_read(p, (uint32_t)id, 0, got, sizeof got) == 0 && !memcmp(got, new, sizeof new));
+	prosper_pool_abandon(&p);
+	free(s.before); free(s.after); free(img);
+}
+
+/* A pool of layout version 1 (region records without a redo log) is refused with a reason. */
+static void test_old_layout_refused(void)
+{
+	char path[256];
+	path_of(path, "v1.pool");
+	struct prosper_pool_config cfg;
+	prosper_pool_config_default(&cfg);
+	cfg.capacity = 8ull << 20;
+	prosper_pool *p = NULL;
+	CHECK(prosper_pool_create(path, &cfg, &p) == 0);
+	CHECK(prosper_pool_close(&p) == 0);
+	int fd = open(path, O_RDWR);
+	uint8_t sb[256];
+	CHECK(pread(fd, sb, sizeof sb, 0) == (ssize_t)sizeof sb);
+	uint32_t v1 = 1, crc;
+	memcpy(sb + 12, &v1, 4);                 /* layout_version */
+	crc = prosper_crc32c(0, sb, 252);        /* a well-formed old superblock */
+	memcpy(sb + 252, &crc, 4);
+	CHECK(pwrite(fd, sb, sizeof sb, 0) == (ssize_t)sizeof sb);
+	close(fd);
+	CHECK(prosper_pool_open(path, &p) == -EPROTO && strstr(prosper_pool_errormsg(), "layout version 1"));
+	FILE *devnull = fopen("/dev/null", "w");
+	CHECK(prosper_pool_inspect_file(path, 0, devnull) == -EPROTO);
+	fclose(devnull);
+}
+
+/* inspect names the mode and what the log holds */
+static void test_redo_inspect(void)
+{
+	char path[256], out[256];
+	path_of(path, "i.pool");
+	path_of(out, "i.txt");
+	struct prosper_pool_config cfg;
+	prosper_pool_config_default(&cfg);
+	cfg.capacity = 16ull << 20;
+	prosper_pool *p = NULL;
+	CHECK(prosper_pool_create(path, &cfg, &p) == 0);
+	int id = prosper_pool_region_add(p, "stack", PROSPER_KIND_STACK, PROSPER_REGION_REDO, 0x7ff0000, 10000, 3);
+	CHECK(prosper_pool_write(p, (uint32_t)id, 8, "12345678", 8) == 0);
+	CHECK(prosper_pool_write(p, (uint32_t)id, 800, "abc", 3) == 0);
+	CHECK(prosper_pool_commit(p, NULL, 0) == 0);
+	CHECK(prosper_pool_close(&p) == 0);
+	char text[4096];
+	for (int json = 0; json < 2; json++) {
+		FILE *f = fopen(out, "w+");
+		CHECK(prosper_pool_inspect_file(path, json, f) == 0);
+		rewind(f);
+		size_t n = fread(text, 1, sizeof text - 1, f);
+		text[n] = 0;
+		fclose(f);
+		if (json)
+			CHECK(strstr(text, "\"mode\": \"redo\"") && strstr(text, "\"state\": \"committed\", \"epoch\": 1, \"records\": 3"));
+		else
+			CHECK(strstr(text, " redo ") && strstr(text, "the committed epoch's (applied again at open), epoch 1, 3 records"));
+	}
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
 	test_buffered_roundtrip();
 	test_direct_and_steal();
+	test_redo_roundtrip();
+	test_redo_enospc();
+	test_redo_between_steps();
+	test_old_layout_refused();
+	test_redo_inspect();
 	test_refusals();
 	test_corruption_sweep();
 	char cmd[300];

@@ -1,0 +1,213 @@
+/* redo.c -- redo regions: Prosper's two-step stack commit (HPCA 2024 §III-B, DESIGN D5).
+ *
+ * A redo region has ONE persistent image -- its segments' main slots, always MAIN, like a
+ * direct region without backups -- and a LOG: a contiguous run of data slots holding one
+ * stack log (include/prosper/stackckpt.h, the same code the Valgrind tool runs).
+ *   step 1    prosper_pool_write appends records (offset, length, bytes) to the log for epoch
+ *             e+1 and leaves the image alone.  The commit seals the log (tagged e+1,
+ *             checksummed), persists it, and writes its checksum into metadata slot
+ *             (e+1) & 1 -- all before commit word A.
+ *   step 2    after the commit words, prosper_pool_commit applies the records to the image
+ *             and persists the ranges it changed.  Only then may the next epoch's first write
+ *             start a new log in the same area.
+ *   recovery  a log that checks, is tagged with the committed epoch and has the checksum the
+ *             committed metadata names is applied again (idempotent).  Anything else in the log
+ *             area -- a log of an epoch that never committed, a half-written next log -- is
+ *             ignored: its epoch never committed, or the apply it belongs to is durable.
+ *
+ * Invariants
+ *   R1 The image changes only after the commit word of the epoch whose log is applied is
+ *      durable.
+ *   R2 The committed epoch's log stays intact until its apply is durable (the apply is
+ *      drained inside the commit, and a new log is only started by a later write).
+ *   R3 Every commit seals the log of every live redo region, also an empty one.  So the log
+ *      the committed metadata names was written by the attempt that committed, never left
+ *      over from an attempt at the same epoch number that crashed before its commit word.
+ *      The checksum in the metadata makes that a checked fact, and salts the log with the
+ *      pool's uuid through the metadata's own checksum.
+ *   R4 Records are applied in log order, clipped to the region's committed length: bytes
+ *      beyond it are no part of the region (a record written before a shrink).  Every byte a
+ *      region gains -- all of it when it is added, [old, new) when it grows -- is covered by a
+ *      ZERO record appended at that moment, so it reads as zero after the apply even where a
+ *      record written before a shrink lies, and new segments need no zero-fill of their own.
+ *
+ * Size: log_slots = ceil((2 * length + 128) / seg_size).  stackckpt.h shows why that always
+ * holds one epoch's records of 8-byte granules that neither overlap nor touch; a write that
+ * does not fit is refused with -ENOSPC and leaves the log as it was.  A shrink keeps the slots
+ * the log of the epoch being built already fills; a growth extends the run in place or moves
+ * it (the committed epoch's run stays reserved until the commit, like every released slot).
+ */
+#include <errno.h>
+#include <string.h>
+#include "prosper/stackckpt.h"
+#include "pool_internal.h"
+
+/* Records carry at most this many bytes, so a length always fits the record's u32. */
+#define REDO_PIECE (1u << 30)
+
+uint32_t redo_log_slots_for(const struct pool_sb *sb, uint64_t length)
+{
+	uint64_t need = 2 * length + 2 * PROSPER_STACKLOG_HEADER;
+	return (uint32_t)((need + sb->seg_size - 1) / sb->seg_size);
+}
+
+static uint32_t slots_of_bytes(const struct prosper_pool *p, uint64_t bytes)
+{
+	return (uint32_t)((bytes + p->sb.seg_size - 1) / p->sb.seg_size);
+}
+
+void redo_log_release(struct prosper_pool *p, struct region *r)
+{
+	for (uint32_t i = 0; r->log_slot != POOL_SLOT_NONE && i < r->log_slots; i++)
+		slot_release(p, r->log_slot + i);
+	r->log_slot = POOL_SLOT_NONE;
+	r->log_slots = 0;
+	r->log_begun = false;
+}
+
+int redo_log_fit(struct prosper_pool *p, struct region *r, uint64_t length)
+{
+	uint32_t want = redo_log_slots_for(&p->sb, length), first;
+	if (r->log_slot == POOL_SLOT_NONE) {
+		if (slot_alloc_run(p, want, POOL_SLOT_NONE, &first))
+			return pool_err(-ENOSPC, "no run of %u free segments for the redo log of region %s", want,
+					r->info.name);
+		r->log_slot = first;
+		r->log_slots = want;
+		return 0;
+	}
+	uint64_t used = r->log_begun ? prosper_stacklog_bytes(redo_log(p, r)) : 0;
+	if (want <= r->log_slots) {
+		/* Shrink, but never below what the log of the epoch being built holds. */
+		uint32_t keep = want > slots_of_bytes(p, used) ? want : slots_of_bytes(p, used);
+		for (uint32_t i = keep; i < r->log_slots; i++)
+			slot_release(p, r->log_slot + i);
+		if (keep < r->log_slots)
+			r->log_slots = keep;
+		return 0;
+	}
+	if (slot_alloc_run(p, want - r->log_slots, r->log_slot + r->log_slots, &first) == 0) {
+		r->log_slots = want; /* extended in place */
+		return 0;
+	}
+	if (slot_alloc_run(p, want, POOL_SLOT_NONE, &first))
+		return pool_err(-ENOSPC, "no run of %u free segments for the redo log of region %s", want, r->info.name);
+	/* Move: the records of the epoch being built come along (they are not durable yet:
+	 * the commit persists the log where the metadata will name it). */
+	if (r->log_begun)
+		memcpy(slot_addr(p, first), redo_log(p, r), used);
+	for (uint32_t i = 0; i < r->log_slots; i++)
+		slot_release(p, r->log_slot + i);
+	r->log_slot = first;
+	r->log_slots = want;
+	return 0;
+}
+
+/* begin -- the first record of the epoch being built starts a new log over the committed
+ * epoch's one, whose apply is durable since the commit returned (R2). */
+static void begin(struct prosper_pool *p, struct region *r)
+{
+	if (!r->log_begun) {
+		prosper_stacklog_init(redo_log(p, r), redo_log_cap(p, r), p->epoch + 1);
+		r->log_begun = true;
+	}
+}
+
+static int full(struct prosper_pool *p, struct region *r, uint64_t off, uint64_t len, uint64_t need)
+{
+	uint64_t used = prosper_stacklog_bytes(redo_log(p, r));
+	return pool_err(-ENOSPC,
+			"redo log of region %s is full: %llu of %llu bytes used, [%llu, +%llu) needs %llu more "
+			"(the log holds twice the region's length; writes of one epoch must not overlap)",
+			r->info.name, (unsigned long long)used, (unsigned long long)redo_log_cap(p, r),
+			(unsigned long long)off, (unsigned long long)len, (unsigned long long)need);
+}
+
+/* append -- records for [off, off+len) (src NULL: ZERO records), all or none. */
+static int append(struct prosper_pool *p, struct region *r, uint64_t off, const uint8_t *src, uint64_t len)
+{
+	begin(p, r);
+	uint8_t *log = redo_log(p, r);
+	uint64_t cap = redo_log_cap(p, r), need = 0;
+	for (uint64_t done = 0; done < len; done += REDO_PIECE) {
+		uint32_t n = len - done < REDO_PIECE ? (uint32_t)(len - done) : REDO_PIECE;
+		need += src ? prosper_stacklog_record_bytes(n) : PROSPER_STACKLOG_RECORD;
+	}
+	if (need > cap - prosper_stacklog_bytes(log))
+		return full(p, r, off, len, need);
+	for (uint64_t done = 0; done < len; done += REDO_PIECE) {
+		uint32_t n = len - done < REDO_PIECE ? (uint32_t)(len - done) : REDO_PIECE;
+		if (src)
+			prosper_stacklog_append(log, cap, off + done, src + done, n);
+		else
+			prosper_stacklog_append_zero(log, cap, off + done, n);
+	}
+	return 0;
+}
+
+int redo_write(struct prosper_pool *p, struct region *r, uint64_t off, const void *src, uint64_t len)
+{
+	int rc = append(p, r, off, src, len);
+	if (!rc)
+		p->stats.data_bytes += len;
+	return rc;
+}
+
+int redo_zero(struct prosper_pool *p, struct region *r, uint64_t off, uint64_t len)
+{
+	return append(p, r, off, NULL, len);
+}
+
+void redo_seal(struct prosper_pool *p, struct region *r)
+{
+	begin(p, r);
+	uint8_t *log = redo_log(p, r);
+	prosper_stacklog_seal(log);
+	r->log_crc = prosper_stacklog_crc(log);
+	p->stats.redo_bytes += prosper_stacklog_bytes(log);
+	p->stats.redo_records += prosper_stacklog_records(log);
+}
+
+void redo_apply_copy(struct prosper_pool *p, struct region *r)
+{
+	const uint8_t *log = redo_log(p, r);
+	uint64_t seg = p->sb.seg_size, length = r->info.length, cur = 0;
+	uint32_t bs = p->sb.block_size;
+	struct prosper_stacklog_rec rec;
+	while (prosper_stacklog_next(log, &cur, &rec)) {
+		if (rec.offset >= length)
+			continue; /* R4: written before a shrink */
+		uint64_t len = rec.length < length - rec.offset ? rec.length : length - rec.offset;
+		for (uint64_t done = 0; done < len;) {
+			uint64_t off = rec.offset + done;
+			struct seg *s = &r->segs[off / seg];
+			uint64_t o = off % seg, n = seg - o < len - done ? seg - o : len - done;
+			uint8_t *dst = slot_addr(p, s->main_slot) + o;
+			if (rec.zero)
+				memset(dst, 0, n);
+			else
+				memcpy(dst, (const uint8_t *)rec.payload + done, n);
+			for (uint64_t b = o / bs; b <= (o + n - 1) / bs; b++)
+				bm_set(s->dirty, (uint32_t)b);
+			done += n;
+		}
+	}
+}
+
+void redo_apply_flush(struct prosper_pool *p, struct region *r, int site)
+{
+	for (uint32_t k = 0; k < r->nsegs; k++) {
+		struct seg *s = &r->segs[k];
+		flush_runs(p, site, slot_addr(p, s->main_slot), s->dirty);
+		memset(s->dirty, 0, bitmap_words(p) * 8);
+	}
+}
+
+int redo_log_is_committed(const struct prosper_pool *p, const struct region *r)
+{
+	const uint8_t *log = redo_log(p, r);
+	uint64_t tag;
+	if (prosper_stacklog_check(log, redo_log_cap(p, r), &tag) != 0 || tag != p->epoch)
+		return 0;
+	return prosper_stacklog_crc(log) == r->log_crc ? 1 : -1;
+}
