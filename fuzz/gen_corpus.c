@@ -1,4 +1,5 @@
-/* gen_corpus DIR -- write a few small valid pools (regions, direct segments, blobs) as seeds. */
+/* gen_corpus DIR -- write a few small valid pools (regions, direct segments, redo stacks with
+ * their logs, blobs) as seeds. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@ int main(int argc, char **argv)
 		if (prosper_pool_create_mem(buf, size, &cfg, &pp, &p)) return 1;
 		int a = prosper_pool_region_add(p, "heap", PROSPER_KIND_HEAP, PROSPER_REGION_BUFFERED, 0x1000, 5000 + k, 3);
 		int d = prosper_pool_region_add(p, "nvm", PROSPER_KIND_CRPM, PROSPER_REGION_DIRECT, 0x9000, 4096, 3);
+		int s = prosper_pool_region_add(p, "stack", PROSPER_KIND_STACK, PROSPER_REGION_REDO, 0x7000, 1000, 3);
 		for (int e = 0; e <= k; e++) {
 			char bytes[100];
 			memset(bytes, 'a' + e, sizeof bytes);
@@ -26,10 +28,13 @@ int main(int argc, char **argv)
 			prosper_pool_direct_prepare(p, d, 0);
 			memcpy(prosper_pool_direct_addr(p, d, 0, NULL), bytes, 10);
 			prosper_pool_direct_dirty(p, d, 0, 10);
+			prosper_pool_write(p, s, 8 * e + 1, bytes, 9);
 			prosper_pool_commit(p, bytes, 16);
 		}
-		if (k == 2) /* leave a copy-on-write in progress */
+		if (k == 2) /* leave a copy-on-write and the next redo log in progress */
 			prosper_pool_direct_prepare(p, d, 0);
+		if (k == 2)
+			prosper_pool_write(p, s, 500, "next", 4);
 		char path[512];
 		snprintf(path, sizeof path, "%s/pool%d", argv[1], k);
 		FILE *f = fopen(path, "wb");

@@ -1,7 +1,8 @@
 /* crashsim.h -- crash-point and power-failure simulation of the pool protocol.
  *
  * A deterministic workload (regions added, grown, shrunk, removed; buffered writes; direct
- * copy-on-write with backup stealing; commits with blobs) runs on an in-memory pool whose
+ * copy-on-write with backup stealing; redo regions -- always a stack from the first epoch --
+ * whose logs are written, sealed and applied; commits with blobs) runs on an in-memory pool whose
  * persist layer is simulated.  The simulator keeps two images: what the CPU sees (M) and what
  * is durable (D).  Cache-line model: a flush queues lines, a drain makes queued lines durable.
  * Page model: msync makes whole pages durable at once.

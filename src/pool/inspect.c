@@ -238,13 +238,15 @@ int prosper_pool_inspect_file(const char *path, int json, void *out_)
 				fprintf(o, "], \"log\": {\"slot\": %u, \"slots\": %u, \"state\": \"%s\", \"epoch\": %llu, "
 					   "\"records\": %llu, \"bytes\": %llu}}", r.log_slot, r.log_slots, v.state,
 					(unsigned long long)v.epoch, (unsigned long long)v.records, (unsigned long long)v.bytes);
+			else if (!strcmp(v.state, "invalid"))
+				fprintf(o, "\n    redo log in slots %u..%u: no sealed log (the next epoch's being written, or damaged; "
+					   "ignored at open)\n", r.log_slot, r.log_slot + r.log_slots - 1);
 			else
 				fprintf(o, "\n    redo log in slots %u..%u: %s, epoch %llu, %llu records, %llu bytes\n", r.log_slot,
 					r.log_slot + r.log_slots - 1,
 					!strcmp(v.state, "committed") ? "the committed epoch's (applied again at open)"
 					: !strcmp(v.state, "other_epoch") ? "another epoch's (ignored at open)"
-					: !strcmp(v.state, "mismatch") ? "NOT the one the metadata names (open refuses)"
-								       : "no sealed log (ignored at open)",
+									  : "NOT the one the metadata names (open refuses)",
 					(unsigned long long)v.epoch, (unsigned long long)v.records, (unsigned long long)v.bytes);
 			continue;
 		}
