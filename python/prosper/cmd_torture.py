@@ -84,8 +84,11 @@ def main(args):
     prog = args.program
     if args.kills < 0:
         die("--kills must be >= 0")
-    if not (shutil.which(prog[0]) or os.access(prog[0], os.X_OK)):
+    # the program runs in other working directories: name it by an absolute path
+    found = shutil.which(prog[0]) if "/" not in prog[0] else (os.path.abspath(prog[0]) if os.access(prog[0], os.X_OK) else None)
+    if not found:
         die(f"{prog[0]}: no such program")
+    prog = [found] + list(prog[1:])
     sup = tool(SUPERVISOR)
     rng = random.Random(args.seed)
     work = tempfile.mkdtemp(prefix="prosper-torture-")
@@ -134,7 +137,7 @@ def main(args):
             # Long enough to make progress on average, short enough to spread N kills over the run;
             # after an attempt that committed nothing new, the next one gets longer (backoff), so a
             # slow start (a big first checkpoint) cannot turn the whole run into fresh starts.
-            hi = max(0.06, 2.5 * native_s / max(1, args.kills)) * backoff
+            hi = max(0.04, 1.2 * native_s / max(1, args.kills)) * backoff
             delay = rng.uniform((0.03 if not started else 0.005) * backoff, hi)
             try:
                 p.wait(timeout=delay)
@@ -201,8 +204,10 @@ def main(args):
     }
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
-        if os.path.exists(pool):
-            os.unlink(pool)
+        # the pool, and what a kill during its creation left under a temporary name
+        for name in os.listdir(pool_dir):
+            if name == os.path.basename(pool) or name.startswith(f".{os.path.basename(pool)}.creating-"):
+                os.unlink(os.path.join(pool_dir, name))
     if args.json:
         print(json.dumps(result))
     else:

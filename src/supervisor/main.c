@@ -564,22 +564,28 @@ static int lock_pool(const char *path)
 	return fd; /* held until we exit */
 }
 
-/* 1 if path is a valid pool whose program ran to its end. */
-static int finished_pool(const char *path)
+enum pool_state { POOL_FOREIGN, POOL_RESUMABLE, POOL_FINISHED, POOL_BUSY };
+
+/* What an existing file at the pool path is; *why says why it is not a pool. */
+static enum pool_state pool_state(const char *path, char *why, size_t whylen)
 {
 	int lock = lock_pool(path);
+	if (lock == -EBUSY)
+		return POOL_BUSY;
 	prosper_pool *p = NULL;
 	if (lock < 0 || prosper_pool_open(path, &p) != 0) {
+		snprintf(why, whylen, "%s", lock < 0 ? strerror(-lock) : prosper_pool_errormsg());
 		if (lock >= 0)
 			close(lock);
-		return 0;
+		return POOL_FOREIGN;
 	}
 	size_t len = 0;
 	const struct done_record *d = prosper_pool_blob(p, &len);
 	int done = d && len == sizeof *d && d->magic == DONE_MAGIC;
+	int empty = prosper_pool_epoch(p) == 0;
 	prosper_pool_close(&p);
 	close(lock);
-	return done;
+	return done || empty ? POOL_FINISHED : POOL_RESUMABLE;
 }
 
 static int start_tracking(struct sup *s, int uffd)
@@ -637,18 +643,26 @@ int main(int argc, char **argv)
 	int rc, status = 0;
 	if (!o.resume) {
 		struct stat st;
-		if (lstat(pool_path, &st) == 0 && !o.fresh && finished_pool(pool_path))
-			o.fresh = 1; /* the program it held ran to its end: nothing to lose */
 		if (lstat(pool_path, &st) == 0) {
-			if (!o.fresh)
-				return die("%s already holds a checkpoint: `prosper resume --pool %s` continues it, "
-					   "--fresh discards it", pool_path, pool_path);
-			if ((lock = lock_pool(pool_path)) == -EBUSY)
+			/* Never destroy what we did not make; a checkpoint only with --fresh; a pool whose
+			 * program finished (or never committed) holds nothing to lose. */
+			char why[300] = "";
+			switch (pool_state(pool_path, why, sizeof why)) {
+			case POOL_BUSY:
 				return die("%s is in use by a running prosper", pool_path);
+			case POOL_FOREIGN:
+				return die("%s exists and is not a usable pool (%s): refusing to overwrite it, choose another --pool",
+					   pool_path, why);
+			case POOL_RESUMABLE:
+				if (!o.fresh)
+					return die("%s already holds a checkpoint: `prosper resume --pool %s` continues it, "
+						   "--fresh discards it", pool_path, pool_path);
+				break;
+			case POOL_FINISHED:
+				break;
+			}
 			if (unlink(pool_path) != 0)
 				return die("cannot remove %s: %s", pool_path, strerror(errno));
-			if (lock >= 0)
-				close(lock);
 		}
 		struct prosper_pool_config cfg;
 		prosper_pool_config_default(&cfg);

@@ -20,3 +20,16 @@ def pool_tool():
     path = os.path.join(BUILD, "src", "cli", "prosper-pool")
     assert os.access(path, os.X_OK), "build first: make build"
     return path
+
+
+@pytest.fixture
+def pool_dir(tmp_path):
+    """A directory for pools on a memory file system when there is one: supervised runs commit
+    every 10 ms, and a disk makes each commit wait for msync (tests of process death, not power
+    loss, need no disk).  Removed afterwards."""
+    import shutil
+    import tempfile
+    base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else str(tmp_path)
+    d = tempfile.mkdtemp(prefix="prosper-test-", dir=base)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)

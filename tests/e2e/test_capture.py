@@ -1,7 +1,7 @@
 """The capture half of `prosper run` (build/src/supervisor/prosper-supervise): every checkpoint
-of a program whose map keeps changing equals its live memory (soundness oracle), for both
-trackers; the program's output, exit code and sleeps are untouched; threads stop
-checkpointing without harming the program; an existing pool is never overwritten."""
+of a program whose map keeps changing equals its live memory (soundness oracle), for every
+tracker; the program's output, exit code and sleeps are untouched; threads stop
+checkpointing without harming the program; an existing file is never overwritten."""
 import json
 import os
 import re
@@ -16,9 +16,16 @@ MAPPER = os.path.join(BUILD, "tests", "supervisor", "mapper")
 THREADS = os.path.join(BUILD, "tests", "hw", "threads_stacks")
 
 
+@pytest.fixture(autouse=True)
+def _pools_in_memory(pool_dir):
+    global POOLS
+    POOLS = pool_dir
+
+
 def supervise(tmp_path, *args, tracker="page", verify=True, interval=None):
-    pool, stats = tmp_path / "p.pool", tmp_path / "stats.json"
-    cmd = [SUP, "--pool", str(pool), "--tracker", tracker, "--stats-json", str(stats)]
+    pool, stats = os.path.join(POOLS, "p.pool"), tmp_path / "stats.json"
+    cmd = [SUP, "run", "--pool", pool, "--stack-tracker", tracker, "--heap-tracker", tracker,
+           "--stats-json", str(stats)]
     if verify:
         cmd.append("--verify")
     if interval:
@@ -27,7 +34,7 @@ def supervise(tmp_path, *args, tracker="page", verify=True, interval=None):
     return r, json.loads(stats.read_text()) if stats.exists() else None, pool
 
 
-@pytest.mark.parametrize("tracker", ["page", "full"])
+@pytest.mark.parametrize("tracker", ["page", "diff", "full"])
 def test_every_checkpoint_equals_live_memory(tmp_path, tracker):
     native = subprocess.run([MAPPER, "40"], capture_output=True, text=True)
     r, st, pool = supervise(tmp_path, MAPPER, "40", tracker=tracker)
@@ -36,7 +43,7 @@ def test_every_checkpoint_equals_live_memory(tmp_path, tracker):
     assert st["checkpoints"] >= 5 and st["disabled"] is None
     assert st["verified_bytes"] > 0 and st["mismatches"] == 0
     j = json.loads(prosper("inspect", "--json", pool).stdout)
-    assert j["epoch"] == st["checkpoints"]
+    assert j["epoch"] == st["checkpoints"] + 1  # and the epoch that marks the program finished
     assert "stack" in {reg["kind"] for reg in j["regions"]}
 
 
@@ -60,11 +67,12 @@ def test_threads_stop_checkpointing_not_the_program(tmp_path):
     assert "thread" in r.stderr and st["disabled"] is not None
 
 
-def test_an_existing_pool_is_never_overwritten(tmp_path):
+@pytest.mark.parametrize("fresh", [[], ["--fresh"]])
+def test_an_existing_file_is_never_overwritten(tmp_path, fresh):
     pool = tmp_path / "p.pool"
     pool.write_bytes(b"precious")
-    r = subprocess.run([SUP, "--pool", str(pool), "--", "/bin/true"], capture_output=True, text=True)
-    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    r = subprocess.run([SUP, "run", "--pool", str(pool), *fresh, "--", "/bin/true"], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "not a usable pool" in r.stderr
     assert pool.read_bytes() == b"precious"
 
 
@@ -74,10 +82,10 @@ def test_sub_page_diff_saves_the_stack_by_the_word(tmp_path):
     page_dir, diff_dir = tmp_path / "page", tmp_path / "diff"
     page_dir.mkdir()
     diff_dir.mkdir()
-    base = [SUP, "--verify", "--interval", "5"]
-    rp = subprocess.run(base + ["--pool", str(page_dir / "p"), "--stack-granularity", "0", "--stats-json",
+    base = [SUP, "run", "--verify", "--interval", "5"]
+    rp = subprocess.run(base + ["--pool", str(page_dir / "p"), "--stack-tracker", "page", "--stats-json",
                                 str(page_dir / "s.json"), "--", sparse, "20000"], capture_output=True, text=True)
-    rd = subprocess.run(base + ["--pool", str(diff_dir / "p"), "--stack-granularity", "8", "--stats-json",
+    rd = subprocess.run(base + ["--pool", str(diff_dir / "p"), "--stack-tracker", "diff", "--stats-json",
                                 str(diff_dir / "s.json"), "--", sparse, "20000"], capture_output=True, text=True)
     assert rp.returncode == 0 and rd.returncode == 0 and rp.stdout == rd.stdout
     sp, sd = json.loads((page_dir / "s.json").read_text()), json.loads((diff_dir / "s.json").read_text())

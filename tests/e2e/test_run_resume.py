@@ -1,0 +1,213 @@
+"""prosper run / prosper resume: programs killed with SIGKILL at random instants and resumed, again
+and again, end with exactly the output (stdout, exit code, files) of a native run; bad input is
+refused with one line and exit code 2, and nothing is lost.
+
+Quick mode runs 20 kills per bench program (>= 200 in all); PROSPER_LONG=1 runs 50."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import BUILD, PROSPER, prosper
+
+LONG = os.environ.get("PROSPER_LONG") == "1"
+KILLS = 50 if LONG else 20
+BENCH = {
+    "random": [], "stream": [], "sparse": [], "quicksort": [], "recursive": ["4"], "normal": [],
+    "poisson": [], "pr": [], "sssp": [], "kv": [],
+}
+FILER = os.path.join(BUILD, "tests", "supervisor", "filer")
+
+
+def torture(*prog, kills=KILLS, seed=1):
+    r = prosper("torture", "--kills", kills, "--seed", seed, "--json", "--", *prog, timeout=900)
+    assert r.returncode in (0, 1), r.stderr
+    return json.loads(r.stdout)
+
+
+@pytest.mark.parametrize("name", sorted(BENCH))
+def test_bench_program_survives_kills(name):
+    res = torture(os.path.join(BUILD, "bench", name), *BENCH[name])
+    assert res["identical"], res["differences"]
+    # every kill was followed by a resume (or, before the first commit, a fresh start)
+    assert res["kills"] == KILLS and res["resumes"] + res["fresh_starts"] >= KILLS
+    assert res["resumes"] >= KILLS // 2 and res["kills_in_commit_window"] >= 1
+
+
+def test_files_fds_signals_and_sleeps_survive(tmp_path):
+    """Input read by offset, output written to a file in the working directory, progress on stdout,
+    a signal handler, sleeps interrupted by every checkpoint."""
+    data = tmp_path / "in.bin"
+    data.write_bytes(os.urandom(12 << 20))
+    res = torture(FILER, str(data), "16384", kills=15)
+    assert res["identical"], res["differences"]
+    assert res["resumes"] >= 10
+
+
+DISTRIBUTION = {
+    # a calculator, a compressor working on files, interpreters running a script
+    "bc": lambda d: ["/usr/bin/bc", "-lq", _write(d / "pi.bc", "scale=1400; 4*a(1)\n")],
+    "gzip": lambda d: ["/usr/bin/gzip", "-9", "-c", _write(d / "text.txt", _text(24 << 20))],
+    "xz": lambda d: ["/usr/bin/xz", "-T1", "-6", "-c", _write(d / "text.txt", _text(6 << 20))],
+    "python3": lambda d: ["/usr/bin/python3", "-S", "-c",
+                          "n=0\nfor i in range(2,260000):\n"
+                          "    if all(i%p for p in range(2,int(i**0.5)+1)): n+=1\n"
+                          "    if i%20000==0: print(i, n, flush=True)\nprint(n)"],
+    "perl": lambda d: ["/usr/bin/perl", "-e",
+                       'my %h; for my $i (1..1500000) { $h{$i % 9973} += $i * $i % 7 } '
+                       'print join(",", map { $h{$_} } sort { $a <=> $b } keys %h), "\\n"'],
+}
+
+
+def _text(n):
+    words = [b"prosper", b"stack", b"epoch", b"commit", b"pool", b"resume", b"checkpoint", b"kill"]
+    out, x = bytearray(), 12345
+    while len(out) < n:
+        x = (x * 1103515245 + 12345) & 0x7FFFFFFF
+        out += words[x % len(words)] + (b"\n" if x % 11 == 0 else b" ")
+    return bytes(out[:n])
+
+
+def _write(path, content):
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    return str(path)
+
+
+@pytest.mark.parametrize("name", sorted(DISTRIBUTION))
+def test_distribution_program_survives_kills(tmp_path, name):
+    prog = DISTRIBUTION[name](tmp_path)
+    if not os.access(prog[0], os.X_OK):
+        pytest.skip(f"{prog[0]} is not installed")
+    res = torture(*prog, kills=12)
+    assert res["identical"], res["differences"]
+    assert res["resumes"] >= 4
+
+
+# ---------------------------------------------------------------- the user's way: prosper run / resume
+
+
+def _run_until_epoch(pool, prog, epoch, cwd, stdout):
+    """Start `prosper run`, wait until the pool has committed `epoch`, then SIGKILL its group."""
+    p = subprocess.Popen([PROSPER, "run", "--pool", pool, "--", *prog], cwd=cwd, stdout=stdout,
+                         stderr=subprocess.PIPE, start_new_session=True)
+    _kill_at_epoch(p, pool, epoch)
+    return p
+
+
+def _kill_at_epoch(p, pool, epoch):
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and p.poll() is None:
+        r = prosper("inspect", "--json", pool)
+        if r.returncode == 0 and json.loads(r.stdout)["epoch"] >= epoch:
+            break
+        time.sleep(0.01)
+    assert p.poll() is None, "the program ended before it could be killed"
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
+    time.sleep(0.05)
+
+
+def test_run_kill_resume_kill_resume(tmp_path, pool_dir):
+    prog = [os.path.join(BUILD, "bench", "sssp")]
+    native = subprocess.run(prog, capture_output=True, check=True).stdout
+    pool = os.path.join(pool_dir, "sssp.prosper")
+    out = tmp_path / "out"
+    with open(out, "wb") as f:
+        _run_until_epoch(pool, prog, 3, tmp_path, f)
+        epoch = json.loads(prosper("inspect", "--json", pool).stdout)["epoch"]
+        for _ in range(2):
+            p = subprocess.Popen([PROSPER, "resume", "--pool", pool], cwd=tmp_path, stdout=f,
+                                 stderr=subprocess.PIPE, start_new_session=True)
+            _kill_at_epoch(p, pool, epoch + 3)
+            epoch = json.loads(prosper("inspect", "--json", pool).stdout)["epoch"]
+        r = subprocess.run([PROSPER, "resume", "--pool", pool, "--stats-json", str(tmp_path / "s.json")],
+                           cwd=tmp_path, stdout=f, stderr=subprocess.PIPE, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == native
+    st = json.loads((tmp_path / "s.json").read_text())
+    assert st["resumed"] and st["restored_bytes"] > 0 and st["checkpoints"] >= 1
+    # the program finished: a resume now would replay its end, so it is refused
+    again = prosper("resume", "--pool", pool)
+    assert again.returncode == 2 and "finished" in again.stderr and again.stderr.count("\n") == 1
+
+
+def test_exit_code_and_default_pool_name(tmp_path):
+    r = prosper("run", "--", "/bin/sh", "-c", "echo hi; exit 7", cwd=tmp_path)
+    assert r.returncode == 7 and r.stdout == "hi\n"
+    assert (tmp_path / "sh.prosper").exists()
+    # a finished pool holds nothing to lose: the same command runs again
+    assert prosper("run", "--", "/bin/sh", "-c", "exit 0", cwd=tmp_path).returncode == 0
+
+
+@pytest.fixture
+def killed_pool(tmp_path, pool_dir):
+    """A copy of a bench program killed after a few checkpoints: (program path, pool)."""
+    prog = tmp_path / "kv"
+    shutil.copy2(os.path.join(BUILD, "bench", "kv"), prog)
+    pool = os.path.join(pool_dir, "kv.prosper")
+    with open(tmp_path / "out", "wb") as f:
+        _run_until_epoch(pool, [str(prog)], 3, tmp_path, f)
+    return prog, pool
+
+
+def _refused(r, *words):
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert r.stderr.count("\n") == 1, r.stderr
+    for w in words:
+        assert w in r.stderr, r.stderr
+
+
+def test_resume_refuses_a_changed_executable(killed_pool, tmp_path):
+    prog, pool = killed_pool
+    before = open(pool, "rb").read()
+    with open(prog, "ab") as f:
+        f.write(b"\0")
+    _refused(prosper("resume", "--pool", pool, cwd=tmp_path), "changed")
+    assert open(pool, "rb").read() == before   # a refusal changes nothing
+
+
+def test_resume_refuses_a_corrupt_pool(killed_pool, tmp_path):
+    _, pool = killed_pool
+    with open(pool, "r+b") as f:
+        f.seek(64)
+        f.write(os.urandom(256))
+    _refused(prosper("resume", "--pool", pool, cwd=tmp_path))
+
+
+def test_run_refuses_to_overwrite_a_checkpoint(killed_pool, tmp_path):
+    prog, pool = killed_pool
+    before = open(pool, "rb").read()
+    _refused(prosper("run", "--pool", pool, "--", str(prog), cwd=tmp_path), "resume", "--fresh")
+    assert open(pool, "rb").read() == before
+
+
+@pytest.mark.parametrize("args,words", [
+    (["resume", "--pool", "/nonexistent/p.prosper"], ["No such file"]),
+    (["run"], ["no program"]),
+    (["run", "--interval", "0", "--", "/bin/true"], ["interval"]),
+    (["run", "--stack-tracker", "soft", "--", "/bin/true"], ["page, diff or full"]),
+    (["run", "--stack-granularity", "12", "--", "/bin/true"], ["powers of two"]),
+    (["resume", "--", "/bin/true"], ["takes no program"]),
+])
+def test_usage_errors(tmp_path, args, words):
+    _refused(prosper(*args, cwd=tmp_path), *words)
+
+
+def test_a_file_that_is_not_a_pool(tmp_path):
+    junk = tmp_path / "junk.prosper"
+    junk.write_bytes(b"not a pool" * 100)
+    _refused(prosper("resume", "--pool", junk, cwd=tmp_path))
+    assert junk.read_bytes() == b"not a pool" * 100
+
+
+def test_help_explains(tmp_path):
+    for sub in ("run", "resume"):
+        r = prosper(sub, "--help")
+        assert r.returncode == 0 and "--stack-tracker" in r.stdout and "--pool" in r.stdout
+    r = prosper("torture", "--help")
+    assert r.returncode == 0 and "--kills" in r.stdout
