@@ -49,6 +49,12 @@ PROGRAMS = {
 }
 ALIASES = {"recursive": ["recursive-4", "recursive-8", "recursive-16"]}
 
+# Known reasons why a program's output after a resume can differ from its native output.
+RESUME_NOTES = {
+    "random": "it reads stack words it never wrote in the current call (values left by dead frames); "
+              "SP-aware checkpoints do not keep dead frames, so a resumed run may read other values",
+}
+
 # Targets (fractions / ratios / GB/s).  The slowdown target applies to the default (diff) mode.
 TARGETS = {
     "slowdown_micro": 0.03,
@@ -228,11 +234,12 @@ def run_kill_resume(argv, tmp, tag, kill_after, expect):
             raise BenchError(f"resume of {name} exited {r.returncode}: {r.stderr.strip()[-300:]}")
         with open(out) as f:
             printed = f.read()
-        if printed != expect:
-            raise BenchError(f"resumed {name} left {printed.strip()!r} in its stdout file, native printed {expect.strip()!r}")
         st = _read_stats(stats)
         if not st.get("resumed"):
             raise BenchError(f"resume of {name}: the statistics say it did not resume")
+        # a wrong output after resume is reported with the row (the restore was still timed)
+        st["output_matches"] = printed == expect
+        st["output"] = printed.strip()
         return st
     finally:
         _remove_pool(pool)
@@ -320,6 +327,10 @@ def measure_program(name, reps, tmp, log):
     row["restored_bytes"] = nbytes
     row["restore_gbps"] = nbytes / secs / 1e9 if secs > 0 else None
     row["resume_checkpoints"] = rs["checkpoints"]
+    row["resume_output_matches"] = rs["output_matches"]
+    if not rs["output_matches"]:
+        row["resume_output"] = rs["output"]
+        row["native_output"] = expect.strip()
 
     slow_limit = {"micro": TARGETS["slowdown_micro"], "graph": TARGETS["slowdown_graph"]}.get(kind)
     row["targets"] = {
@@ -361,12 +372,12 @@ def tables(res):
             _num(r["checkpoints"]), _num(r["late"]), f"{r['mean_stop_ms']:.2f}"] for r in progs])
     t2 = ("Bytes per checkpoint (one untimed diff run) and resume after SIGKILL at half the native time",
           ["program", "stack page", "stack 8 B diff", "stack exact", "diff/exact", "other page",
-           "other 256 B diff", "restored MiB", "restore ms", "restore GB/s"],
+           "other 256 B diff", "restored MiB", "restore ms", "restore GB/s", "resumed output"],
           [[r["program"], _num(r["stack_page_bytes_per_ckpt"]), _num(r["stack_diff_bytes_per_ckpt"]),
             _num(r["stack_exact_bytes_per_ckpt"]), _num(r["stack_diff_over_exact"], "{:.3f}x"),
             _num(r["other_page_bytes_per_ckpt"]), _num(r["other_diff_bytes_per_ckpt"]),
             f"{r['restored_bytes'] / 2**20:.2f}", f"{1000 * r['restore_seconds']:.2f}",
-            _num(r["restore_gbps"], "{:.2f}")] for r in progs])
+            _num(r["restore_gbps"], "{:.2f}"), "same" if r["resume_output_matches"] else "WRONG"] for r in progs])
     T = TARGETS
     t3 = ("Targets (slowdown of the default diff mode; micro <= %d%%, pr/sssp <= %d%%; stack <= %.2fx exact; "
           "restore >= %.0f GB/s)" % (100 * T["slowdown_micro"], 100 * T["slowdown_graph"], T["stack_over_exact"],
@@ -401,8 +412,8 @@ def render_text(res):
         for row in rows:
             out.append("  " + "  ".join(str(c).rjust(w[i]) if i else str(c).ljust(w[i]) for i, c in enumerate(row)))
     s = res["summary"]
-    out += ["", f"targets met: {s['met']} of {s['checked']}" + (f"; failures: {'; '.join(res['failures'])}"
-                                                               if res["failures"] else "")]
+    out += ["", f"targets met: {s['met']} of {s['checked']}"]
+    out += [f"FAILURE: {f}" for f in res["failures"]]
     return "\n".join(out)
 
 
@@ -422,7 +433,7 @@ def render_markdown(res):
     s = res["summary"]
     out += ["", f"Targets met: {s['met']} of {s['checked']}."]
     if res["failures"]:
-        out += ["", "Failures: " + "; ".join(res["failures"])]
+        out += ["", "Failures:", ""] + [f"- {f}" for f in res["failures"]]
     return "\n".join(out) + "\n"
 
 
@@ -459,7 +470,13 @@ def overhead(args):
     try:
         for n in names:
             try:
-                res["programs"].append(measure_program(n, reps, tmp, log))
+                row = measure_program(n, reps, tmp, log)
+                res["programs"].append(row)
+                if not row["resume_output_matches"]:
+                    why = f" (known cause: {RESUME_NOTES[n]})" if n in RESUME_NOTES else ""
+                    res["failures"].append(f"{n}: after the kill and resume it printed {row['resume_output']!r}, "
+                                           f"native printed {row['native_output']!r}{why}")
+                    log(f"  {n}: WRONG OUTPUT after resume: {res['failures'][-1]}")
             except BenchError as e:
                 res["failures"].append(f"{n}: {e}")
                 log(f"  {n}: FAILED: {e}")
