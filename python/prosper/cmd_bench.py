@@ -67,7 +67,7 @@ TARGETS = {
 def add_arguments(p):
     p.add_argument("mode", choices=sorted(MODES), help="which benchmark (overhead)")
     p.add_argument("--programs", default=None,
-                   help="comma-separated subset of: " + ",".join(PROGRAMS) + " (recursive = all three depths)")
+                   help="comma-separated subset of: " + ", ".join(PROGRAMS) + " (recursive = all three depths)")
     p.add_argument("--reps", type=int, default=3, help="repetitions of each timed run (default 3)")
     p.add_argument("--quick", action="store_true", help="one repetition")
     p.add_argument("--pool-dir", default=None,

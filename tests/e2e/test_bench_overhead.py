@@ -1,0 +1,48 @@
+"""`prosper bench overhead` on one small program: the JSON has the promised structure and sane
+numbers.  The overhead targets are not asserted here (they depend on the machine's load); the
+benchmark itself reports them as met or not met."""
+import json
+import os
+
+from conftest import prosper
+
+
+def test_bench_overhead_quick_quicksort(tmp_path):
+    r = prosper("bench", "overhead", "--quick", "--programs", "quicksort", "--json",
+                "--pool-dir", tmp_path, timeout=300)
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    assert res["benchmark"] == "overhead" and res["reps"] == 1 and res["failures"] == []
+    m = res["machine"]
+    assert m["nproc"] >= 1 and m["kernel"] and m["pool_dir"] == str(tmp_path) and m["pool_fs"]
+    assert os.listdir(tmp_path) == [], "pools are deleted after use"
+
+    [row] = res["programs"]
+    assert row["program"] == "quicksort" and row["argv"] == ["quicksort"] and row["kind"] == "micro"
+    assert row["native_s"] > 0 and len(row["native_runs_s"]) == 1
+    for mode in ("page", "diff", "full"):
+        t = row[mode]
+        assert t["median_s"] > 0 and t["checkpoints"] > 0 and t["mean_stop_ms"] > 0
+        assert abs(t["slowdown"] - (t["median_s"] / row["native_s"] - 1)) < 1e-9
+    assert row["checkpoints"] > 0 and row["mean_stop_ms"] > 0
+    assert row["slowdown"] == row["diff"]["slowdown"]
+
+    exact, diff, page = (row["stack_exact_bytes_per_ckpt"], row["stack_diff_bytes_per_ckpt"],
+                         row["stack_page_bytes_per_ckpt"])
+    assert 0 < exact <= diff <= page
+    assert 0 <= row["other_diff_bytes_per_ckpt"] <= row["other_page_bytes_per_ckpt"]
+    assert 0 < row["kill_after_s"] < row["native_s"]
+    assert row["restored_bytes"] > 0 and row["restore_seconds"] > 0 and row["restore_gbps"] > 0
+
+    t = row["targets"]
+    assert set(t) == {"slowdown", "stack_over_exact", "restore_gbps"}
+    for v in t.values():
+        assert set(v) == {"target", "measured", "met"} and isinstance(v["met"], bool)
+    assert res["summary"]["checked"] == 3 and res["summary"]["met"] + res["summary"]["not_met"] == 3
+    # the readable table went to stderr
+    assert "Targets" in r.stderr and "quicksort" in r.stderr
+
+
+def test_bench_unknown_program_is_a_usage_error():
+    r = prosper("bench", "overhead", "--programs", "nosuch")
+    assert r.returncode == 2 and "unknown program" in r.stderr
