@@ -14,6 +14,7 @@ SUBCOMMANDS = {
     "inspect": ("prosper.cmd_inspect", "show a pool: header, epoch, regions, segments, checksums"),
     "crashtest": ("prosper.cmd_crashtest", "crash-point, power-failure and mutation tests of the pool protocol"),
     "hw": ("prosper.cmd_hw", "run a program under the emulated Prosper tracker; stack checkpoint sizes vs Dirtybit"),
+    "bench": ("prosper.cmd_bench", "benchmarks: `bench overhead` = slowdown vs native, stack bytes vs exact, restore GB/s"),
     "demo": ("prosper.cmd_demo", "a short story: a computation killed with SIGKILL, recovered, verified"),
 }
 
