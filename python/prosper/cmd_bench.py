@@ -49,12 +49,6 @@ PROGRAMS = {
 }
 ALIASES = {"recursive": ["recursive-4", "recursive-8", "recursive-16"]}
 
-# Known reasons why a program's output after a resume can differ from its native output.
-RESUME_NOTES = {
-    "random": "it reads stack words it never wrote in the current call (values left by dead frames); "
-              "SP-aware checkpoints do not keep dead frames, so a resumed run may read other values",
-}
-
 # Targets (fractions / ratios / GB/s).  The slowdown target applies to the default (diff) mode.
 TARGETS = {
     "slowdown_micro": 0.03,
@@ -473,9 +467,8 @@ def overhead(args):
                 row = measure_program(n, reps, tmp, log)
                 res["programs"].append(row)
                 if not row["resume_output_matches"]:
-                    why = f" (known cause: {RESUME_NOTES[n]})" if n in RESUME_NOTES else ""
                     res["failures"].append(f"{n}: after the kill and resume it printed {row['resume_output']!r}, "
-                                           f"native printed {row['native_output']!r}{why}")
+                                           f"native printed {row['native_output']!r}")
                     log(f"  {n}: WRONG OUTPUT after resume: {res['failures'][-1]}")
             except BenchError as e:
                 res["failures"].append(f"{n}: {e}")
