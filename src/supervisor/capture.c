@@ -132,6 +132,13 @@ static int region_kind(const struct vma *v)
 							 : PROSPER_KIND_ANON;
 }
 
+/* The stack is saved Prosper's way: one image, updated by redo records committed with the epoch
+ * and applied after it (the two-step commit, pool.h).  The rest: libcrpm's buffered protocol. */
+static uint32_t region_mode(const struct vma *v)
+{
+	return vma_is_stack(v) ? PROSPER_REGION_REDO : PROSPER_REGION_BUFFERED;
+}
+
 /* Regions follow the map: new mappings are added (tracked from now on), changed ones resized,
  * vanished ones removed.  On return s->now[i].seen says whether mapping i is saved. */
 static int follow_map(struct sup *s, int n, const struct vma *prev, int nprev)
@@ -179,7 +186,7 @@ static int follow_map(struct sup *s, int n, const struct vma *prev, int nprev)
 			return -ENOSPC;
 		char name[PROSPER_REGION_NAME_MAX];
 		snprintf(name, sizeof name, "m%llx", (unsigned long long)nv->start);
-		int id = prosper_pool_region_add(s->pool, name, (uint32_t)region_kind(nv), PROSPER_REGION_BUFFERED,
+		int id = prosper_pool_region_add(s->pool, name, (uint32_t)region_kind(nv), region_mode(nv),
 						 nv->start, nv->end - nv->start, 3);
 		if (id < 0)
 			return id;

@@ -537,7 +537,8 @@ static void write_stats(struct sup *s, const char *path, const struct opts *o)
 		"\"pool_data_bytes\": %llu, \"pool_catchup_bytes\": %llu, "
 		"\"mismatches\": %llu, \"verified_bytes\": %llu, \"epoch\": %llu, "
 		"\"stack_tracker\": \"%s\", \"heap_tracker\": \"%s\", \"stack_granularity\": %u, \"heap_granularity\": %u, "
-		"\"interval_ms\": %g, \"resumed\": %s, \"restore_seconds\": %.6f, \"restored_bytes\": %llu, "
+		"\"interval_ms\": %g, \"resumed\": %s, \"restore_seconds\": %.6f, \"restore_memory_seconds\": %.6f, "
+		"\"restored_bytes\": %llu, "
 		"\"disabled\": %s%s%s}\n",
 		(unsigned long long)s->checkpoints, (unsigned long long)s->late,
 		s->checkpoints ? 1e3 * s->stop_total / s->checkpoints : 0.0, 1e3 * s->stop_max,
@@ -546,7 +547,7 @@ static void write_stats(struct sup *s, const char *path, const struct opts *o)
 		(unsigned long long)ps.data_bytes, (unsigned long long)ps.catchup_bytes,
 		(unsigned long long)t->mismatches, (unsigned long long)t->verified_bytes,
 		(unsigned long long)prosper_pool_epoch(s->pool), names[o->stack_mode], names[o->heap_mode],
-		s->stack_gran, s->heap_gran, o->interval_ms, o->resume ? "true" : "false", s->restore_seconds,
+		s->stack_gran, s->heap_gran, o->interval_ms, o->resume ? "true" : "false", s->restore_seconds, s->restore_memory_seconds,
 		(unsigned long long)s->restored_bytes, s->disabled_reason ? "\"" : "null",
 		s->disabled_reason ? s->disabled_reason : "", s->disabled_reason ? "\"" : "");
 	fclose(f);
@@ -710,11 +711,12 @@ int main(int argc, char **argv)
 		char **args = calloc(im.h->argc + 1u, sizeof *args);
 		env = calloc(im.h->envc + 1u, sizeof *env);
 		const char *p = img_s(&im, im.h->args_str);
+		/* copies: the blob lives in the pool's metadata, which later commits reuse */
 		for (uint32_t i = 0; i < im.h->argc + im.h->envc; i++, p += strlen(p) + 1) {
 			if (i < im.h->argc)
-				args[i] = (char *)p;
+				args[i] = strdup(p);
 			else
-				env[i - im.h->argc] = (char *)p;
+				env[i - im.h->argc] = strdup(p);
 		}
 		envc = (int)im.h->envc;
 		s->argv = args;
@@ -746,9 +748,20 @@ int main(int argc, char **argv)
 	rc = recv_hello(c.sock, &hello, &uffd);
 	if (o.resume) {
 		if (rc != 0 || !hello.resume) {
+			/* the child may be dying already (its socket closes before its exit is reported) */
+			int st = 0;
+			struct timespec pause = { 0, 20 * 1000 * 1000 };
+			nanosleep(&pause, NULL);
 			kill(c.pid, SIGKILL);
-			return die("%s", rc == -ENOSYS ? "userfaultfd is not available (vm.unprivileged_userfaultfd?)"
-							: "the relaunched program did not reach the restorer");
+			while (waitpid(c.pid, &st, __WALL) == c.pid && WIFSTOPPED(st))
+				;
+			if (rc == -ENOSYS)
+				return die("%s", "userfaultfd is not available (vm.unprivileged_userfaultfd?)");
+			if (WIFEXITED(st) || (WIFSIGNALED(st) && WTERMSIG(st) != SIGKILL))
+				return die("the relaunched program ended before the restorer (%s %d)",
+					   WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+			return die("the relaunched program did not reach the restorer (%s)",
+				   rc == -EPROTO ? "no asynchronous write-protection" : rc ? strerror(-rc) : "not in resume mode");
 		}
 		int st;
 		while (waitpid(c.pid, &st, __WALL) == c.pid && WIFSTOPPED(st) && WSTOPSIG(st) != SIGSTOP)

@@ -409,8 +409,15 @@ int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *he
 		snprintf(why, whylen, "no room for the restorer's scratch page");
 		goto out;
 	}
-	if (rebuild_map(s, &r, im, fresh, nf) || fill_memory(s, &r, im) || reopen_fds(s, &r, im) ||
-	    restore_process_state(s, &r, im, hello))
+	if (rebuild_map(s, &r, im, fresh, nf))
+		goto out;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (fill_memory(s, &r, im))
+		goto out;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	s->restore_memory_seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	if (reopen_fds(s, &r, im) || restore_process_state(s, &r, im, hello))
 		goto out;
 	sys(&r, SYS_munmap, (long)r.scratch, SCRATCH_BYTES, 0, 0, 0, 0);
 	rc = restore_registers(s, &r, im);

@@ -88,7 +88,7 @@ struct sup {
 	/* statistics */
 	uint64_t checkpoints, late;       /* late: ticks that found the previous commit still running */
 	struct ckpt_stats st;
-	double stop_total, stop_max, restore_seconds;
+	double stop_total, stop_max, restore_seconds, restore_memory_seconds;
 	uint64_t restored_bytes;
 	const char *disabled_reason;
 };
