@@ -95,7 +95,8 @@ MEMORY_FS = ("tmpfs", "ramfs", "hugetlbfs")
 def machine(pool_dir):
     kind = fs_type(pool_dir)
     return {"nproc": os.cpu_count(), "kernel": platform.release(), "pool_dir": pool_dir,
-            "pool_fs": kind, "pool_disk_backed": kind not in MEMORY_FS}
+            "pool_fs": kind, "pool_disk_backed": kind not in MEMORY_FS,
+            "loadavg_1min_start": os.getloadavg()[0]}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -279,7 +280,9 @@ def measure_program(name, reps, tmp, log):
             walls[m].append(wall)
         log(f"  {name} rep {rep + 1}/{reps}: " + ", ".join(f"{m} {walls[m][-1]:.3f} s" for m in modes))
     native = statistics.median(walls["native"])
-    row = {"program": name, "argv": rel, "kind": kind, "native_s": native, "native_runs_s": walls["native"]}
+    row = {"program": name, "argv": rel, "kind": kind, "native_s": native, "native_runs_s": walls["native"],
+           # how noisy the machine was: the spread of the native runs relative to their median
+           "native_spread": (max(walls["native"]) - min(walls["native"])) / native}
     for m in TRACKERS:
         med = statistics.median(walls[m])
         sts = stats[m]
@@ -357,9 +360,9 @@ def tables(res):
     """(title, header, rows) for the text and markdown renderings."""
     progs = res["programs"]
     t1 = ("Wall time (median of %d) and slowdown vs native" % res["reps"],
-          ["program", "native s", "page s", "page", "diff s", "diff", "full s", "full",
+          ["program", "native s", "native spread", "page s", "page", "diff s", "diff", "full s", "full",
            "ckpts", "late", "stop ms"],
-          [[r["program"], f"{r['native_s']:.3f}",
+          [[r["program"], f"{r['native_s']:.3f}", f"{100 * r['native_spread']:.0f}%",
             f"{r['page']['median_s']:.3f}", _pct(r["page"]["slowdown"]),
             f"{r['diff']['median_s']:.3f}", _pct(r["diff"]["slowdown"]),
             f"{r['full']['median_s']:.3f}", _pct(r["full"]["slowdown"]),
@@ -394,8 +397,10 @@ def _preamble(res):
     where = (f"pools in {m['pool_dir']} ({m['pool_fs']}, disk-backed: every commit pays msync)"
              if m["pool_disk_backed"] else
              f"pools in {m['pool_dir']} ({m['pool_fs']}, memory: commits pay no msync to a disk)")
+    load = (f"; load average {m['loadavg_1min_start']:.1f} at the start, {m['loadavg_1min_end']:.1f} at the end"
+            if "loadavg_1min_end" in m else "")
     return (f"{m['nproc']} CPUs, Linux {m['kernel']}; {where}; interval {res['interval_ms']} ms; "
-            f"{res['reps']} repetition(s), interleaved round-robin")
+            f"{res['reps']} repetition(s), interleaved round-robin{load}")
 
 
 def render_text(res):
@@ -420,7 +425,8 @@ def render_markdown(res):
            "256 B granules of other memory), `full` (every page, every checkpoint). Stack bytes: page = "
            "bytes in the pages the page tracker named, 8 B diff = bytes written, exact = changed 8-byte words "
            "(all three from one run with `--exact-stack-stats`). Restore GB/s = restored bytes / the "
-           "supervisor's restore time after a SIGKILL at half the native time."]
+           "supervisor's restore time after a SIGKILL at half the native time. Native spread = (slowest - "
+           "fastest native run) / median: slowdowns smaller than it are within the machine's noise."]
     for title, header, rows in tables(res):
         out += ["", f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
@@ -475,6 +481,7 @@ def overhead(args):
                 log(f"  {n}: FAILED: {e}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    res["machine"]["loadavg_1min_end"] = os.getloadavg()[0]
     checked = [t for r in res["programs"] for t in r["targets"].values() if t and t["met"] is not None]
     res["summary"] = {"checked": len(checked), "met": sum(1 for t in checked if t["met"]),
                       "not_met": sum(1 for t in checked if not t["met"])}
