@@ -130,7 +130,8 @@ def main(args):
             env["PROSPER_TEST_COMMIT_DELAY_US"] = str(COMMIT_DELAY_US)
         if os.path.exists(stats):
             os.unlink(stats)
-        errf = open(os.path.join(work, "attempt.stderr"), "w+b")
+        # a new file per attempt: stderr is this attempt's own, never the checkpointed stdio file
+        errf = open(os.path.join(work, f"attempt-{kills + fresh}.stderr"), "w+b")
         p = subprocess.Popen(cmd, cwd=run_dir, stdout=out, stdin=subprocess.DEVNULL, stderr=errf,
                              env=env, start_new_session=True)
         if kills < args.kills:

@@ -62,7 +62,7 @@ def test_inspect_valid_pool_json(tmp_path, pool_tool):
     assert r.returncode == 0, r.stderr
     j = json.loads(r.stdout)
     assert j["epoch"] == 4  # the initial grid, then one epoch per generation
-    assert j["format_version"] == 1 and j["layout_version"] == 1
+    assert j["format_version"] == 1 and j["layout_version"] == 2
     assert j["seg_size"] == 2 << 20 and j["block_size"] == 256
     assert j["checksums"]["commit_a"] and j["checksums"]["commit_b"]
     assert [r["name"] for r in j["regions"]] == ["grid"]
