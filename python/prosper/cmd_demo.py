@@ -1,6 +1,8 @@
 """prosper demo -- a short story told with real processes.
 
-A computation (Conway's Life on a 512x512 torus) keeps its state in a region of a persistent
+First an unmodified program from the distribution (bc computing pi) runs under `prosper run`,
+is killed with SIGKILL twice at random moments, and is resumed each time with `prosper resume`;
+its output must equal a native run's byte for byte.  Then the pool underneath: a computation (Conway's Life on a 512x512 torus) keeps its state in a region of a persistent
 pool and commits one epoch per generation.  The demo kills it with SIGKILL at a random moment,
 shows the pool, recovers it and checks the recovered grid byte for byte against the same
 generation recomputed from scratch; then it lets the computation continue from the pool,
@@ -48,6 +50,45 @@ def run_until_killed(life, pool, generations, rng):
     return proc.returncode, last
 
 
+def process_story(work, rng):
+    """bc under prosper run, SIGKILLed twice, resumed; True if the output equals a native run."""
+    bc = shutil.which("bc")
+    if not bc:
+        say("   (bc is not installed: skipped)")
+        return True
+    script = os.path.join(work, "pi.bc")
+    with open(script, "w") as f:
+        f.write("scale=1600; 4*a(1)\n")
+    t0 = time.monotonic()
+    native = subprocess.run([bc, "-lq", script], capture_output=True, check=True).stdout
+    native_s = time.monotonic() - t0
+    pool, out_path = os.path.join(work, "bc.prosper"), os.path.join(work, "pi.txt")
+    prosper = os.path.join(os.environ.get("PROSPER_ROOT", "."), "bin", "prosper")
+    with open(out_path, "wb") as out:
+        cmd = [prosper, "run", "--pool", pool, "--", bc, "-lq", script]
+        for attempt in range(3):
+            p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE, start_new_session=True)
+            if attempt < 2:
+                delay = native_s * rng.uniform(0.2, 0.4)
+                time.sleep(delay)
+                if p.poll() is None:
+                    os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+                epoch = json.loads(subprocess.run([prosper, "inspect", "--json", pool], capture_output=True,
+                                                  text=True).stdout or "{}").get("epoch", 0)
+                say(f"   {'run' if attempt == 0 else 'resume'}: SIGKILL after {delay:.2f} s; "
+                    f"the pool holds checkpoint {epoch}")
+                cmd = [prosper, "resume", "--pool", pool]
+            else:
+                p.wait()
+                say(f"   resume: ran to its end, exit code {p.returncode}")
+    got = open(out_path, "rb").read()
+    same = got == native
+    say(f"   output: {len(got)} bytes, {'IDENTICAL' if same else 'DIFFERENT'} to a native run "
+        f"(pi = {native[:12].decode()}...)")
+    return same
+
+
 def verify(life, pool):
     out = subprocess.run([life, "life-verify", pool], capture_output=True, text=True)
     if out.returncode not in (0, 1):
@@ -63,7 +104,11 @@ def main(args):
     pool = os.path.join(work, "life.prosper")
     ok = True
     try:
-        say("Prosper demo: a computation whose memory lives in a persistent pool.\n")
+        say("Prosper demo: processes whose memory survives kill -9.\n")
+        say("0. An unmodified program (bc, pi to 1600 digits) under `prosper run`, killed twice, resumed:")
+        ok &= process_story(work, rng)
+        say("")
+        say("Underneath, a computation whose memory lives in a persistent pool:")
         say(f"1. Start Conway's Life ({args.generations} generations); each generation is one epoch.")
         rc, last = run_until_killed(life, pool, args.generations, rng)
         say(f"   ... '{last}', then SIGKILL (exit status {rc}).\n")

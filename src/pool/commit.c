@@ -84,9 +84,13 @@ static int buffered_touch(struct prosper_pool *p, struct seg *s)
 		target = valid;
 	uint8_t *dst = slot_addr(p, target);
 	if (valid == POOL_SLOT_NONE) {
-		memset(dst, 0, p->sb.seg_size);
-		prosper_persist_flush(&p->pp, PSITE_SEG_INIT, dst, p->sb.seg_size);
-		p->stats.init_bytes += p->sb.seg_size;
+		/* A fresh copy starts zero-filled; a slot known to read as zeros already is (writing
+		 * zeros over it would only fault in and write back pages of a hole). */
+		if (!p->slot_zero[target]) {
+			memset(dst, 0, p->sb.seg_size);
+			prosper_persist_flush(&p->pp, PSITE_SEG_INIT, dst, p->sb.seg_size);
+			p->stats.init_bytes += p->sb.seg_size;
+		}
 		free(s->stale);
 		s->stale = calloc(bitmap_words(p), 8); /* nothing to catch up */
 	} else if (!s->stale) {
@@ -98,6 +102,7 @@ static int buffered_touch(struct prosper_pool *p, struct seg *s)
 		return pool_err(-ENOMEM, "out of memory");
 	if (pool_mutation == MUT_NO_CATCHUP || target == valid)
 		memset(s->stale, 0, bitmap_words(p) * 8);
+	p->slot_zero[target] = 0;
 	s->next_state = target == s->main_slot ? ST_MAIN : ST_BACK;
 	s->touched = true;
 	return 0;

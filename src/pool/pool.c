@@ -112,8 +112,9 @@ int pool_alloc_tables(struct prosper_pool *p)
 	uint32_t n = p->sb.nslots;
 	p->slot_use = calloc(n, 1);
 	p->slot_reserved = calloc(n, 1);
+	p->slot_zero = calloc(n, 1);
 	p->bound_to = malloc(n * sizeof *p->bound_to);
-	if (!p->slot_use || !p->slot_reserved || !p->bound_to)
+	if (!p->slot_use || !p->slot_reserved || !p->slot_zero || !p->bound_to)
 		return pool_err(-ENOMEM, "out of memory for pool tables");
 	for (uint32_t i = 0; i < n; i++)
 		p->bound_to[i] = POOL_SLOT_NONE;
@@ -217,6 +218,7 @@ int prosper_pool_create(const char *path, const struct prosper_pool_config *cfg,
 	}
 	p->fd = f.fd;
 	p->pmem2_map = f.map;
+	p->created_here = true;
 	rc = format(p, cfg);
 	if (!rc && link(tmp, path) != 0)
 		rc = pool_err(-errno, "cannot create %s: %s", path, strerror(errno));
@@ -284,6 +286,7 @@ void prosper_pool_abandon(prosper_pool **pool)
 	free_regions(p);
 	free(p->slot_use);
 	free(p->slot_reserved);
+	free(p->slot_zero);
 	free(p->bound_to);
 	free(p->blob);
 	free(p);
@@ -316,11 +319,15 @@ static bool slot_is_free(const struct prosper_pool *p, uint32_t i)
 /* slot_take -- make free slot i usable: file space reserved, no binding left on media. */
 static int slot_take(struct prosper_pool *p, uint32_t i)
 {
+	/* A hole of a file we created was never written: reserving it yields zeros (after a reopen an
+	 * unreserved slot may hold an earlier run's bytes, so only then). */
+	p->slot_zero[i] = 0;
 	if (!p->slot_reserved[i]) {
 		int rc = pool_file_reserve(p->fd, p->sb.data_off + (uint64_t)i * p->sb.seg_size, p->sb.seg_size);
 		if (rc)
 			return rc;
 		p->slot_reserved[i] = 1;
+		p->slot_zero[i] = p->created_here;
 	}
 	/* A stale binding on media would make recovery think this slot backs a segment. */
 	if (*bind_entry(p, i) != 0) {

@@ -51,6 +51,9 @@ struct prosper_pool {
 
 	uint8_t *slot_use;            /* enum slot_use per slot */
 	uint8_t *slot_reserved;       /* file space reserved (posix_fallocate done) */
+	uint8_t *slot_zero;           /* known to read as zeros: a hole of a file this handle created,
+				       * reserved just now and not written since (DRAM only) */
+	bool created_here;            /* this handle created the file: unreserved slots are holes */
 	uint32_t *bound_to;           /* slot -> main slot it backs up, or POOL_SLOT_NONE */
 	uint32_t nbackups;            /* slots currently bound as backups */
 
