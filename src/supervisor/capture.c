@@ -263,15 +263,8 @@ static int build_blob(struct sup *s, struct img_buf *out, const struct user_regs
 		cwd[l] = 0;
 		h.cwd_str = img_str(&strings, cwd);
 	}
-	FILE *f = fopen("/proc/sys/kernel/osrelease", "re");
-	if (f) {
-		char rel[128] = "";
-		if (fgets(rel, sizeof rel, f)) {
-			rel[strcspn(rel, "\n")] = 0;
-			h.kernel_str = img_str(&strings, rel);
-		}
-		fclose(f);
-	}
+	if (kernel_release()[0])
+		h.kernel_str = img_str(&strings, kernel_release());
 	h.args_str = (uint32_t)strings.len;
 	h.argc = (uint32_t)s->argc;
 	h.envc = (uint32_t)s->envc;

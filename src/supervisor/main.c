@@ -100,15 +100,28 @@ struct opts {
 static const char usage[] =
 	"usage: prosper run [OPTIONS] [--pool PATH] [--fresh] -- PROGRAM [ARGS...]\n"
 	"       prosper resume [OPTIONS] [--pool PATH]\n"
+	"\n"
+	"run: start PROGRAM and checkpoint it every interval into a pool (default ./PROGRAM.prosper).\n"
+	"After kill -9 or a crash, resume relaunches it from the last checkpoint (the only *.prosper in\n"
+	"this directory if --pool is not given) and keeps checkpointing into the same pool.  The stack is\n"
+	"saved Prosper's way (from SP-128 up, 8-byte granules, two-step redo commit); other memory with\n"
+	"libcrpm's protocol.  Exit code: the program's; 2 for refused input, with a one-line reason.\n"
+	"Single-threaded programs: a thread, fork or exec stops checkpointing (the program runs on).\n"
+	"\n"
+	"  --pool PATH              the pool file; on /dev/shm commits are fastest (survives process\n"
+	"                           death, not power loss)\n"
+	"  --fresh                  (run) discard a checkpoint the pool holds; a file that is not a pool\n"
+	"                           is never overwritten\n"
 	"  --interval MS            checkpoint interval (default 10)\n"
 	"  --stack-tracker T        page|diff|full for the stack (default diff)\n"
 	"  --heap-tracker T         page|diff|full for other memory (default diff)\n"
 	"  --stack-granularity G    diff granule of the stack, 8..4096 (default 8)\n"
 	"  --heap-granularity G     diff granule of other memory, 8..4096 (default 256)\n"
-	"  --capacity MIB           pool data capacity (default 8192, sparse)\n"
-	"  --verify                 after each checkpoint compare the pool with live memory\n"
-	"  --stats-json PATH        write statistics at the end\n"
-	"  --exact-stack-stats      also count the stack's changed 8-byte words (costs a compare)\n";
+	"  --capacity MIB           pool data capacity (default 8192; the file is sparse)\n"
+	"  --verify                 commit while stopped and compare the pool with live memory (oracle)\n"
+	"  --stats-json PATH        write statistics as JSON at the end (stdout is the program's)\n"
+	"  --exact-stack-stats      also count the stack's changed 8-byte words (costs a compare)\n"
+	"See docs/run-resume.md.\n";
 
 static int tracker_mode(const char *s)
 {

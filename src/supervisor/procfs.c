@@ -11,38 +11,108 @@
 #include "image.h"
 #include "procfs.h"
 
+/* The supervisor reads a few /proc files of its child at every stop: they stay open (per pid)
+ * and are read whole with one pread each; sscanf/stdio cost more than the kernel's side. */
+enum { PF_MAPS, PF_STATUS, PF_STAT, PF_N };
+static pid_t pf_pid;
+static int pf_fd[PF_N] = { -1, -1, -1 };
+
+static int read_proc(pid_t pid, int which, char **buf, size_t *cap, size_t *len)
+{
+	static const char *const name[PF_N] = { "maps", "status", "stat" };
+	if (pf_pid != pid) {
+		for (int i = 0; i < PF_N; i++)
+			if (pf_fd[i] >= 0)
+				close(pf_fd[i]), pf_fd[i] = -1;
+		pf_pid = pid;
+	}
+	if (pf_fd[which] < 0) {
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name[which]);
+		if ((pf_fd[which] = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			return -errno;
+	}
+	*len = 0;
+	for (;;) {
+		if (*cap - *len < 4096) {
+			size_t ncap = *cap ? 2 * *cap : 65536;
+			char *nb = realloc(*buf, ncap);
+			if (!nb)
+				return -ENOMEM;
+			*buf = nb;
+			*cap = ncap;
+		}
+		ssize_t got = pread(pf_fd[which], *buf + *len, *cap - *len - 1, (off_t)*len);
+		if (got < 0)
+			return -errno;
+		if (got == 0)
+			break;
+		*len += (size_t)got;
+	}
+	(*buf)[*len] = 0;
+	return 0;
+}
+
+static uint64_t hex(const char **p)
+{
+	uint64_t v = 0;
+	for (;; (*p)++) {
+		char c = **p;
+		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+		if (d < 0)
+			return v;
+		v = v << 4 | (uint64_t)d;
+	}
+}
+
+static void skip_field(const char **p)
+{
+	while (**p && **p != ' ' && **p != '\n')
+		(*p)++;
+	while (**p == ' ')
+		(*p)++;
+}
+
 int proc_maps(pid_t pid, struct vma *out, int max, int *n)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	char line[VMA_PATH_MAX + 128];
+	static char *buf;
+	static size_t cap;
+	size_t len;
+	int rc = read_proc(pid, PF_MAPS, &buf, &cap, &len);
+	if (rc)
+		return rc;
 	*n = 0;
-	int rc = 0;
-	while (fgets(line, sizeof line, f)) {
-		if (*n == max) {
-			rc = -ENOSPC;
-			break;
-		}
+	/* start-end perms offset dev inode [path] */
+	for (const char *p = buf; *p;) {
+		const char *eol = strchr(p, '\n');
+		if (!eol)
+			eol = p + strlen(p);
+		if (*n == max)
+			return -ENOSPC;
 		struct vma v = { .region = -1 };
-		unsigned long long a, b, off;
-		int pos = 0;
-		if (sscanf(line, "%llx-%llx %4s %llx %*s %*s%n", &a, &b, v.perms, &off, &pos) < 4)
-			continue;
-		v.start = a;
-		v.end = b;
-		v.offset = off;
-		char *p = line + pos;
+		v.start = hex(&p);
+		if (*p++ != '-')
+			return -EPROTO;
+		v.end = hex(&p);
 		while (*p == ' ')
 			p++;
-		p[strcspn(p, "\n")] = 0;
-		snprintf(v.path, sizeof v.path, "%s", p);
+		memcpy(v.perms, p, 4);
+		p += 4;
+		while (*p == ' ')
+			p++;
+		v.offset = hex(&p);
+		while (*p == ' ')
+			p++;
+		skip_field(&p); /* dev */
+		skip_field(&p); /* inode */
+		size_t l = (size_t)(eol - p);
+		if (l >= sizeof v.path)
+			l = sizeof v.path - 1;
+		memcpy(v.path, p, l);
 		out[(*n)++] = v;
+		p = *eol ? eol + 1 : eol;
 	}
-	fclose(f);
-	return rc;
+	return 0;
 }
 
 int vma_is_special(const struct vma *v)
@@ -61,27 +131,43 @@ int vma_is_saved(const struct vma *v)
 int vma_is_stack(const struct vma *v) { return !strcmp(v->path, "[stack]"); }
 int vma_is_heap(const struct vma *v) { return !strcmp(v->path, "[heap]"); }
 
-static int read_small(const char *path, char *buf, size_t cap)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = read(fd, buf, cap - 1);
-	int e = errno;
-	close(fd);
-	if (n < 0)
-		return -e;
-	buf[n] = 0;
-	return 0;
-}
-
+/* /proc/PID/fd and fdinfo stay open as directories: every lookup is relative to them.  A pipe,
+ * socket or other kernel object that a fd still names at the next call (its link text holds a
+ * unique inode number) keeps its earlier answer: it is not persisted, only warned about. */
 int proc_fds(pid_t pid, struct fd_info *out, int max, int *n)
 {
-	char dir[64];
-	snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
-	DIR *d = opendir(dir);
-	if (!d)
+	static pid_t dpid;
+	static int fd_dir = -1, info_dir = -1;
+	static struct fd_info *prev;
+	static int nprev;
+	if (dpid != pid) {
+		if (fd_dir >= 0)
+			close(fd_dir), close(info_dir);
+		char p[64];
+		snprintf(p, sizeof p, "/proc/%d/fd", (int)pid);
+		fd_dir = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		snprintf(p, sizeof p, "/proc/%d/fdinfo", (int)pid);
+		info_dir = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd_dir < 0 || info_dir < 0) {
+			int e = errno;
+			if (fd_dir >= 0)
+				close(fd_dir);
+			fd_dir = info_dir = -1;
+			return -e;
+		}
+		dpid = pid;
+		nprev = 0;
+	}
+	if (!prev && !(prev = calloc((size_t)max, sizeof *prev)))
+		return -ENOMEM;
+	int dup_fd = dup(fd_dir); /* fdopendir takes ownership; the listing starts afresh */
+	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+	if (!d) {
+		if (dup_fd >= 0)
+			close(dup_fd);
 		return -errno;
+	}
+	rewinddir(d);
 	*n = 0;
 	struct dirent *e;
 	int rc = 0;
@@ -93,14 +179,21 @@ int proc_fds(pid_t pid, struct fd_info *out, int max, int *n)
 			break;
 		}
 		struct fd_info fi = { .fd = atoi(e->d_name) };
-		char p[320], info[512];
-		snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-		ssize_t l = readlink(p, fi.path, sizeof fi.path - 1);
+		ssize_t l = readlinkat(fd_dir, e->d_name, fi.path, sizeof fi.path - 1);
 		if (l < 0)
 			continue; /* closed meanwhile: the process is stopped, so it was ours */
 		fi.path[l] = 0;
+		const struct fd_info *same = NULL;
+		for (int i = 0; i < nprev && !same; i++)
+			if (prev[i].fd == fi.fd && prev[i].type == IMG_FD_OTHER && strchr(fi.path, '[') &&
+			    !strcmp(prev[i].path, fi.path))
+				same = &prev[i];
+		if (same) {
+			out[(*n)++] = *same;
+			continue;
+		}
 		struct stat st;
-		if (stat(p, &st) != 0)
+		if (fstatat(fd_dir, e->d_name, &st, 0) != 0)
 			fi.type = IMG_FD_OTHER;
 		else if (S_ISREG(st.st_mode))
 			fi.type = IMG_FD_FILE, fi.size = (uint64_t)st.st_size;
@@ -112,8 +205,13 @@ int proc_fds(pid_t pid, struct fd_info *out, int max, int *n)
 			fi.type = IMG_FD_OTHER;
 		if (fi.type != IMG_FD_OTHER && fi.path[0] != '/')
 			fi.type = IMG_FD_OTHER; /* memfd:, anon_inode: */
-		snprintf(p, sizeof p, "/proc/%d/fdinfo/%s", (int)pid, e->d_name);
-		if (read_small(p, info, sizeof info) == 0) {
+		char info[512];
+		int ifd = openat(info_dir, e->d_name, O_RDONLY | O_CLOEXEC);
+		ssize_t got = ifd >= 0 ? read(ifd, info, sizeof info - 1) : -1;
+		if (ifd >= 0)
+			close(ifd);
+		if (got > 0) {
+			info[got] = 0;
 			char *s = strstr(info, "pos:");
 			if (s)
 				fi.pos = strtoull(s + 4, NULL, 10);
@@ -124,15 +222,18 @@ int proc_fds(pid_t pid, struct fd_info *out, int max, int *n)
 		out[(*n)++] = fi;
 	}
 	closedir(d);
+	memcpy(prev, out, (size_t)*n * sizeof *out);
+	nprev = *n;
 	return rc;
 }
 
 int proc_status(pid_t pid, struct proc_status *out)
 {
-	char p[64], buf[4096];
+	static char *buf;
+	static size_t cap;
+	size_t len;
 	memset(out, 0, sizeof *out);
-	snprintf(p, sizeof p, "/proc/%d/status", (int)pid);
-	int rc = read_small(p, buf, sizeof buf);
+	int rc = read_proc(pid, PF_STATUS, &buf, &cap, &len);
 	if (rc)
 		return rc;
 	char *s = strstr(buf, "\nUmask:");
@@ -141,8 +242,7 @@ int proc_status(pid_t pid, struct proc_status *out)
 	s = strstr(buf, "\nSigBlk:");
 	if (s)
 		out->sigblk = strtoull(s + 8, NULL, 16);
-	snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
-	if ((rc = read_small(p, buf, sizeof buf)) != 0)
+	if ((rc = read_proc(pid, PF_STAT, &buf, &cap, &len)) != 0)
 		return rc;
 	/* fields after the command name (which may hold spaces) start at the last ')' */
 	char *f = strrchr(buf, ')');
@@ -158,6 +258,20 @@ int proc_status(pid_t pid, struct proc_status *out)
 		return -EPROTO;
 	out->start_brk = strtoull(f, NULL, 10);
 	return 0;
+}
+
+const char *kernel_release(void)
+{
+	static char rel[128];
+	if (!rel[0]) {
+		FILE *k = fopen("/proc/sys/kernel/osrelease", "re");
+		if (k) {
+			if (fgets(rel, sizeof rel, k))
+				rel[strcspn(rel, "\n")] = 0;
+			fclose(k);
+		}
+	}
+	return rel;
 }
 
 /* The GNU build-id note of an ELF file, if any. */

@@ -50,6 +50,9 @@ struct file_id {
 };
 int file_identity(const char *path, struct file_id *out);
 
+/* The running kernel's release string (read once). */
+const char *kernel_release(void);
+
 /* XSAVE feature mask of this CPU/kernel (XCR0). */
 uint64_t cpu_xcr0(void);
 

@@ -91,14 +91,7 @@ int sup_restore_check(struct sup *s, const struct img *im, char *why, size_t why
 		    memcmp(now.build_id, f->build_id, f->build_id_len))
 			FAIL("%s changed since the checkpoint (size, mtime or build-id): refusing to resume", path);
 	}
-	FILE *k = fopen("/proc/sys/kernel/osrelease", "re");
-	char rel[128] = "";
-	if (k) {
-		if (!fgets(rel, sizeof rel, k))
-			rel[0] = 0;
-		rel[strcspn(rel, "\n")] = 0;
-		fclose(k);
-	}
+	const char *rel = kernel_release();
 	const char *was = img_s(im, im->h->kernel_str);
 	if (was && strcmp(was, rel))
 		FAIL("the kernel changed (%s, checkpoint taken under %s): refusing to resume", rel, was);
