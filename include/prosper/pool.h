@@ -119,6 +119,12 @@ int prosper_pool_region_get(const prosper_pool *pool, int i, struct prosper_regi
 int prosper_pool_region_find(const prosper_pool *pool, const char *name); /* index or -ENOENT */
 /* Copy committed bytes of region id [off, off+len) into dst (recovery into caller memory). */
 int prosper_pool_region_read(prosper_pool *pool, uint32_t id, uint64_t off, void *dst, uint64_t len);
+/* A read-only view of committed bytes of region id from off: *ptr points into the pool mapping
+ * (NULL: those bytes were never written and read as zeros) and is valid for *n bytes (> 0, at
+ * most len, up to a segment boundary) until the next write or commit.  For copying a large
+ * region out without an intermediate buffer (resume). */
+int prosper_pool_region_view(prosper_pool *pool, uint32_t id, uint64_t off, uint64_t len, const void **ptr,
+			     uint64_t *n);
 /* The opaque per-epoch blob (registers, fds, ...) of the committed epoch. */
 const void *prosper_pool_blob(const prosper_pool *pool, size_t *len);
 
@@ -139,6 +145,10 @@ int prosper_pool_commit(prosper_pool *pool, const void *blob, size_t blob_len);
 /* ---- direct regions (libcrpm default mode primitives) ---- */
 /* Address of segment seg's working copy in the pool mapping, and its length. */
 void *prosper_pool_direct_addr(prosper_pool *pool, uint32_t id, uint32_t seg, uint64_t *len);
+/* Offset of that working copy from the start of the pool media (the pool file): it never
+ * moves while the segment exists, so a caller may map it a second time at an address of its
+ * choosing (crpm containers map their segments contiguously at a fixed address). */
+int64_t prosper_pool_direct_offset(prosper_pool *pool, uint32_t id, uint32_t seg);
 /* Must be called before the first write to segment seg in the current epoch. */
 int prosper_pool_direct_prepare(prosper_pool *pool, uint32_t id, uint32_t seg);
 /* Record that [off, off+len) of a direct region was written this epoch. */

@@ -404,32 +404,46 @@ int prosper_pool_commit(prosper_pool *p, const void *blob, size_t blob_len)
 	return 0;
 }
 
-int prosper_pool_region_read(prosper_pool *p, uint32_t id, uint64_t off, void *dst, uint64_t len)
+/* The slot holding the committed bytes of segment s, or POOL_SLOT_NONE (never written: zeros). */
+static uint32_t committed_slot(const struct prosper_pool *p, const struct region *r, const struct seg *s)
+{
+	(void)p;
+	if (r->info.mode == PROSPER_REGION_BUFFERED)
+		return valid_slot(s);
+	if (r->info.mode == PROSPER_REGION_REDO)
+		return s->state != ST_NONE ? s->main_slot : POOL_SLOT_NONE; /* applied at each commit */
+	if (s->state == ST_BACK || (s->touched && s->state != ST_NONE))
+		return s->back_slot; /* the working copy is ahead of the committed one */
+	return s->state != ST_NONE ? s->main_slot : POOL_SLOT_NONE;
+}
+
+int prosper_pool_region_view(prosper_pool *p, uint32_t id, uint64_t off, uint64_t len, const void **ptr, uint64_t *n)
 {
 	struct region *r = region_by_id(p, id);
 	if (!r)
 		return pool_err(-ENOENT, "no region with id %u", id);
-	if (off > r->info.length || len > r->info.length - off)
+	if (!len || off > r->info.length || len > r->info.length - off)
 		return pool_err(-ERANGE, "read beyond region %s", r->info.name);
+	uint64_t o = off % p->sb.seg_size;
+	*n = p->sb.seg_size - o < len ? p->sb.seg_size - o : len;
+	uint32_t from = committed_slot(p, r, &r->segs[off / p->sb.seg_size]);
+	*ptr = from == POOL_SLOT_NONE ? NULL : slot_addr(p, from) + o;
+	return 0;
+}
+
+int prosper_pool_region_read(prosper_pool *p, uint32_t id, uint64_t off, void *dst, uint64_t len)
+{
 	uint8_t *out = dst;
 	while (len) {
-		uint32_t k = (uint32_t)(off / p->sb.seg_size);
-		uint64_t o = off % p->sb.seg_size;
-		uint64_t n = p->sb.seg_size - o < len ? p->sb.seg_size - o : len;
-		const struct seg *s = &r->segs[k];
-		uint32_t from = POOL_SLOT_NONE;
-		if (r->info.mode == PROSPER_REGION_BUFFERED)
-			from = valid_slot(s);
-		else if (r->info.mode == PROSPER_REGION_REDO)
-			from = s->state != ST_NONE ? s->main_slot : POOL_SLOT_NONE; /* applied at each commit */
-		else if (s->state == ST_BACK || (s->touched && s->state != ST_NONE))
-			from = s->back_slot;   /* the working copy is ahead of the committed one */
-		else if (s->state != ST_NONE)
-			from = s->main_slot;
-		if (from == POOL_SLOT_NONE)
-			memset(out, 0, n);
+		const void *src;
+		uint64_t n;
+		int rc = prosper_pool_region_view(p, id, off, len, &src, &n);
+		if (rc)
+			return rc;
+		if (src)
+			memcpy(out, src, n);
 		else
-			memcpy(out, slot_addr(p, from) + o, n);
+			memset(out, 0, n);
 		off += n;
 		out += n;
 		len -= n;

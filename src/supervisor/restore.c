@@ -136,6 +136,7 @@ static uint64_t find_hole(const struct img *im, const struct vma *fresh, int nf)
 struct rctx {
 	struct inject in;
 	uint64_t scratch;
+	uint8_t *anon_new; /* per checkpoint mapping: mapped anonymous just now (reads as zeros) */
 	char *why;
 	size_t whylen;
 };
@@ -250,43 +251,73 @@ static int rebuild_map(struct sup *s, struct rctx *r, const struct img *im, stru
 		if ((uint64_t)got != v->start)
 			FAIL("cannot map %#llx-%#llx (%s)", (unsigned long long)v->start, (unsigned long long)v->end,
 			     path ? path : "anonymous");
+		r->anon_new[i] = fd < 0;
 	}
 	return 0;
+}
+
+/* Writable mappings are filled straight from the pool mapping with process_vm_writev (one copy,
+ * batched); the few read-only ones that hold saved bytes (relocated data) through /proc/PID/mem,
+ * which ignores protections.  Never-written pool segments are zeros: skipped where the mapping
+ * was just created anonymous, written where the fresh process may have put something. */
+#define FILL_BATCH 512
+
+struct fill {
+	struct iovec local[FILL_BATCH], remote[FILL_BATCH];
+	int n;
+};
+
+static int fill_flush(struct sup *s, struct fill *f)
+{
+	ssize_t want = 0;
+	for (int i = 0; i < f->n; i++)
+		want += (ssize_t)f->local[i].iov_len;
+	ssize_t got = f->n ? process_vm_writev(s->pid, f->local, (unsigned long)f->n, f->remote, (unsigned long)f->n, 0) : 0;
+	f->n = 0;
+	return got == want ? 0 : -EIO;
 }
 
 static int fill_memory(struct sup *s, struct rctx *r, const struct img *im)
 {
 	char *why = r->why;
 	size_t whylen = r->whylen;
-	size_t cap = 0;
-	uint8_t *buf = NULL;
-	int rc = 0;
-	for (uint32_t i = 0; i < im->h->nvmas && !rc; i++) {
+	static const uint8_t zeros[1u << 16];
+	static struct fill f;
+	f.n = 0;
+	for (uint32_t i = 0; i < im->h->nvmas; i++) {
 		const struct img_vma *v = &im->vmas[i];
 		if (v->region == IMG_NONE)
 			continue;
-		/* in pieces, so a large heap does not need a second copy in our memory */
-		for (uint64_t off = 0; off < v->end - v->start && !rc; off += 8u << 20) {
-			uint64_t n = v->end - v->start - off < (8u << 20) ? v->end - v->start - off : 8u << 20;
-			if (n > cap) {
-				free(buf);
-				cap = n;
-				buf = malloc(cap);
-				if (!buf)
-					FAIL("out of memory");
+		int writable = v->perms[1] == 'w';
+		for (uint64_t off = 0, len = v->end - v->start; off < len;) {
+			const void *src;
+			uint64_t n;
+			if (prosper_pool_region_view(s->pool, v->region, off, len - off, &src, &n) != 0)
+				FAIL("pool: %s", prosper_pool_errormsg());
+			if (!src && r->anon_new[i]) {
+				off += n;
+				continue;
 			}
-			if (prosper_pool_region_read(s->pool, v->region, off, buf, n) != 0) {
-				snprintf(why, whylen, "pool: %s", prosper_pool_errormsg());
-				rc = -1;
-			} else if (inject_write(&r->in, v->start + off, buf, n) != 0) {
-				snprintf(why, whylen, "cannot write memory at %#llx", (unsigned long long)(v->start + off));
-				rc = -1;
+			if (!src && n > sizeof zeros)
+				n = sizeof zeros;
+			const void *from = src ? src : zeros;
+			uint64_t at = v->start + off;
+			if (!writable) {
+				if (inject_write(&r->in, at, from, n) != 0)
+					FAIL("cannot write memory at %#llx", (unsigned long long)at);
+			} else {
+				f.local[f.n] = (struct iovec){ (void *)from, n };
+				f.remote[f.n] = (struct iovec){ (void *)(uintptr_t)at, n };
+				if (++f.n == FILL_BATCH && fill_flush(s, &f) != 0)
+					FAIL("cannot write memory near %#llx", (unsigned long long)at);
 			}
 			s->restored_bytes += n;
+			off += n;
 		}
 	}
-	free(buf);
-	return rc;
+	if (fill_flush(s, &f) != 0)
+		FAIL("cannot write the memory of the checkpoint");
+	return 0;
 }
 
 static int reopen_fds(struct sup *s, struct rctx *r, const struct img *im)
@@ -386,7 +417,9 @@ int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *he
 {
 	static struct vma fresh[MAX_VMAS];
 	int nf = 0;
-	struct rctx r = { .why = why, .whylen = whylen };
+	struct rctx r = { .why = why, .whylen = whylen, .anon_new = calloc(im->h->nvmas + 1u, 1) };
+	if (!r.anon_new)
+		FAIL("out of memory");
 	if (inject_open(&r.in, s->pid, hello->gate) != 0)
 		FAIL("cannot control the relaunched program");
 	int rc = -1;
@@ -416,5 +449,6 @@ int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *he
 	rc = restore_registers(s, &r, im);
 out:
 	inject_close(&r.in);
+	free(r.anon_new);
 	return rc;
 }
