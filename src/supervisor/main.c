@@ -545,7 +545,7 @@ static void write_stats(struct sup *s, const char *path, const struct opts *o)
 	prosper_pool_stats_get(s->pool, &ps);
 	fprintf(f,
 		"{\"checkpoints\": %llu, \"late\": %llu, \"mean_stop_ms\": %.4f, \"max_stop_ms\": %.4f, "
-		"\"stack_bytes\": %llu, \"stack_page_bytes\": %llu, \"stack_exact_bytes\": %llu, "
+		"\"stack_bytes\": %llu, \"stack_page_bytes\": %llu, \"stack_exact_bytes\": %llu, \"stack_dense_checkpoints\": %llu, "
 		"\"other_bytes\": %llu, \"other_page_bytes\": %llu, \"new_mapping_bytes\": %llu, "
 		"\"pool_data_bytes\": %llu, \"pool_catchup_bytes\": %llu, "
 		"\"mismatches\": %llu, \"verified_bytes\": %llu, \"epoch\": %llu, "
@@ -556,6 +556,7 @@ static void write_stats(struct sup *s, const char *path, const struct opts *o)
 		(unsigned long long)s->checkpoints, (unsigned long long)s->late,
 		s->checkpoints ? 1e3 * s->stop_total / s->checkpoints : 0.0, 1e3 * s->stop_max,
 		(unsigned long long)t->stack, (unsigned long long)t->stack_pages, (unsigned long long)t->stack_exact,
+		(unsigned long long)t->stack_dense_checkpoints,
 		(unsigned long long)t->other, (unsigned long long)t->other_pages, (unsigned long long)t->new_bytes,
 		(unsigned long long)ps.data_bytes, (unsigned long long)ps.catchup_bytes,
 		(unsigned long long)t->mismatches, (unsigned long long)t->verified_bytes,

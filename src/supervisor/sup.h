@@ -26,6 +26,7 @@ struct chunk {
 	uint8_t whole;   /* part of a new mapping: written as it is, never compared */
 	uint8_t stack;
 	uint64_t off, len;   /* in the region */
+	uint64_t addr;       /* in the child */
 	size_t at;           /* in batch.data */
 };
 
@@ -43,6 +44,7 @@ struct ckpt_stats {
 	uint64_t stack, stack_pages, stack_exact; /* written; named by the tracker; changed 8-byte words */
 	uint64_t other, other_pages;
 	uint64_t new_bytes;                       /* mappings seen for the first time */
+	uint64_t stack_dense_checkpoints;         /* stack written as whole pages (adaptive) */
 	uint64_t mismatches, verified_bytes;      /* soundness oracle */
 };
 
