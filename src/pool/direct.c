@@ -46,6 +46,16 @@ void *prosper_pool_direct_addr(prosper_pool *p, uint32_t id, uint32_t seg, uint6
 	return slot_addr(p, r->segs[seg].main_slot);
 }
 
+int64_t prosper_pool_direct_offset(prosper_pool *p, uint32_t id, uint32_t seg)
+{
+	struct region *r = direct_region(p, id);
+	if (!r)
+		return -EINVAL;
+	if (seg >= r->nsegs)
+		return pool_err(-ERANGE, "segment %u beyond region %s", seg, r->info.name);
+	return (int64_t)(slot_addr(p, r->segs[seg].main_slot) - p->base);
+}
+
 /* steal_backup -- take the backup of a direct segment that is not prepared in this epoch. */
 static int steal_backup(struct prosper_pool *p, uint32_t *slot)
 {
