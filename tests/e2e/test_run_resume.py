@@ -24,8 +24,9 @@ BENCH = {
 FILER = os.path.join(BUILD, "tests", "supervisor", "filer")
 
 
-def torture(*prog, kills=KILLS, seed=1):
-    r = prosper("torture", "--kills", kills, "--seed", seed, "--json", "--", *prog, timeout=900)
+def torture(*prog, kills=KILLS, seed=1, pool_dir=None):
+    where = ["--pool-dir", pool_dir] if pool_dir else []
+    r = prosper("torture", "--kills", kills, "--seed", seed, "--json", *where, "--", *prog, timeout=900)
     assert r.returncode in (0, 1), r.stderr
     return json.loads(r.stdout)
 
@@ -37,6 +38,14 @@ def test_bench_program_survives_kills(name):
     # every kill was followed by a resume (or, before the first commit, a fresh start)
     assert res["kills"] == KILLS and res["resumes"] + res["fresh_starts"] >= KILLS
     assert res["resumes"] >= KILLS // 2 and res["kills_in_commit_window"] >= 1
+
+
+def test_pool_on_a_disk_file_system(tmp_path):
+    """The default pool lives beside the program, on disk: commits msync, the rate drops, the
+    result does not."""
+    res = torture(os.path.join(BUILD, "bench", "quicksort"), kills=6, pool_dir=str(tmp_path))
+    assert res["identical"], res["differences"]
+    assert res["resumes"] >= 3
 
 
 def test_files_fds_signals_and_sleeps_survive(tmp_path):
