@@ -54,6 +54,10 @@ enum prosper_persist_site {
 	PSITE_REDO_LOG,        /* redo mode: the sealed log of the epoch, before the commit word */
 	PSITE_REDO_APPLY,      /* redo mode: the records applied to the image, after the commit word */
 	PSITE_RECOVER_REDO,    /* recovery: the committed epoch's log applied again */
+	PSITE_ASL_LOG,         /* asl: a semantic log entry appended (before its commit word) */
+	PSITE_ASL_COMMIT,      /* asl: the commit word of an entry */
+	PSITE_ASL_SNAP_DATA,   /* asl: snapshot pages copied out of the heap */
+	PSITE_ASL_SNAP_MARK,   /* asl: snapshot header and its completion mark */
 	PSITE_COUNT
 };
 

@@ -34,6 +34,10 @@ static const char *const site_names[PSITE_COUNT] = {
 	[PSITE_REDO_LOG] = "redo_log",
 	[PSITE_REDO_APPLY] = "redo_apply",
 	[PSITE_RECOVER_REDO] = "recover_redo",
+	[PSITE_ASL_LOG] = "asl_log",
+	[PSITE_ASL_COMMIT] = "asl_commit",
+	[PSITE_ASL_SNAP_DATA] = "asl_snap_data",
+	[PSITE_ASL_SNAP_MARK] = "asl_snap_mark",
 };
 
 const char *prosper_persist_site_name(int site)

@@ -1,0 +1,116 @@
+// loggers.cpp -- logger threads (see loggers.hpp).
+#include "loggers.hpp"
+#include <memory>
+#include <stdexcept>
+#include "internal.hpp"
+
+namespace prosper::asl::detail {
+
+namespace {
+Slot g_slots[kMaxSlots];
+std::atomic<unsigned> g_slots_high{0}; // slots ever handed out: loggers scan [0, high)
+
+// Gives the thread's slot back when the thread ends.
+struct SlotHolder {
+	Slot *slot = nullptr;
+	~SlotHolder()
+	{
+		if (slot)
+			slot->in_use.store(false, std::memory_order_release);
+	}
+};
+thread_local SlotHolder t_slot;
+
+inline void cpu_relax() { __builtin_ia32_pause(); }
+constexpr unsigned kIdleSpins = 2000; // roughly 10-100 us of pause before sleeping
+} // namespace
+
+Slot *Loggers::acquire_slot()
+{
+	if (t_slot.slot)
+		return t_slot.slot;
+	for (unsigned i = 0; i < kMaxSlots; i++) {
+		bool expected = false;
+		if (g_slots[i].in_use.compare_exchange_strong(expected, true)) {
+			g_slots[i].state.store(SLOT_IDLE, std::memory_order_relaxed);
+			unsigned high = g_slots_high.load();
+			while (high < i + 1 && !g_slots_high.compare_exchange_weak(high, i + 1)) {
+			}
+			t_slot.slot = &g_slots[i];
+			return t_slot.slot;
+		}
+	}
+	throw std::runtime_error("prosper::asl: more than 256 threads log operations");
+}
+
+Loggers::Loggers(unsigned count)
+{
+	for (unsigned i = 0; i < count; i++)
+		workers_.push_back(std::make_unique<Worker>());
+	for (unsigned i = 0; i < count; i++)
+		workers_[i]->thread = std::thread([this, i] { run(i); });
+}
+
+Loggers::~Loggers()
+{
+	stop_.store(true);
+	for (auto &w : workers_) {
+		w->work.fetch_add(1);
+		w->work.notify_all();
+	}
+	for (auto &w : workers_)
+		w->thread.join();
+}
+
+void Loggers::publish(Slot *s)
+{
+	s->state.store(SLOT_PUBLISHED, std::memory_order_seq_cst);
+	Worker &w = *workers_[(s - g_slots) % workers_.size()];
+	w.work.fetch_add(1, std::memory_order_seq_cst);
+	if (w.sleeping.load(std::memory_order_seq_cst))
+		w.work.notify_one();
+}
+
+void Loggers::run(unsigned index)
+{
+	Worker &w = *workers_[index];
+	unsigned n = count(), idle = 0;
+	auto serve = [&]() {
+		bool any = false;
+		unsigned high = g_slots_high.load(std::memory_order_acquire);
+		for (unsigned i = index; i < high; i += n) {
+			Slot &s = g_slots[i];
+			if (s.state.load(std::memory_order_seq_cst) != SLOT_PUBLISHED)
+				continue;
+			any = true;
+			uint32_t result = SLOT_DONE;
+			try {
+				s.lsn = append_entry(s.st, s.tag, *s.args);
+			} catch (const std::exception &e) {
+				s.error = e.what();
+				result = SLOT_FAILED;
+			}
+			s.state.store(result, std::memory_order_release);
+		}
+		return any;
+	};
+	while (!stop_.load(std::memory_order_relaxed)) {
+		if (serve()) {
+			idle = 0;
+			continue;
+		}
+		if (++idle < kIdleSpins) {
+			cpu_relax();
+			continue;
+		}
+		uint32_t seen = w.work.load(std::memory_order_seq_cst);
+		w.sleeping.store(true, std::memory_order_seq_cst);
+		if (!serve() && !stop_.load())
+			w.work.wait(seen, std::memory_order_seq_cst);
+		w.sleeping.store(false, std::memory_order_relaxed);
+		idle = 0;
+	}
+	serve(); // nothing published may be left unanswered
+}
+
+} // namespace prosper::asl::detail

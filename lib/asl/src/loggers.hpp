@@ -1,0 +1,55 @@
+// loggers.hpp -- logger threads and the per-thread slots through which foreground threads hand
+// them operations.
+//
+// Invariants
+//   - A slot belongs to one foreground thread at a time; its state goes IDLE -> PUBLISHED (by the
+//     owner, after filling it) -> DONE (by its logger, after the entry is persistent) -> IDLE (by
+//     the owner in op_commit).  Fields other than state are written only by whoever holds it.
+//   - Slot i is served by logger i % count, so threads share loggers when cores are few.
+//   - A logger spins briefly when idle, then sleeps on a futex that publishers bump.
+#ifndef PROSPER_ASL_LOGGERS_HPP
+#define PROSPER_ASL_LOGGERS_HPP
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace prosper::asl::detail {
+
+struct ObjectState;
+
+constexpr unsigned kMaxSlots = 256;
+enum : uint32_t { SLOT_IDLE = 0, SLOT_PUBLISHED = 1, SLOT_DONE = 2, SLOT_FAILED = 3 };
+
+struct alignas(64) Slot {
+	std::atomic<uint32_t> state{SLOT_IDLE};
+	std::atomic<bool> in_use{false};
+	ObjectState *st = nullptr;
+	uint16_t tag = 0;
+	const std::vector<char> *args = nullptr;
+	uint64_t lsn = 0;
+	std::string error;
+};
+
+class Loggers {
+public:
+	explicit Loggers(unsigned count);
+	~Loggers(); // stops and joins
+	unsigned count() const { return static_cast<unsigned>(workers_.size()); }
+	static Slot *acquire_slot(); // for the calling thread, for its lifetime
+	void publish(Slot *s);
+
+private:
+	struct alignas(64) Worker {
+		std::atomic<uint32_t> work{0};
+		std::atomic<bool> sleeping{false};
+		std::thread thread;
+	};
+	void run(unsigned index);
+	std::vector<std::unique_ptr<Worker>> workers_;
+	std::atomic<bool> stop_{false};
+};
+
+} // namespace prosper::asl::detail
+#endif

@@ -1,0 +1,484 @@
+// runtime.cpp -- opening (recovery), attaching objects (replay), the operation path
+// (op_enter / op_publish / op_commit) and closing.
+//
+// Invariants
+//   - Recovery = newest complete snapshot into the heap + for each object, its committed entries
+//     after the snapshot's position for it, in commit-id order.  Objects replay when first
+//     attached (get_object), because only then is their type known.
+//   - An operation: reserve log space (may wait for a snapshot, holding no share of the gate),
+//     take a share of the gate, hand the entry to a logger (or write it, Pronto-Sync), run, wait
+//     for the entry, persist a fresh commit id, release the share.
+//   - Commit ids come from one counter for all objects, starting above every id in the logs.
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+#include "internal.hpp"
+#include "loggers.hpp"
+#include "snapshot.hpp"
+
+namespace prosper::asl::detail {
+
+std::atomic<RuntimeImpl *> g_rt{nullptr};
+
+namespace {
+using clock_type = std::chrono::steady_clock;
+double ms_since(clock_type::time_point t0)
+{
+	return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
+
+// What the calling thread is doing.
+struct ThreadOp {
+	ObjectState *st = nullptr;
+	int depth = 0;         // > 1: an update method called from inside another
+	bool replaying = false; // this thread is replaying a log: nothing is logged
+	bool sync = false;      // the entry was written by this thread (Pronto-Sync)
+	uint64_t lsn = 0;
+	Slot *slot = nullptr;
+	OpContext ctx;
+};
+thread_local ThreadOp t_op;
+
+inline void cpu_relax() { __builtin_ia32_pause(); }
+
+int pick_granularity(int requested)
+{
+	if (requested >= PROSPER_GRAN_BYTE && requested <= PROSPER_GRAN_PAGE)
+		return requested;
+	const char *env = getenv("PMEM2_FORCE_GRANULARITY");
+	if (env && (!strcasecmp(env, "CACHE_LINE") || !strcasecmp(env, "CL")))
+		return PROSPER_GRAN_CACHE_LINE;
+	if (env && !strcasecmp(env, "BYTE"))
+		return PROSPER_GRAN_BYTE;
+	return PROSPER_GRAN_PAGE;
+}
+
+[[noreturn]] void fail(const std::string &what)
+{
+	throw std::runtime_error("prosper::asl: " + what + (errno ? std::string(": ") + std::strerror(errno) : ""));
+}
+} // namespace
+
+// ---- the gate ----------------------------------------------------------------------------
+void RuntimeImpl::enter_shared()
+{
+	for (;;) {
+		uint32_t b;
+		while ((b = blocked.load(std::memory_order_seq_cst)) != 0)
+			blocked.wait(b);
+		in_flight.fetch_add(1, std::memory_order_seq_cst);
+		if (blocked.load(std::memory_order_seq_cst) == 0)
+			return;
+		leave_shared(); // a blocker came in between: let it drain us
+	}
+}
+
+void RuntimeImpl::leave_shared()
+{
+	if (in_flight.fetch_sub(1, std::memory_order_seq_cst) == 1 && blocked.load(std::memory_order_seq_cst))
+		in_flight.notify_all();
+}
+
+void RuntimeImpl::block()
+{
+	exclusive_mu.lock();
+	blocked.store(1, std::memory_order_seq_cst);
+	uint32_t n;
+	while ((n = in_flight.load(std::memory_order_seq_cst)) != 0)
+		in_flight.wait(n);
+}
+
+void RuntimeImpl::unblock()
+{
+	blocked.store(0, std::memory_order_seq_cst);
+	blocked.notify_all();
+	exclusive_mu.unlock();
+}
+
+// ---- the operation path --------------------------------------------------------------------
+uint64_t append_entry(ObjectState *st, uint16_t tag, const std::vector<char> &args)
+{
+	std::lock_guard<std::mutex> g(st->append_mu);
+	uint64_t lsn = st->log->append(tag, args.data(), static_cast<uint32_t>(args.size()));
+	st->appended += Log::entry_size(args.size());
+	return lsn;
+}
+
+OpContext *op_enter(ObjectState *st)
+{
+	if (!st)
+		throw std::logic_error("prosper::asl: update on an object not obtained from get_object");
+	if (t_op.replaying)
+		return nullptr;
+	if (t_op.depth > 0) {
+		t_op.depth++;
+		return nullptr;
+	}
+	t_op.depth = 1;
+	t_op.st = st;
+	return &t_op.ctx;
+}
+
+static void reserve_space(RuntimeImpl *rt, ObjectState *st, uint64_t size)
+{
+	uint64_t cap = st->log->capacity();
+	bool want_snapshot = false;
+	{
+		std::unique_lock<std::mutex> lk(st->space_mu);
+		while (st->reserved + size > st->reclaimed + cap) {
+			lk.unlock();
+			rt->snap->request_if_idle();
+			lk.lock();
+			st->space_cv.wait_for(lk, std::chrono::milliseconds(50), [&] { return st->reserved + size <= st->reclaimed + cap; });
+		}
+		st->reserved += size;
+		uint64_t used = st->reserved - st->reclaimed;
+		st->max_used = std::max(st->max_used, used);
+		want_snapshot = rt->opt.auto_snapshot_fill > 0 && used > rt->opt.auto_snapshot_fill * static_cast<double>(cap);
+	}
+	if (want_snapshot)
+		rt->snap->request_if_idle();
+}
+
+void op_publish(ObjectState *st, OpContext *ctx, uint16_t tag)
+{
+	RuntimeImpl *rt = st->rt;
+	uint64_t size = Log::entry_size(ctx->args.size());
+	if (size > st->log->capacity() || ctx->args.size() > UINT32_MAX) {
+		t_op.depth = 0;
+		throw std::length_error("prosper::asl: operation's arguments do not fit in the object's log");
+	}
+	reserve_space(rt, st, size);
+	rt->enter_shared();
+	if (rt->opt.sync_logging) {
+		t_op.sync = true;
+		try {
+			t_op.lsn = append_entry(st, tag, ctx->args);
+		} catch (...) {
+			rt->leave_shared();
+			t_op.depth = 0;
+			throw;
+		}
+		return;
+	}
+	t_op.sync = false;
+	if (!t_op.slot)
+		t_op.slot = Loggers::acquire_slot();
+	Slot *s = t_op.slot;
+	s->st = st;
+	s->tag = tag;
+	s->args = &ctx->args;
+	rt->loggers->publish(s);
+}
+
+void op_commit(ObjectState *st)
+{
+	if (t_op.replaying)
+		return;
+	if (t_op.depth > 1) {
+		t_op.depth--;
+		return;
+	}
+	if (t_op.depth == 0)
+		throw std::logic_error("prosper::asl: op_commit without op_begin");
+	RuntimeImpl *rt = st->rt;
+	uint64_t lsn = t_op.lsn;
+	if (!t_op.sync) {
+		Slot *s = t_op.slot;
+		uint32_t state;
+		for (unsigned spins = 0; (state = s->state.load(std::memory_order_acquire)) == SLOT_PUBLISHED; spins++) {
+			if (spins < 4000)
+				cpu_relax();
+			else
+				std::this_thread::yield(); // fewer cores than busy threads: let the logger run
+		}
+		s->state.store(SLOT_IDLE, std::memory_order_relaxed);
+		if (state == SLOT_FAILED) {
+			rt->leave_shared();
+			t_op.depth = 0;
+			throw std::runtime_error(s->error);
+		}
+		lsn = s->lsn;
+	}
+	uint64_t cid = rt->next_commit.fetch_add(1, std::memory_order_relaxed);
+	try {
+		st->log->commit(lsn, cid);
+	} catch (...) {
+		rt->leave_shared();
+		t_op.depth = 0;
+		throw;
+	}
+	rt->leave_shared();
+	t_op.depth = 0;
+}
+
+// ---- objects ---------------------------------------------------------------------------------
+uint64_t type_hash_of(const char *mangled)
+{
+	uint64_t h = 0xcbf29ce484222325ull; // FNV-1a
+	for (const char *p = mangled; *p; p++)
+		h = (h ^ static_cast<unsigned char>(*p)) * 0x100000001b3ull;
+	return h;
+}
+
+static HeapHeader *heap_header(RuntimeImpl *rt) { return reinterpret_cast<HeapHeader *>(rt->heap); }
+
+Attach attach_begin(RuntimeImpl *rt, std::string_view name, uint64_t type_hash, size_t, size_t)
+{
+	if (t_op.depth > 0)
+		throw std::logic_error("prosper::asl: get_object inside an update method");
+	rt->block();
+	try {
+		std::lock_guard<std::mutex> g(rt->objects_mu);
+		auto it = rt->objects.find(name);
+		if (it != rt->objects.end()) {
+			ObjectState *st = it->second.get();
+			if (st->log->type_hash() != type_hash)
+				throw std::runtime_error("prosper::asl: object \"" + std::string(name) + "\" has another type");
+			if (st->attached)
+				return {st, st->obj};
+			HeapHeader *h = heap_header(rt);
+			for (uint64_t i = 0; i < h->nobjects; i++)
+				if (h->objs[i].id == st->id)
+					return {st, reinterpret_cast<void *>(h->objs[i].ptr)};
+			return {st, nullptr}; // created after the snapshot: construct, then replay all
+		}
+		if (heap_header(rt)->nobjects >= kMaxObjects)
+			throw std::runtime_error("prosper::asl: too many objects");
+		auto st = std::make_unique<ObjectState>();
+		st->rt = rt;
+		st->name = std::string(name);
+		st->id = rt->next_object_id++;
+		st->type_hash = type_hash;
+		st->log = Log::create(rt->dir, st->id, st->name, type_hash, rt->opt.log_capacity, &rt->pp);
+		ObjectState *raw = st.get();
+		rt->objects.emplace(st->name, std::move(st));
+		return {raw, nullptr};
+	} catch (...) {
+		rt->unblock();
+		throw;
+	}
+}
+
+void attach_constructed(RuntimeImpl *rt, ObjectState *st, void *obj)
+{
+	HeapHeader *h = heap_header(rt);
+	for (uint64_t i = 0; i < h->nobjects; i++)
+		if (h->objs[i].id == st->id) {
+			h->objs[i].ptr = reinterpret_cast<uint64_t>(obj);
+			return;
+		}
+	h->objs[h->nobjects] = {st->id, reinterpret_cast<uint64_t>(obj), st->type_hash};
+	h->nobjects++;
+}
+
+void attach_replay(RuntimeImpl *rt, ObjectState *st, void *obj, replay_fn fn)
+{
+	if (st->attached) {
+		rt->unblock();
+		return;
+	}
+	auto t0 = clock_type::now();
+	t_op.replaying = true;
+	try {
+		std::vector<char> args;
+		for (const Log::Committed &e : st->to_replay) {
+			uint16_t tag;
+			st->log->read(e.lsn, tag, args);
+			fn(obj, tag, args.data(), args.size());
+		}
+	} catch (...) {
+		t_op.replaying = false;
+		rt->unblock();
+		throw;
+	}
+	t_op.replaying = false;
+	rt->rec.replayed += st->to_replay.size();
+	rt->rec.replay_ms += ms_since(t0);
+	st->to_replay.clear();
+	st->to_replay.shrink_to_fit();
+	st->obj = obj;
+	st->attached = true;
+	rt->unblock();
+}
+
+void attach_abort(RuntimeImpl *rt, ObjectState *st, void *mem) noexcept
+{
+	heap_free(mem);
+	rt->unblock();
+}
+
+// ---- open / close ----------------------------------------------------------------------------
+RuntimeImpl::~RuntimeImpl()
+{
+	snap.reset();    // finishes a running snapshot
+	loggers.reset(); // joins the loggers
+	objects.clear();
+	if (heap)
+		munmap(heap, opt.heap_reserve);
+	if (lock_fd >= 0)
+		close(lock_fd); // releases the flock
+}
+
+static void close_impl(RuntimeImpl *rt)
+{
+	rt->snap.reset();
+	rt->loggers.reset();
+	RuntimeImpl *expected = rt;
+	g_rt.compare_exchange_strong(expected, nullptr); // frees from now on are no-ops
+	delete rt;
+}
+
+static std::unique_ptr<RuntimeImpl> open_impl(const std::string &dir, const Options &opt)
+{
+	errno = 0;
+	if (opt.log_capacity < 64 * 1024 || opt.log_capacity % kPage != 0)
+		throw std::invalid_argument("prosper::asl: log_capacity must be a multiple of 4 KiB, at least 64 KiB");
+	if (opt.heap_reserve < 2 * kHeapHeaderBytes || opt.heap_reserve % kPage != 0 || opt.heap_base % kPage != 0)
+		throw std::invalid_argument("prosper::asl: heap_base/heap_reserve must be page multiples");
+	auto rt = std::make_unique<RuntimeImpl>();
+	rt->opt = opt;
+	rt->dir = dir;
+	if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+		fail("cannot create " + dir);
+	rt->lock_fd = ::open((dir + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (rt->lock_fd < 0)
+		fail("cannot open " + dir + "/lock");
+	if (flock(rt->lock_fd, LOCK_EX | LOCK_NB) != 0)
+		fail(dir + " is open in another process");
+	rt->pp.granularity = pick_granularity(opt.granularity);
+
+	// 1. Newest complete snapshot.
+	auto hdr = std::make_unique<SnapHeader>();
+	int snap_index = -1;
+	uint64_t snap_seq = find_newest_snapshot(dir, opt, *hdr, snap_index);
+
+	// 2. The heap at its fixed address, filled from the snapshot.
+	void *p = mmap(reinterpret_cast<void *>(opt.heap_base), opt.heap_reserve, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p == MAP_FAILED || p != reinterpret_cast<void *>(opt.heap_base)) {
+		if (p != MAP_FAILED)
+			munmap(p, opt.heap_reserve);
+		fail("cannot map the heap at its fixed address");
+	}
+	rt->heap = static_cast<char *>(p);
+	auto t0 = clock_type::now();
+	if (snap_seq) {
+		load_snapshot(dir, snap_index, rt->heap, hdr->heap_bytes);
+		HeapHeader *h = reinterpret_cast<HeapHeader *>(rt->heap);
+		if (h->magic != kHeapMagic || h->base != opt.heap_base)
+			throw std::runtime_error("prosper::asl: snapshot holds no heap");
+		rt->next_commit = hdr->next_commit;
+	} else {
+		heap_format(rt->heap);
+	}
+	rt->rec.snapshot_seq = snap_seq;
+	rt->rec.snapshot_bytes = snap_seq ? hdr->heap_bytes : 0;
+	rt->rec.load_ms = ms_since(t0);
+
+	// 3. Logs: every object that ever existed has one; scan from its snapshot position.
+	auto t1 = clock_type::now();
+	DIR *d = opendir(dir.c_str());
+	if (!d)
+		fail("cannot list " + dir);
+	std::vector<std::string> logs;
+	while (struct dirent *e = readdir(d))
+		if (!strncmp(e->d_name, "log.", 4))
+			logs.push_back(dir + "/" + e->d_name);
+	closedir(d);
+	uint64_t max_commit = 0;
+	for (const std::string &path : logs) {
+		auto st = std::make_unique<ObjectState>();
+		st->rt = rt.get();
+		st->log = Log::open(path, &rt->pp);
+		st->id = st->log->id();
+		st->name = st->log->name();
+		st->type_hash = st->log->type_hash();
+		uint64_t from = 0;
+		for (uint64_t i = 0; i < (snap_seq ? hdr->nobj : 0); i++)
+			if (hdr->objs[i].id == st->id)
+				from = hdr->objs[i].pos;
+		st->log->scan(from, st->to_replay, max_commit);
+		std::sort(st->to_replay.begin(), st->to_replay.end(),
+			  [](const Log::Committed &a, const Log::Committed &b) { return a.commit < b.commit; });
+		st->reclaimed = from;
+		st->reserved = st->log->tail();
+		rt->next_object_id = std::max(rt->next_object_id, st->id + 1);
+		if (rt->objects.count(st->name))
+			throw std::runtime_error("prosper::asl: two logs for object \"" + st->name + "\"");
+		rt->objects.emplace(st->name, std::move(st));
+	}
+	rt->next_commit = std::max<uint64_t>(rt->next_commit.load(), max_commit + 1);
+	rt->rec.scan_ms = ms_since(t1);
+
+	// 4. Threads.
+	unsigned loggers = opt.loggers ? opt.loggers : std::max(1u, std::thread::hardware_concurrency() / 2);
+	rt->loggers = std::make_unique<Loggers>(loggers);
+	rt->snap = std::make_unique<Snapshotter>(rt.get(), snap_seq, snap_index);
+	return rt;
+}
+
+} // namespace prosper::asl::detail
+
+namespace prosper::asl {
+
+std::unique_ptr<Runtime> open(const std::string &dir, const Options &opts)
+{
+	detail::RuntimeImpl *expected = nullptr;
+	// Claim the one-runtime slot with a placeholder first so two opens cannot both map the heap.
+	static detail::RuntimeImpl *const kOpening = reinterpret_cast<detail::RuntimeImpl *>(1);
+	if (!detail::g_rt.compare_exchange_strong(expected, kOpening))
+		throw std::logic_error("prosper::asl: a runtime is already open in this process");
+	std::unique_ptr<detail::RuntimeImpl> rt;
+	try {
+		rt = detail::open_impl(dir, opts);
+	} catch (...) {
+		detail::g_rt.store(nullptr);
+		throw;
+	}
+	detail::g_rt.store(rt.get());
+	return std::make_unique<Runtime>(rt.release());
+}
+
+Runtime::~Runtime() { close(); }
+
+void Runtime::close()
+{
+	if (impl_)
+		detail::close_impl(impl_);
+	impl_ = nullptr;
+}
+
+void Runtime::snapshot() { impl_->snap->take(true); }
+void Runtime::snapshot_async() { impl_->snap->take(false); }
+SnapshotStats Runtime::last_snapshot() const { return impl_->snap->last(); }
+RecoveryStats Runtime::recovery() const { return impl_->rec; }
+
+LogStats Runtime::log_stats(std::string_view name) const
+{
+	std::lock_guard<std::mutex> g(impl_->objects_mu);
+	auto it = impl_->objects.find(name);
+	if (it == impl_->objects.end())
+		throw std::out_of_range("prosper::asl: no object called " + std::string(name));
+	detail::ObjectState *st = it->second.get();
+	LogStats s;
+	s.capacity = st->log->capacity();
+	{
+		std::lock_guard<std::mutex> a(st->append_mu);
+		s.appended = st->appended;
+		std::lock_guard<std::mutex> sp(st->space_mu);
+		s.used = st->log->tail() - st->reclaimed;
+		s.max_used = st->max_used;
+	}
+	return s;
+}
+
+} // namespace prosper::asl

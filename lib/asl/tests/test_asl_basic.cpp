@@ -1,0 +1,206 @@
+// test_asl_basic.cpp -- the runtime in one process: objects survive close + reopen (which
+// recovers exactly as after a crash: newest snapshot + replay), snapshots shorten the replay,
+// type checks, nested operations, Pronto-Sync, and the allocator.
+#include <map>
+#include <string>
+#include "check.hpp"
+#include "prosper/asl.hpp"
+
+namespace asl = prosper::asl;
+
+static asl::Options small_options()
+{
+	asl::Options o;
+	o.heap_reserve = size_t(64) << 20;
+	o.log_capacity = size_t(1) << 20;
+	o.auto_snapshot_fill = 0; // tests decide when snapshots happen
+	return o;
+}
+
+static void test_map_reopen(bool sync_logging)
+{
+	std::string dir = scratch_dir("map");
+	asl::Options o = small_options();
+	o.sync_logging = sync_logging;
+	std::map<long, std::string> model;
+	{
+		auto rt = asl::open(dir, o);
+		auto &m = rt->get_object<asl::pmap<long, std::string>>("m");
+		CHECK(m.size() == 0);
+		for (long i = 0; i < 500; i++) {
+			std::string v(static_cast<size_t>(i % 97), static_cast<char>('a' + i % 26));
+			m.insert_or_assign(i % 200, v);
+			model[i % 200] = v;
+			if (i % 7 == 0) {
+				m.erase(i % 13);
+				model.erase(i % 13);
+			}
+		}
+		CHECK(m.size() == model.size());
+		CHECK(rt->recovery().snapshot_seq == 0);
+	}
+	{
+		auto rt = asl::open(dir, o);
+		auto &m = rt->get_object<asl::pmap<long, std::string>>("m");
+		CHECK(m.size() == model.size());
+		bool same = true;
+		for (auto &[k, v] : model)
+			same = same && m.contains(k) && std::string_view(m.at(k)) == v;
+		CHECK(same);
+		CHECK(rt->recovery().replayed > 500);
+		rt->snapshot();
+		CHECK(rt->last_snapshot().seq == 1);
+		m.insert(1000, "after");
+		model[1000] = "after";
+	}
+	{
+		auto rt = asl::open(dir, o);
+		CHECK(rt->recovery().snapshot_seq == 1);
+		auto &m = rt->get_object<asl::pmap<long, std::string>>("m");
+		CHECK(rt->recovery().replayed == 1);
+		CHECK(m.size() == model.size());
+		CHECK(m.count(1000) == 1 && m.at(1000) == "after");
+		bool threw = false;
+		try {
+			rt->get_object<asl::pvector<long>>("m");
+		} catch (const std::runtime_error &) {
+			threw = true;
+		}
+		CHECK(threw);
+	}
+	remove_dir(dir);
+}
+
+static void test_containers()
+{
+	std::string dir = scratch_dir("containers");
+	asl::Options o = small_options();
+	{
+		auto rt = asl::open(dir, o);
+		auto &v = rt->get_object<asl::pvector<std::string>>("v");
+		auto &q = rt->get_object<asl::ppriority_queue<long>>("q");
+		auto &u = rt->get_object<asl::punordered_map<std::string, long>>("u");
+		for (long i = 0; i < 300; i++) {
+			v.push_back("s" + std::to_string(i));
+			q.push((i * 37) % 101);
+			u.insert_or_assign("k" + std::to_string(i % 50), i);
+		}
+		v.pop_back();
+		v.set(0, "zero");
+		q.pop();
+		u.erase("k3");
+		rt->snapshot();
+		v.push_back("tail");
+		q.push(1000);
+		u.insert("new", 7);
+	}
+	{
+		auto rt = asl::open(dir, o);
+		auto &v = rt->get_object<asl::pvector<std::string>>("v");
+		auto &q = rt->get_object<asl::ppriority_queue<long>>("q");
+		auto &u = rt->get_object<asl::punordered_map<std::string, long>>("u");
+		CHECK(v.size() == 300);
+		CHECK(v[0] == "zero" && v[1] == "s1" && v.back() == "tail");
+		CHECK(q.size() == 300 && q.top() == 1000);
+		CHECK(u.size() == 50 && !u.contains("k3") && u.at("new") == 7 && u.at("k4") == 254);
+		CHECK(rt->recovery().replayed == 3);
+	}
+	remove_dir(dir);
+}
+
+// A class that is not a container: an account ledger whose transfer calls deposit (nested).
+class Ledger : public asl::PersistentObject {
+public:
+	void deposit(long who, long amount)
+	{
+		op_begin<&Ledger::deposit>(who, amount);
+		balance_[who % 8] += amount;
+		op_commit();
+	}
+	void transfer(long from, long to, long amount)
+	{
+		op_begin<&Ledger::transfer>(from, to, amount);
+		deposit(from, -amount); // nested: logged once, as the transfer
+		deposit(to, amount);
+		op_commit();
+	}
+	PROSPER_ASL_UPDATES(&Ledger::deposit, &Ledger::transfer);
+	long balance(long who) const { return balance_[who % 8]; }
+
+private:
+	long balance_[8] = {};
+};
+
+static void test_custom_class()
+{
+	std::string dir = scratch_dir("ledger");
+	asl::Options o = small_options();
+	{
+		auto rt = asl::open(dir, o);
+		auto &l = rt->get_object<Ledger>("ledger");
+		l.deposit(1, 100);
+		l.transfer(1, 2, 30);
+		CHECK(l.balance(1) == 70 && l.balance(2) == 30);
+		CHECK(rt->log_stats("ledger").appended == 2 * 64); // the transfer is one entry
+	}
+	{
+		auto rt = asl::open(dir, o);
+		auto &l = rt->get_object<Ledger>("ledger");
+		CHECK(l.balance(1) == 70 && l.balance(2) == 30);
+		CHECK(rt->recovery().replayed == 2);
+	}
+	remove_dir(dir);
+}
+
+static void test_allocator_and_errors()
+{
+	std::string dir = scratch_dir("alloc");
+	asl::Options o = small_options();
+	auto rt = asl::open(dir, o);
+	bool threw = false;
+	try {
+		asl::open(dir, o);
+	} catch (const std::logic_error &) {
+		threw = true;
+	}
+	CHECK(threw);
+	void *a = asl::palloc(100), *b = asl::palloc(100);
+	CHECK(a != b && reinterpret_cast<uintptr_t>(a) % 16 == 0);
+	CHECK(reinterpret_cast<uintptr_t>(a) >= o.heap_base && reinterpret_cast<uintptr_t>(a) < o.heap_base + o.heap_reserve);
+	asl::pfree(a);
+	void *c = asl::palloc(90);
+	CHECK(c == a); // same class, reused
+	asl::allocator<std::max_align_t> al;
+	struct alignas(64) Wide {
+		char x[64];
+	};
+	asl::allocator<Wide> wal;
+	Wide *w = wal.allocate(3);
+	CHECK(reinterpret_cast<uintptr_t>(w) % 64 == 0);
+	wal.deallocate(w, 3);
+	asl::pfree(b);
+	asl::pfree(c);
+	(void)al;
+	auto &v = rt->get_object<asl::pvector<std::string>>("big");
+	threw = false;
+	try {
+		v.push_back(std::string(2 << 20, 'x')); // larger than the log
+	} catch (const std::length_error &) {
+		threw = true;
+	}
+	CHECK(threw && v.size() == 0);
+	v.push_back("fine afterwards");
+	CHECK(v.size() == 1);
+	rt->close();
+	remove_dir(dir);
+}
+
+int main()
+{
+	test_map_reopen(false);
+	test_map_reopen(true);
+	test_containers();
+	test_custom_class();
+	test_allocator_and_errors();
+	return report("test_asl_basic");
+}
