@@ -142,6 +142,12 @@ int prosper_pool_write(prosper_pool *pool, uint32_t id, uint64_t off, const void
  * close; reopening tells which epoch is committed. */
 int prosper_pool_commit(prosper_pool *pool, const void *blob, size_t blob_len);
 
+/* Make epoch e committed again in the pool file at path, whose committed epoch is e+1, so
+ * that the next open recovers e.  Valid only if nothing was written to the pool since e+1
+ * was committed (coordinated checkpoints: crpm's MPI barrier); refused for pools with redo
+ * regions or when e's metadata is gone.  0 or negative errno (src/pool/rollback.c). */
+int prosper_pool_rollback(const char *path, uint64_t epoch);
+
 /* ---- direct regions (libcrpm default mode primitives) ---- */
 /* Address of segment seg's working copy in the pool mapping, and its length. */
 void *prosper_pool_direct_addr(prosper_pool *pool, uint32_t id, uint32_t seg, uint64_t *len);

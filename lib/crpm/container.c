@@ -325,3 +325,9 @@ void crpm_get_stats(const crpm_t *c, struct crpm_stats *out)
 	out->allocated_bytes = crpm_hdr(c)->allocated_bytes;
 	out->mapped_bytes = c->length;
 }
+
+int crpm_rollback(const char *path, uint64_t epoch)
+{
+	int rc = prosper_pool_rollback(path, epoch);
+	return rc ? crpm_fail(rc, "%s", prosper_pool_errormsg()) : 0;
+}

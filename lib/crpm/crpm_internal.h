@@ -114,6 +114,10 @@ void crpm_map_release(struct crpm *c);
 /* heap (heap.c) */
 void crpm_heap_format(struct crpm *c);
 
+/* Coordinated restart (mpi.c): make the container at path hold epoch e again, its committed
+ * epoch being e+1 and nothing written since (prosper_pool_rollback).  0 or negative errno. */
+int crpm_rollback(const char *path, uint64_t epoch);
+
 /* the checkpoint itself, under c->lock with every writer stopped (checkpoint.c) */
 int crpm_commit(struct crpm *c);
 #endif

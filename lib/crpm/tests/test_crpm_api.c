@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "prosper/crpm.h"
+#include "crpm_internal.h" /* crpm_rollback */
 
 static int failures;
 #define CHECK(cond)                                                                     \
@@ -191,6 +192,44 @@ static void test_rollback_many_epochs(void)
 	crpm_close(c);
 }
 
+/* Coordinated checkpoints need epoch e back right after e+1 was committed (pool rollback). */
+static void test_rollback_one_epoch(void)
+{
+	crpm_t *c = open_ctr(1);
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	unsigned char *a = crpm_malloc(c, 3u << 20);
+	crpm_set_root(c, 0, a);
+	put(a, 1, 3u << 20);
+	CHECK(crpm_checkpoint(c, 1) == 0);
+	uint64_t e = crpm_epoch(c);
+	put(a + 100, 2, 2u << 20);                 /* two segments copied on write */
+	unsigned char *b = crpm_malloc(c, 6u << 20); /* and the container grows */
+	crpm_set_root(c, 1, b);
+	put(b, 3, 6u << 20);
+	CHECK(crpm_checkpoint(c, 1) == 0);
+	crpm_close(c);
+	CHECK(crpm_rollback(path, e) == 0);
+	c = open_ctr(0);
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	CHECK(crpm_epoch(c) == e);
+	a = crpm_get_root(c, 0);
+	CHECK(crpm_get_root(c, 1) == NULL && a && all(a, 1, 3u << 20));
+	crpm_close(c);
+	CHECK(crpm_rollback(path, e - 1) != 0); /* only one epoch back */
+	c = open_ctr(0);
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	a = crpm_get_root(c, 0);
+	put(a, 4, 10);
+	CHECK(crpm_checkpoint(c, 1) == 0 && crpm_epoch(c) == e + 1);
+	crpm_close(c);
+}
+
 static void test_refusals(void)
 {
 	crpm_option_t o;
@@ -238,6 +277,7 @@ int main(void)
 			test_basic();
 			test_allocator_and_growth();
 			test_rollback_many_epochs();
+			test_rollback_one_epoch();
 			test_refusals();
 			printf("%s mode, tracking %d: %s\n", mode ? "buffered" : "default", tracking,
 			       failures == before ? "ok" : "FAILED");
