@@ -88,6 +88,7 @@ struct crpm {
 	uint64_t faults;
 	uint64_t checkpoints;
 	int registered;            /* in the address filter of track.c */
+	void *mpi;                 /* coordinated checkpoints (mpi.c): the communicator */
 };
 
 static inline struct crpm_hdr *crpm_hdr(const struct crpm *c) { return (struct crpm_hdr *)c->base; }
