@@ -43,7 +43,7 @@
 extern "C" {
 #endif
 
-typedef struct crpm crpm_t;
+typedef struct crpm_container crpm_t;
 
 enum crpm_mode {
 	CRPM_MODE_DEFAULT = 0,

@@ -15,7 +15,7 @@
 #include "crpm_internal.h"
 
 /* save_run -- blocks [off, off + len) of the region belong to the new epoch. */
-static int save_run(struct crpm *c, uint64_t off, uint64_t len)
+static int save_run(struct crpm_container *c, uint64_t off, uint64_t len)
 {
 	int rc = c->mode == CRPM_MODE_DEFAULT ? prosper_pool_direct_dirty(c->pool, c->region, off, len)
 					      : prosper_pool_write(c->pool, c->region, off, c->base + off, len);
@@ -25,7 +25,7 @@ static int save_run(struct crpm *c, uint64_t off, uint64_t len)
 	return 0;
 }
 
-static int save_hooked(struct crpm *c, uint32_t k)
+static int save_hooked(struct crpm_container *c, uint32_t k)
 {
 	uint64_t bps = c->seg_size >> c->block_shift, first = (uint64_t)k * bps;
 	uint64_t run_from = 0, run_len = 0;
@@ -52,7 +52,7 @@ static int save_hooked(struct crpm *c, uint32_t k)
 	return run_len ? save_run(c, run_from, run_len) : 0;
 }
 
-static int save_compared(struct crpm *c, uint32_t k)
+static int save_compared(struct crpm_container *c, uint32_t k)
 {
 	uint64_t seg_off = (uint64_t)k * c->seg_size;
 	int rc = prosper_pool_region_read(c->pool, c->region, seg_off, c->scratch, c->seg_size);
@@ -79,7 +79,7 @@ static int save_compared(struct crpm *c, uint32_t k)
 	return run_len ? save_run(c, run_from, run_len) : 0;
 }
 
-int crpm_commit(struct crpm *c)
+int crpm_commit(struct crpm_container *c)
 {
 	uint32_t nsegs = (uint32_t)(c->length / c->seg_size);
 	for (uint32_t k = 0; k < nsegs; k++) {

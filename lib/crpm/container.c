@@ -39,7 +39,7 @@ static int log2u(uint64_t x)
 }
 
 /* setup_tables -- DRAM bookkeeping sized for the reservation. */
-static int setup_tables(struct crpm *c)
+static int setup_tables(struct crpm_container *c)
 {
 	c->seg_shift = (uint32_t)log2u(c->seg_size);
 	c->block_shift = (uint32_t)log2u(c->block_size);
@@ -52,7 +52,7 @@ static int setup_tables(struct crpm *c)
 	return 0;
 }
 
-static void destroy(struct crpm *c)
+static void destroy(struct crpm_container *c)
 {
 	crpm_track_unregister(c);
 	crpm_map_release(c);
@@ -87,7 +87,7 @@ static int create_pool(const char *path, const crpm_option_t *o, prosper_pool **
 }
 
 /* start_new -- the region, its header and the first checkpoint. */
-static int start_new(struct crpm *c, const crpm_option_t *o)
+static int start_new(struct crpm_container *c, const crpm_option_t *o)
 {
 	c->base = (uint8_t *)(uintptr_t)o->fixed_base_address;
 	c->capacity = round_up(o->capacity, c->seg_size);
@@ -109,7 +109,7 @@ static int start_new(struct crpm *c, const crpm_option_t *o)
 }
 
 /* open_existing -- map the committed region at its address. */
-static int open_existing(struct crpm *c, const crpm_option_t *o, int idx)
+static int open_existing(struct crpm_container *c, const crpm_option_t *o, int idx)
 {
 	struct prosper_region_info ri;
 	int rc = prosper_pool_region_get(c->pool, idx, &ri);
@@ -157,7 +157,7 @@ crpm_t *crpm_open(const char *path, const crpm_option_t *opt)
 		o.capacity = 1ull << 30;
 	if (!o.fixed_base_address)
 		o.fixed_base_address = CRPM_DEFAULT_BASE;
-	struct crpm *c = calloc(1, sizeof *c);
+	struct crpm_container *c = calloc(1, sizeof *c);
 	if (!c)
 		return crpm_fail_null("out of memory");
 	c->fd = -1;
@@ -267,7 +267,7 @@ int crpm_protect(crpm_t *c, unsigned idx, void *ptr, size_t len)
 }
 
 /* save_protected -- the DRAM variables into their copies (before c->lock: it writes). */
-static void save_protected(struct crpm *c)
+static void save_protected(struct crpm_container *c)
 {
 	struct crpm_hdr *h = crpm_hdr(c);
 	for (int i = 0; i < CRPM_MAX_PROTECT; i++) {
@@ -281,7 +281,7 @@ static void save_protected(struct crpm *c)
 	}
 }
 
-static int checkpoint_now(struct crpm *c)
+static int checkpoint_now(struct crpm_container *c)
 {
 	save_protected(c);
 	pthread_mutex_lock(&c->lock);

@@ -60,7 +60,7 @@ struct crpm_chunk {
 };
 #define CRPM_CHUNK_USED 0x55534544ull
 
-struct crpm {
+struct crpm_container {
 	prosper_pool *pool;
 	uint32_t region;           /* region id in the pool */
 	int mode;                  /* enum crpm_mode */
@@ -91,34 +91,34 @@ struct crpm {
 	void *mpi;                 /* coordinated checkpoints (mpi.c): the communicator */
 };
 
-static inline struct crpm_hdr *crpm_hdr(const struct crpm *c) { return (struct crpm_hdr *)c->base; }
+static inline struct crpm_hdr *crpm_hdr(const struct crpm_container *c) { return (struct crpm_hdr *)c->base; }
 
 /* errors (error.c) */
 void *crpm_fail_null(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int crpm_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* tracking (track.c) */
-int crpm_track_register(struct crpm *c);
-void crpm_track_unregister(struct crpm *c);
+int crpm_track_register(struct crpm_container *c);
+void crpm_track_unregister(struct crpm_container *c);
 /* Make [addr, addr + len) of c writable in this epoch and record it as written.  Called by
  * the hooks, by annotations and by the library itself before it writes the container. */
-int crpm_note_write(struct crpm *c, void *addr, size_t len);
+int crpm_note_write(struct crpm_container *c, void *addr, size_t len);
 /* Write-protect every segment (start of an epoch) -- no effect with CRPM_TRACK_HOOKS. */
-int crpm_protect_all(struct crpm *c);
+int crpm_protect_all(struct crpm_container *c);
 
 /* mapping (map.c) */
-int crpm_map_reserve(struct crpm *c);
-int crpm_map_grow(struct crpm *c, uint64_t new_length);
-int crpm_map_existing(struct crpm *c, uint64_t length);
-void crpm_map_release(struct crpm *c);
+int crpm_map_reserve(struct crpm_container *c);
+int crpm_map_grow(struct crpm_container *c, uint64_t new_length);
+int crpm_map_existing(struct crpm_container *c, uint64_t length);
+void crpm_map_release(struct crpm_container *c);
 
 /* heap (heap.c) */
-void crpm_heap_format(struct crpm *c);
+void crpm_heap_format(struct crpm_container *c);
 
 /* Coordinated restart (mpi.c): make the container at path hold epoch e again, its committed
  * epoch being e+1 and nothing written since (prosper_pool_rollback).  0 or negative errno. */
 int crpm_rollback(const char *path, uint64_t epoch);
 
 /* the checkpoint itself, under c->lock with every writer stopped (checkpoint.c) */
-int crpm_commit(struct crpm *c);
+int crpm_commit(struct crpm_container *c);
 #endif

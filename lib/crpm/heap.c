@@ -23,10 +23,10 @@
 #define CHUNK_HDR sizeof(struct crpm_chunk)
 #define GROW_MIN (4ull << 20) /* grow the region at least this much at a time */
 
-static inline struct crpm_chunk *chunk_at(struct crpm *c, uint64_t off) { return (struct crpm_chunk *)(c->base + off); }
+static inline struct crpm_chunk *chunk_at(struct crpm_container *c, uint64_t off) { return (struct crpm_chunk *)(c->base + off); }
 
 /* set -- write one 8-byte word of the container, noting it first. */
-static inline void set(struct crpm *c, uint64_t *w, uint64_t v)
+static inline void set(struct crpm_container *c, uint64_t *w, uint64_t v)
 {
 	if (*w == v)
 		return;
@@ -34,7 +34,7 @@ static inline void set(struct crpm *c, uint64_t *w, uint64_t v)
 	*w = v;
 }
 
-void crpm_heap_format(struct crpm *c)
+void crpm_heap_format(struct crpm_container *c)
 {
 	struct crpm_hdr *h = crpm_hdr(c);
 	crpm_note_write(c, h, sizeof *h);
@@ -58,7 +58,7 @@ static inline uint64_t *small_list(struct crpm_hdr *h, uint64_t csize)
 	return &h->free_small[(csize - CHUNK_HDR) / CRPM_ALIGN - 1];
 }
 
-static uint64_t take_large(struct crpm *c, uint64_t need)
+static uint64_t take_large(struct crpm_container *c, uint64_t need)
 {
 	struct crpm_hdr *h = crpm_hdr(c);
 	uint64_t *link = &h->free_large;
@@ -85,7 +85,7 @@ static uint64_t take_large(struct crpm *c, uint64_t need)
 	return 0;
 }
 
-static uint64_t carve(struct crpm *c, uint64_t need)
+static uint64_t carve(struct crpm_container *c, uint64_t need)
 {
 	struct crpm_hdr *h = crpm_hdr(c);
 	uint64_t off = h->heap_top;

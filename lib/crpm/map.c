@@ -20,7 +20,7 @@
 #define MAP_FIXED_NOREPLACE 0x100000
 #endif
 
-int crpm_map_reserve(struct crpm *c)
+int crpm_map_reserve(struct crpm_container *c)
 {
 	void *want = c->base;
 	void *got = mmap(want, c->capacity, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
@@ -36,7 +36,7 @@ int crpm_map_reserve(struct crpm *c)
 }
 
 /* map_segments -- make segments [from, to) of the region visible at their addresses. */
-static int map_segments(struct crpm *c, uint32_t from, uint32_t to, int prot)
+static int map_segments(struct crpm_container *c, uint32_t from, uint32_t to, int prot)
 {
 	if (c->mode == CRPM_MODE_BUFFERED) {
 		uint8_t *a = c->base + (uint64_t)from * c->seg_size;
@@ -58,7 +58,7 @@ static int map_segments(struct crpm *c, uint32_t from, uint32_t to, int prot)
 
 /* crpm_map_grow -- the region becomes new_length bytes (a whole number of segments, larger
  * than now): staged in the pool (it takes effect at the next checkpoint) and mapped now. */
-int crpm_map_grow(struct crpm *c, uint64_t new_length)
+int crpm_map_grow(struct crpm_container *c, uint64_t new_length)
 {
 	if (new_length > c->capacity)
 		return crpm_fail(-ENOSPC, "container full (capacity %llu bytes)", (unsigned long long)c->capacity);
@@ -79,7 +79,7 @@ int crpm_map_grow(struct crpm *c, uint64_t new_length)
 
 /* crpm_map_existing -- used by open: map the committed region (length bytes) and, in buffered
  * mode, copy the committed bytes into DRAM.  Writable: the caller protects it afterwards. */
-int crpm_map_existing(struct crpm *c, uint64_t length)
+int crpm_map_existing(struct crpm_container *c, uint64_t length)
 {
 	int rc = map_segments(c, 0, (uint32_t)(length / c->seg_size), PROT_READ | PROT_WRITE);
 	if (rc)
@@ -93,7 +93,7 @@ int crpm_map_existing(struct crpm *c, uint64_t length)
 	return 0;
 }
 
-void crpm_map_release(struct crpm *c)
+void crpm_map_release(struct crpm_container *c)
 {
 	if (c->base)
 		munmap(c->base, c->capacity);

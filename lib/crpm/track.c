@@ -38,7 +38,7 @@
 #define MAX_OPEN 16
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct crpm *open_ctrs[MAX_OPEN];
+static struct crpm_container *open_ctrs[MAX_OPEN];
 /* The filter: every container lies in [filter_lo, filter_lo + filter_span). */
 static uintptr_t filter_lo, filter_span;
 static int handler_installed;
@@ -50,17 +50,17 @@ void crpm_declare_instrumented(void) { program_instrumented = 1; }
 
 int crpm_program_instrumented(void) { return program_instrumented; }
 
-static struct crpm *find_ctr(uintptr_t a)
+static struct crpm_container *find_ctr(uintptr_t a)
 {
 	for (int i = 0; i < MAX_OPEN; i++) {
-		struct crpm *c = __atomic_load_n(&open_ctrs[i], __ATOMIC_ACQUIRE);
+		struct crpm_container *c = __atomic_load_n(&open_ctrs[i], __ATOMIC_ACQUIRE);
 		if (c && a - (uintptr_t)c->base < c->length)
 			return c;
 	}
 	return NULL;
 }
 
-static void fatal(struct crpm *c, const char *what)
+static void fatal(struct crpm_container *c, const char *what)
 {
 	fprintf(stderr, "crpm: %s: %s; the container cannot stay consistent, aborting\n", what, crpm_errormsg());
 	abort();
@@ -68,7 +68,7 @@ static void fatal(struct crpm *c, const char *what)
 
 /* prepare -- the first write of this epoch to segment k: copy-on-write (default mode), make it
  * writable, publish its state (T1). */
-static void prepare(struct crpm *c, uint32_t k, uint8_t how)
+static void prepare(struct crpm_container *c, uint32_t k, uint8_t how)
 {
 	pthread_mutex_lock(&c->lock);
 	if (__atomic_load_n(&c->seg_state[k], __ATOMIC_ACQUIRE) == SEG_CLEAN) {
@@ -91,7 +91,7 @@ static void prepare(struct crpm *c, uint32_t k, uint8_t how)
 	pthread_mutex_unlock(&c->lock);
 }
 
-static inline void mark_blocks(struct crpm *c, uint64_t off, uint64_t len)
+static inline void mark_blocks(struct crpm_container *c, uint64_t off, uint64_t len)
 {
 	uint64_t b0 = off >> c->block_shift, b1 = (off + len - 1) >> c->block_shift;
 	for (uint64_t b = b0; b <= b1; b++) {
@@ -101,14 +101,14 @@ static inline void mark_blocks(struct crpm *c, uint64_t off, uint64_t len)
 	}
 }
 
-static uint8_t note_state(const struct crpm *c)
+static uint8_t note_state(const struct crpm_container *c)
 {
 	return c->tracking == CRPM_TRACK_PROTECT || (c->tracking == CRPM_TRACK_AUTO && !program_instrumented)
 		       ? SEG_FAULTED
 		       : SEG_HOOKED;
 }
 
-int crpm_note_write(struct crpm *c, void *addr, size_t len)
+int crpm_note_write(struct crpm_container *c, void *addr, size_t len)
 {
 	uint64_t off = (uint64_t)((uint8_t *)addr - c->base);
 	if (!len || off >= c->length)
@@ -124,7 +124,7 @@ int crpm_note_write(struct crpm *c, void *addr, size_t len)
 	return 0;
 }
 
-int crpm_protect_all(struct crpm *c)
+int crpm_protect_all(struct crpm_container *c)
 {
 	if (c->tracking == CRPM_TRACK_HOOKS || !c->length)
 		return 0;
@@ -138,7 +138,7 @@ int crpm_protect_all(struct crpm *c)
 static void on_segv(int sig, siginfo_t *si, void *uc)
 {
 	uintptr_t a = (uintptr_t)si->si_addr;
-	struct crpm *c = a - filter_lo < filter_span ? find_ctr(a) : NULL;
+	struct crpm_container *c = a - filter_lo < filter_span ? find_ctr(a) : NULL;
 	if (c && c->tracking != CRPM_TRACK_HOOKS) {
 		uint32_t k = (uint32_t)((a - (uintptr_t)c->base) >> c->seg_shift);
 		if (__atomic_load_n(&c->seg_state[k], __ATOMIC_ACQUIRE) == SEG_CLEAN)
@@ -176,7 +176,7 @@ static void recompute_filter(void)
 {
 	uintptr_t lo = UINTPTR_MAX, hi = 0;
 	for (int i = 0; i < MAX_OPEN; i++) {
-		struct crpm *c = open_ctrs[i];
+		struct crpm_container *c = open_ctrs[i];
 		if (!c)
 			continue;
 		if ((uintptr_t)c->base < lo)
@@ -190,7 +190,7 @@ static void recompute_filter(void)
 	__atomic_store_n(&filter_span, hi ? hi - lo : 0, __ATOMIC_RELEASE);
 }
 
-int crpm_track_register(struct crpm *c)
+int crpm_track_register(struct crpm_container *c)
 {
 	pthread_mutex_lock(&reg_lock);
 	int rc = c->tracking != CRPM_TRACK_HOOKS ? install_handler() : 0;
@@ -209,7 +209,7 @@ int crpm_track_register(struct crpm *c)
 	return rc;
 }
 
-void crpm_track_unregister(struct crpm *c)
+void crpm_track_unregister(struct crpm_container *c)
 {
 	if (!c->registered)
 		return;
@@ -226,7 +226,7 @@ void crpm_track_unregister(struct crpm *c)
 
 static void hook_slow(uintptr_t a, size_t n)
 {
-	struct crpm *c = find_ctr(a);
+	struct crpm_container *c = find_ctr(a);
 	if (c && c->tracking != CRPM_TRACK_PROTECT)
 		crpm_note_write(c, (void *)a, n);
 }
@@ -247,7 +247,7 @@ void crpm_annotate(void *addr, size_t len)
 		return;
 	/* A range may start before or span several containers: note each part. */
 	for (int i = 0; i < MAX_OPEN; i++) {
-		struct crpm *c = __atomic_load_n(&open_ctrs[i], __ATOMIC_ACQUIRE);
+		struct crpm_container *c = __atomic_load_n(&open_ctrs[i], __ATOMIC_ACQUIRE);
 		if (!c)
 			continue;
 		uintptr_t lo = (uintptr_t)c->base, hi = lo + c->length;
