@@ -81,6 +81,7 @@ using replay_fn = void (*)(void *obj, uint16_t tag, const char *args, size_t len
 struct Attach {
 	ObjectState *state;
 	void *existing; // the object in the heap, or nullptr when it must be constructed
+	bool loaded;    // existing came from a snapshot and is attached for the first time
 };
 Attach attach_begin(RuntimeImpl *rt, std::string_view name, uint64_t type_hash, size_t size, size_t align);
 void attach_constructed(RuntimeImpl *rt, ObjectState *st, void *obj);
@@ -146,11 +147,12 @@ public:
 		obj->asl_state_ = a.state;
 		if (!a.existing)
 			detail::attach_constructed(impl_, a.state, obj);
+		else if constexpr (requires(T &t) { t.asl_loaded(); })
+			if (a.loaded)
+				obj->asl_loaded(); // from a snapshot: reset what means nothing across runs (locks)
 		detail::attach_replay(impl_, a.state, obj, [](void *o, uint16_t tag, const char *p, size_t n) {
 			T::asl_methods::dispatch(*static_cast<T *>(o), tag, p, n);
 		});
-		if constexpr (requires(T &t) { t.asl_recovered(); })
-			obj->asl_recovered();
 		return *obj;
 	}
 

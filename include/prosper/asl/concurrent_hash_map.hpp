@@ -6,7 +6,8 @@
 //     unlocks: two operations on one key commit in the order they took effect, so replay in
 //     commit-id order rebuilds the same map (the commit order is a linearization).
 //   - The locks live in the heap with the buckets but mean nothing across runs:
-//     asl_recovered() releases them all after a snapshot was loaded.
+//     asl_loaded() releases them all when the map comes from a snapshot (a thread may have
+//     held one, waiting to start an operation, when the snapshot was taken).
 //   - Reads take the bucket lock too and return copies, never references into a bucket.
 #ifndef PROSPER_ASL_CONCURRENT_HASH_MAP_HPP
 #define PROSPER_ASL_CONCURRENT_HASH_MAP_HPP
@@ -98,7 +99,7 @@ public:
 			b.lock.unlock();
 		}
 	}
-	void asl_recovered()
+	void asl_loaded()
 	{
 		for (auto &b : buckets_)
 			b.lock.reset();

@@ -244,12 +244,12 @@ Attach attach_begin(RuntimeImpl *rt, std::string_view name, uint64_t type_hash, 
 			if (st->log->type_hash() != type_hash)
 				throw std::runtime_error("prosper::asl: object \"" + std::string(name) + "\" has another type");
 			if (st->attached)
-				return {st, st->obj};
+				return {st, st->obj, false};
 			HeapHeader *h = heap_header(rt);
 			for (uint64_t i = 0; i < h->nobjects; i++)
 				if (h->objs[i].id == st->id)
-					return {st, reinterpret_cast<void *>(h->objs[i].ptr)};
-			return {st, nullptr}; // created after the snapshot: construct, then replay all
+					return {st, reinterpret_cast<void *>(h->objs[i].ptr), true};
+			return {st, nullptr, false}; // created after the snapshot: construct, then replay all
 		}
 		if (heap_header(rt)->nobjects >= kMaxObjects)
 			throw std::runtime_error("prosper::asl: too many objects");
@@ -261,7 +261,7 @@ Attach attach_begin(RuntimeImpl *rt, std::string_view name, uint64_t type_hash, 
 		st->log = Log::create(rt->dir, st->id, st->name, type_hash, rt->opt.log_capacity, &rt->pp);
 		ObjectState *raw = st.get();
 		rt->objects.emplace(st->name, std::move(st));
-		return {raw, nullptr};
+		return {raw, nullptr, false};
 	} catch (...) {
 		rt->unblock();
 		throw;
