@@ -54,6 +54,8 @@ enum crpm_tracking {
 	CRPM_TRACK_AUTO = 0,    /* store hooks when the program has them, write protection always */
 	CRPM_TRACK_HOOKS = 1,   /* store hooks and annotations only: every write must be instrumented */
 	CRPM_TRACK_PROTECT = 2, /* write protection only: hooks are ignored (uninstrumented speed) */
+	CRPM_TRACK_PAGES = 3,   /* baseline for benchmarks, buffered mode: whole written pages
+				 * (userfaultfd asynchronous write-protection + PAGEMAP_SCAN) */
 };
 
 #define CRPM_MAX_ROOTS 64
@@ -106,6 +108,7 @@ struct crpm_stats {
 	uint64_t write_faults;     /* segments first written by an uninstrumented store */
 	uint64_t allocated_bytes;  /* heap chunks in use, headers included */
 	uint64_t mapped_bytes;     /* current size of the container */
+	uint64_t persist_fences;   /* drains issued by all pools of this process */
 };
 void crpm_get_stats(const crpm_t *ctr, struct crpm_stats *out);
 

@@ -91,6 +91,11 @@ void prosper_persist_store64(struct prosper_persist *pp, int site, uint64_t *dst
 
 const char *prosper_granularity_name(int g);
 
+/* Drains (ordering points: sfence, or the end of a page-granularity persist) executed by every
+ * pool of this process so far; simulated persistence is not counted.  For benchmarks (fences
+ * per epoch, libcrpm Table 1b). */
+uint64_t prosper_persist_drain_count(void);
+
 #ifdef __cplusplus
 }
 #endif

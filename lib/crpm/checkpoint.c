@@ -81,6 +81,13 @@ static int save_compared(struct crpm_container *c, uint32_t k)
 
 int crpm_commit(struct crpm_container *c)
 {
+	if (c->tracking == CRPM_TRACK_PAGES) {
+		int rc = crpm_pages_save(c, save_run);
+		if (!rc && (rc = prosper_pool_commit(c->pool, NULL, 0)) != 0)
+			rc = crpm_fail(rc, "checkpoint commit failed: %s", prosper_pool_errormsg());
+		c->checkpoints += !rc;
+		return rc;
+	}
 	uint32_t nsegs = (uint32_t)(c->length / c->seg_size);
 	for (uint32_t k = 0; k < nsegs; k++) {
 		uint8_t st = c->seg_state[k];

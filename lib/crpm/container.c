@@ -55,6 +55,7 @@ static int setup_tables(struct crpm_container *c)
 static void destroy(struct crpm_container *c)
 {
 	crpm_track_unregister(c);
+	crpm_pages_close(c);
 	crpm_map_release(c);
 	if (c->pool)
 		prosper_pool_close(&c->pool);
@@ -86,6 +87,14 @@ static int create_pool(const char *path, const crpm_option_t *o, prosper_pool **
 	return 0;
 }
 
+static int start_pages(struct crpm_container *c)
+{
+	if (c->tracking != CRPM_TRACK_PAGES)
+		return 0;
+	int rc = crpm_pages_open(c);
+	return rc ? rc : crpm_pages_add(c, 0, c->length);
+}
+
 /* start_new -- the region, its header and the first checkpoint. */
 static int start_new(struct crpm_container *c, const crpm_option_t *o)
 {
@@ -102,7 +111,8 @@ static int start_new(struct crpm_container *c, const crpm_option_t *o)
 	if (rc < 0)
 		return crpm_fail(rc, "%s", prosper_pool_errormsg());
 	c->region = (uint32_t)rc;
-	if ((rc = crpm_map_reserve(c)) || (rc = crpm_map_existing(c, c->seg_size)) || (rc = crpm_track_register(c)))
+	if ((rc = crpm_map_reserve(c)) || (rc = crpm_map_existing(c, c->seg_size)) || (rc = crpm_track_register(c)) ||
+	    (rc = start_pages(c)))
 		return rc;
 	crpm_heap_format(c);
 	return crpm_commit(c);
@@ -135,7 +145,7 @@ static int open_existing(struct crpm_container *c, const crpm_option_t *o, int i
 	c->base = (uint8_t *)(uintptr_t)h.base;
 	c->capacity = h.capacity;
 	if ((rc = setup_tables(c)) || (rc = crpm_map_reserve(c)) || (rc = crpm_map_existing(c, ri.length)) ||
-	    (rc = crpm_track_register(c)))
+	    (rc = crpm_track_register(c)) || (rc = start_pages(c)))
 		return rc;
 	return crpm_protect_all(c);
 }
@@ -151,7 +161,7 @@ crpm_t *crpm_open(const char *path, const crpm_option_t *opt)
 		return crpm_fail_null("no path");
 	if (o.mode != CRPM_MODE_DEFAULT && o.mode != CRPM_MODE_BUFFERED)
 		return crpm_fail_null("unknown mode %d", o.mode);
-	if (o.tracking < CRPM_TRACK_AUTO || o.tracking > CRPM_TRACK_PROTECT)
+	if (o.tracking < CRPM_TRACK_AUTO || o.tracking > CRPM_TRACK_PAGES)
 		return crpm_fail_null("unknown tracking %d", o.tracking);
 	if (!o.capacity)
 		o.capacity = 1ull << 30;
@@ -324,6 +334,7 @@ void crpm_get_stats(const crpm_t *c, struct crpm_stats *out)
 	out->write_faults = c->faults;
 	out->allocated_bytes = crpm_hdr(c)->allocated_bytes;
 	out->mapped_bytes = c->length;
+	out->persist_fences = prosper_persist_drain_count();
 }
 
 int crpm_rollback(const char *path, uint64_t epoch)

@@ -89,6 +89,7 @@ struct crpm_container {
 	uint64_t checkpoints;
 	int registered;            /* in the address filter of track.c */
 	void *mpi;                 /* coordinated checkpoints (mpi.c): the communicator */
+	void *pages;               /* CRPM_TRACK_PAGES (pages.c): the page tracker */
 };
 
 static inline struct crpm_hdr *crpm_hdr(const struct crpm_container *c) { return (struct crpm_hdr *)c->base; }
@@ -105,6 +106,12 @@ void crpm_track_unregister(struct crpm_container *c);
 int crpm_note_write(struct crpm_container *c, void *addr, size_t len);
 /* Write-protect every segment (start of an epoch) -- no effect with CRPM_TRACK_HOOKS. */
 int crpm_protect_all(struct crpm_container *c);
+
+/* the page-granularity baseline (pages.c) */
+int crpm_pages_open(struct crpm_container *c);
+int crpm_pages_add(struct crpm_container *c, uint64_t from, uint64_t to);
+int crpm_pages_save(struct crpm_container *c, int (*save)(struct crpm_container *, uint64_t, uint64_t));
+void crpm_pages_close(struct crpm_container *c);
 
 /* mapping (map.c) */
 int crpm_map_reserve(struct crpm_container *c);

@@ -69,8 +69,10 @@ int crpm_map_grow(struct crpm_container *c, uint64_t new_length)
 			return crpm_fail(rc, "cannot grow the container: %s", prosper_pool_errormsg());
 	}
 	/* New segments are CLEAN: write-protected like every clean segment (track.c). */
-	int prot = c->tracking == CRPM_TRACK_HOOKS ? PROT_READ | PROT_WRITE : PROT_READ;
+	int prot = c->tracking == CRPM_TRACK_AUTO || c->tracking == CRPM_TRACK_PROTECT ? PROT_READ : PROT_READ | PROT_WRITE;
 	int rc = map_segments(c, from, to, prot);
+	if (!rc)
+		rc = crpm_pages_add(c, c->length, new_length);
 	if (rc)
 		return rc;
 	c->length = new_length;

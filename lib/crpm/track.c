@@ -111,8 +111,8 @@ static uint8_t note_state(const struct crpm_container *c)
 int crpm_note_write(struct crpm_container *c, void *addr, size_t len)
 {
 	uint64_t off = (uint64_t)((uint8_t *)addr - c->base);
-	if (!len || off >= c->length)
-		return 0;
+	if (!len || off >= c->length || c->tracking == CRPM_TRACK_PAGES)
+		return 0; /* the page tracker sees every write by itself */
 	if (len > c->length - off)
 		len = c->length - off;
 	uint8_t how = note_state(c);
@@ -126,7 +126,7 @@ int crpm_note_write(struct crpm_container *c, void *addr, size_t len)
 
 int crpm_protect_all(struct crpm_container *c)
 {
-	if (c->tracking == CRPM_TRACK_HOOKS || !c->length)
+	if (c->tracking == CRPM_TRACK_HOOKS || c->tracking == CRPM_TRACK_PAGES || !c->length)
 		return 0;
 	if (mprotect(c->base, c->length, PROT_READ))
 		return crpm_fail(-errno, "cannot write-protect the container: %s", strerror(errno));
@@ -139,7 +139,7 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 {
 	uintptr_t a = (uintptr_t)si->si_addr;
 	struct crpm_container *c = a - filter_lo < filter_span ? find_ctr(a) : NULL;
-	if (c && c->tracking != CRPM_TRACK_HOOKS) {
+	if (c && c->tracking != CRPM_TRACK_HOOKS && c->tracking != CRPM_TRACK_PAGES) {
 		uint32_t k = (uint32_t)((a - (uintptr_t)c->base) >> c->seg_shift);
 		if (__atomic_load_n(&c->seg_state[k], __ATOMIC_ACQUIRE) == SEG_CLEAN)
 			prepare(c, k, SEG_FAULTED);
@@ -193,7 +193,7 @@ static void recompute_filter(void)
 int crpm_track_register(struct crpm_container *c)
 {
 	pthread_mutex_lock(&reg_lock);
-	int rc = c->tracking != CRPM_TRACK_HOOKS ? install_handler() : 0;
+	int rc = c->tracking == CRPM_TRACK_AUTO || c->tracking == CRPM_TRACK_PROTECT ? install_handler() : 0;
 	int slot = -1;
 	for (int i = 0; i < MAX_OPEN && slot < 0; i++)
 		if (!open_ctrs[i])

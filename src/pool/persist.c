@@ -126,13 +126,20 @@ int prosper_persist_flush(struct prosper_persist *pp, int site, const void *addr
 	}
 }
 
+static uint64_t drains; /* prosper_persist_drain_count */
+
+uint64_t prosper_persist_drain_count(void) { return __atomic_load_n(&drains, __ATOMIC_RELAXED); }
+
 void prosper_persist_drain(struct prosper_persist *pp, int site)
 {
 	if (skipped(pp, site))
 		return;
 	if (pp->hooks && pp->hooks->on_drain)
 		pp->hooks->on_drain(pp->hooks->ctx, site);
-	if (!pp->simulated && pp->granularity != PROSPER_GRAN_PAGE)
+	if (pp->simulated)
+		return;
+	__atomic_fetch_add(&drains, 1, __ATOMIC_RELAXED);
+	if (pp->granularity != PROSPER_GRAN_PAGE)
 		__asm__ volatile("sfence" ::: "memory");
 }
 

@@ -271,8 +271,17 @@ int main(void)
 {
 	const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
 	for (mode = CRPM_MODE_DEFAULT; mode <= CRPM_MODE_BUFFERED; mode++) {
-		for (tracking = CRPM_TRACK_AUTO; tracking <= CRPM_TRACK_PROTECT; tracking++) {
+		for (tracking = CRPM_TRACK_AUTO; tracking <= CRPM_TRACK_PAGES; tracking++) {
 			snprintf(path, sizeof path, "%s/test-crpm-api-%d.crpm", dir, (int)getpid());
+			if (tracking == CRPM_TRACK_PAGES && mode == CRPM_MODE_DEFAULT) {
+				crpm_option_t o; /* the page baseline cannot copy before a write */
+				crpm_init_option(&o);
+				o.tracking = CRPM_TRACK_PAGES;
+				o.truncate = 1;
+				CHECK(crpm_open(path, &o) == NULL);
+				unlink(path);
+				continue;
+			}
 			int before = failures;
 			test_basic();
 			test_allocator_and_growth();

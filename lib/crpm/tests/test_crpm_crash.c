@@ -200,7 +200,7 @@ int main(int argc, char **argv)
 {
 	if (argc == 7 && !strcmp(argv[1], "child"))
 		return child(argv[2], atoi(argv[3]), atoi(argv[4]), strtoull(argv[5], NULL, 10), atoi(argv[6]));
-	const char *prog = "/proc/self/exe", *modes = "default,buffered", *trackings = "0,1,2";
+	const char *prog = "/proc/self/exe", *modes = "default,buffered", *trackings = "0,1,2,3";
 	int kills = getenv("PROSPER_LONG") ? 300 : 12;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--kills") && i + 1 < argc)
@@ -212,7 +212,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--tracking") && i + 1 < argc)
 			trackings = argv[++i];
 		else {
-			fprintf(stderr, "usage: %s [--kills N] [--child PROGRAM] [--modes default,buffered] [--tracking 0,1,2]\n",
+			fprintf(stderr, "usage: %s [--kills N] [--child PROGRAM] [--modes default,buffered] [--tracking 0,1,2,3]\n",
 				argv[0]);
 			return 2;
 		}
@@ -233,10 +233,10 @@ int main(int argc, char **argv)
 	for (int mode = 0; mode <= 1; mode++) {
 		if (!strstr(modes, mode ? "buffered" : "default"))
 			continue;
-		for (int t = 0; t <= 2; t++) {
+		for (int t = 0; t <= 3; t++) {
 			char tk[4];
 			snprintf(tk, sizeof tk, "%d", t);
-			if (strstr(trackings, tk))
+			if (strstr(trackings, tk) && !(t == CRPM_TRACK_PAGES && mode == CRPM_MODE_DEFAULT))
 				rc |= run_config(prog, dir, mode, t, kills, seed + (uint64_t)(mode * 3 + t));
 		}
 	}
