@@ -158,6 +158,7 @@ public:
 
 	void snapshot();       // sync + async phase; returns when the snapshot is complete
 	void snapshot_async(); // returns after the sync phase; the copy goes on in the background
+	bool snapshot_running() const; // a snapshot is requested or being taken
 	SnapshotStats last_snapshot() const;
 	LogStats log_stats(std::string_view name) const;
 	RecoveryStats recovery() const;

@@ -25,6 +25,7 @@ namespace prosper::asl::detail {
 
 constexpr size_t kPage = 4096;
 constexpr size_t kMaxObjects = 1024;
+constexpr unsigned kHeapClasses = 256;
 
 // ---- heap.cpp --------------------------------------------------------------------------
 // The first kHeapHeaderBytes of the heap: allocator state and the object directory.
@@ -32,7 +33,7 @@ struct HeapHeader {
 	uint64_t magic;
 	uint64_t base;
 	uint64_t bump;           // next free byte (absolute address)
-	uint64_t free_heads[64]; // free list per size class (block of 2^c bytes)
+	uint64_t free_heads[kHeapClasses]; // free list per size class (heap.cpp)
 	uint64_t nobjects;
 	struct Obj {
 		uint64_t id, ptr, type_hash;

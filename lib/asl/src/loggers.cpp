@@ -25,6 +25,22 @@ inline void cpu_relax() { __builtin_ia32_pause(); }
 constexpr unsigned kIdleSpins = 2000; // roughly 10-100 us of pause before sleeping
 } // namespace
 
+bool log_slot(Slot &s)
+{
+	uint32_t expected = SLOT_PUBLISHED;
+	if (!s.state.compare_exchange_strong(expected, SLOT_LOGGING, std::memory_order_acq_rel))
+		return false;
+	uint32_t result = SLOT_DONE;
+	try {
+		s.lsn = append_entry(s.st, s.tag, *s.args);
+	} catch (const std::exception &e) {
+		s.error = e.what();
+		result = SLOT_FAILED;
+	}
+	s.state.store(result, std::memory_order_release);
+	return true;
+}
+
 Slot *Loggers::acquire_slot()
 {
 	if (t_slot.slot)
@@ -80,17 +96,8 @@ void Loggers::run(unsigned index)
 		unsigned high = g_slots_high.load(std::memory_order_acquire);
 		for (unsigned i = index; i < high; i += n) {
 			Slot &s = g_slots[i];
-			if (s.state.load(std::memory_order_seq_cst) != SLOT_PUBLISHED)
-				continue;
-			any = true;
-			uint32_t result = SLOT_DONE;
-			try {
-				s.lsn = append_entry(s.st, s.tag, *s.args);
-			} catch (const std::exception &e) {
-				s.error = e.what();
-				result = SLOT_FAILED;
-			}
-			s.state.store(result, std::memory_order_release);
+			if (s.state.load(std::memory_order_seq_cst) == SLOT_PUBLISHED && log_slot(s))
+				any = true;
 		}
 		return any;
 	};

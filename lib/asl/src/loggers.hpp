@@ -3,8 +3,10 @@
 //
 // Invariants
 //   - A slot belongs to one foreground thread at a time; its state goes IDLE -> PUBLISHED (by the
-//     owner, after filling it) -> DONE (by its logger, after the entry is persistent) -> IDLE (by
-//     the owner in op_commit).  Fields other than state are written only by whoever holds it.
+//     owner, after filling it) -> LOGGING (by whoever claims the entry with a CAS: its logger, or
+//     the owner itself when the logger has not started it by op_commit -- on a machine with
+//     fewer free cores than threads the logger may not be running at all) -> DONE (entry
+//     persistent) -> IDLE (owner, in op_commit).  Only the claimer writes lsn/error.
 //   - Slot i is served by logger i % count, so threads share loggers when cores are few.
 //   - A logger spins briefly when idle, then sleeps on a futex that publishers bump.
 #ifndef PROSPER_ASL_LOGGERS_HPP
@@ -20,7 +22,7 @@ namespace prosper::asl::detail {
 struct ObjectState;
 
 constexpr unsigned kMaxSlots = 256;
-enum : uint32_t { SLOT_IDLE = 0, SLOT_PUBLISHED = 1, SLOT_DONE = 2, SLOT_FAILED = 3 };
+enum : uint32_t { SLOT_IDLE = 0, SLOT_PUBLISHED = 1, SLOT_LOGGING = 2, SLOT_DONE = 3, SLOT_FAILED = 4 };
 
 struct alignas(64) Slot {
 	std::atomic<uint32_t> state{SLOT_IDLE};
@@ -31,6 +33,9 @@ struct alignas(64) Slot {
 	uint64_t lsn = 0;
 	std::string error;
 };
+
+// Claims a published slot and writes its entry; false if someone else claimed it first.
+bool log_slot(Slot &s);
 
 class Loggers {
 public:

@@ -194,11 +194,18 @@ void op_commit(ObjectState *st)
 	if (!t_op.sync) {
 		Slot *s = t_op.slot;
 		uint32_t state;
-		for (unsigned spins = 0; (state = s->state.load(std::memory_order_acquire)) == SLOT_PUBLISHED; spins++) {
-			if (spins < 4000)
+		// A short spin for the logger to take the entry; if it has not even started, the logger
+		// is not running (busy cores) and waiting would only add a scheduler round trip: write
+		// the entry here instead.
+		for (unsigned spins = 0; (state = s->state.load(std::memory_order_acquire)) == SLOT_PUBLISHED && spins < 64; spins++)
+			cpu_relax();
+		if (state == SLOT_PUBLISHED)
+			log_slot(*s);
+		for (unsigned spins = 0; (state = s->state.load(std::memory_order_acquire)) == SLOT_LOGGING; spins++) {
+			if (spins < 256)
 				cpu_relax();
 			else
-				std::this_thread::yield(); // fewer cores than busy threads: let the logger run
+				std::this_thread::yield();
 		}
 		s->state.store(SLOT_IDLE, std::memory_order_relaxed);
 		if (state == SLOT_FAILED) {
@@ -459,6 +466,7 @@ void Runtime::close()
 
 void Runtime::snapshot() { impl_->snap->take(true); }
 void Runtime::snapshot_async() { impl_->snap->take(false); }
+bool Runtime::snapshot_running() const { return impl_->snap->busy(); }
 SnapshotStats Runtime::last_snapshot() const { return impl_->snap->last(); }
 RecoveryStats Runtime::recovery() const { return impl_->rec; }
 

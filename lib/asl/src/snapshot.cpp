@@ -182,6 +182,12 @@ void Snapshotter::request_if_idle()
 	}
 }
 
+bool Snapshotter::busy() const
+{
+	std::lock_guard<std::mutex> g(mu_);
+	return pending_ || running_;
+}
+
 SnapshotStats Snapshotter::last() const
 {
 	std::lock_guard<std::mutex> g(mu_);

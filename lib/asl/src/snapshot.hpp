@@ -63,6 +63,7 @@ public:
 	void take(bool wait_complete);  // request one and wait for its sync (or whole) phase
 	void request_if_idle();         // background request, unless one is pending or running
 	SnapshotStats last() const;
+	bool busy() const; // pending or running
 
 private:
 	struct Copy; // one snapshot's asynchronous state

@@ -1,0 +1,357 @@
+// asl_bench.cpp -- the measurements of Pronto's evaluation, on this machine: container latency
+// persistent vs volatile (paper Fig 7), concurrent hash map throughput (Fig 8), asynchronous vs
+// synchronous logging as the operation gets longer (Fig 12), snapshot sync/async latency and
+// recovery time vs size (Fig 13a, section 5.8).  Prints one JSON document; the table beside the
+// paper's numbers is made by bench/scripts/asl_bench.sh from it.
+//
+// usage: asl_bench [--ops N] [--quick]     (runtimes live in fresh directories under /dev/shm)
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <queue>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+#include "prosper/asl.hpp"
+
+namespace asl = prosper::asl;
+using clk = std::chrono::steady_clock;
+
+static double secs_since(clk::time_point t0) { return std::chrono::duration<double>(clk::now() - t0).count(); }
+
+static std::string scratch()
+{
+	std::string t = "/dev/shm/prosper-asl-bench-XXXXXX";
+	if (access("/dev/shm", W_OK) != 0)
+		t = "/tmp/prosper-asl-bench-XXXXXX";
+	if (!mkdtemp(t.data())) {
+		perror("mkdtemp");
+		exit(1);
+	}
+	return t;
+}
+static void rmdir_all(const std::string &d)
+{
+	std::string cmd = "rm -rf '" + d + "'";
+	if (system(cmd.c_str()) != 0)
+		fprintf(stderr, "could not remove %s\n", d.c_str());
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+// A 32-byte key, as in the paper's YCSB traces.
+static std::string key_of(uint64_t i)
+{
+	char b[40];
+	snprintf(b, sizeof b, "user%028llu", (unsigned long long)(mix(i) % 10000000000000000000ull));
+	return std::string(b, 32);
+}
+static std::string value_of(uint64_t i, size_t n)
+{
+	std::string v(n, 'v');
+	uint64_t x = mix(i);
+	memcpy(v.data(), &x, std::min<size_t>(8, n));
+	return v;
+}
+
+static asl::Options bench_options(size_t ops, size_t value)
+{
+	asl::Options o;
+	o.heap_reserve = std::max<size_t>(size_t(256) << 20, ops * (value + 256) * 3);
+	o.log_capacity = size_t(64) << 20;
+	return o;
+}
+
+// ---- Fig 7: containers ------------------------------------------------------------------------
+template <class F> static double per_op_us(size_t ops, F &&f)
+{
+	auto t0 = clk::now();
+	for (size_t i = 0; i < ops; i++)
+		f(i);
+	return secs_since(t0) * 1e6 / static_cast<double>(ops);
+}
+
+static void fig7(size_t ops, bool &first)
+{
+	const size_t sizes[] = {64, 256, 1024, 4096};
+	for (size_t sz : sizes) {
+		std::vector<std::string> vals(ops);
+		std::vector<std::string> keys(ops);
+		for (size_t i = 0; i < ops; i++) {
+			vals[i] = value_of(i, sz);
+			keys[i] = key_of(i);
+		}
+		auto emit = [&](const char *name, double v_us, double p_us) {
+			printf("%s\n    {\"figure\": \"7\", \"container\": \"%s\", \"value_bytes\": %zu, \"ops\": %zu, "
+			       "\"volatile_us\": %.4f, \"persistent_us\": %.4f, \"overhead\": %.2f}",
+			       first ? "" : ",", name, sz, ops, v_us, p_us, p_us / v_us);
+			first = false;
+			fflush(stdout);
+		};
+		{
+			std::vector<std::string> v;
+			double vt = per_op_us(ops, [&](size_t i) { v.push_back(vals[i]); });
+			std::string d = scratch();
+			double pt;
+			{
+				auto rt = asl::open(d, bench_options(ops, sz));
+				auto &p = rt->get_object<asl::pvector<std::string>>("v");
+				pt = per_op_us(ops, [&](size_t i) { p.push_back(vals[i]); });
+			}
+			rmdir_all(d);
+			emit("vector", vt, pt);
+		}
+		{
+			std::priority_queue<std::string> q;
+			double vt = per_op_us(ops, [&](size_t i) { q.push(vals[i]); });
+			std::string d = scratch();
+			double pt;
+			{
+				auto rt = asl::open(d, bench_options(ops, sz));
+				auto &p = rt->get_object<asl::ppriority_queue<std::string>>("q");
+				pt = per_op_us(ops, [&](size_t i) { p.push(vals[i]); });
+			}
+			rmdir_all(d);
+			emit("priority_queue", vt, pt);
+		}
+		{
+			std::map<std::string, std::string> m;
+			double vt = per_op_us(ops, [&](size_t i) { m.insert_or_assign(keys[i], vals[i]); });
+			std::string d = scratch();
+			double pt;
+			{
+				auto rt = asl::open(d, bench_options(ops, sz));
+				auto &p = rt->get_object<asl::pmap<std::string, std::string>>("m");
+				pt = per_op_us(ops, [&](size_t i) { p.insert_or_assign(keys[i], vals[i]); });
+			}
+			rmdir_all(d);
+			emit("map", vt, pt);
+		}
+		{
+			std::unordered_map<std::string, std::string> m;
+			double vt = per_op_us(ops, [&](size_t i) { m.insert_or_assign(keys[i], vals[i]); });
+			std::string d = scratch();
+			double pt;
+			{
+				auto rt = asl::open(d, bench_options(ops, sz));
+				auto &p = rt->get_object<asl::punordered_map<std::string, std::string>>("u");
+				pt = per_op_us(ops, [&](size_t i) { p.insert_or_assign(keys[i], vals[i]); });
+			}
+			rmdir_all(d);
+			emit("unordered_map", vt, pt);
+		}
+	}
+}
+
+// ---- Fig 12: ASL vs synchronous logging vs operation latency ------------------------------------
+static void spin_ns(uint64_t ns)
+{
+	auto end = clk::now() + std::chrono::nanoseconds(ns);
+	while (clk::now() < end) {
+	}
+}
+
+class Worker : public asl::PersistentObject {
+public:
+	void work(uint64_t ns, std::string_view payload)
+	{
+		op_begin<&Worker::work>(ns, payload);
+		spin_ns(ns);
+		count_ += payload.size();
+		op_commit();
+	}
+	PROSPER_ASL_UPDATES(&Worker::work);
+
+private:
+	uint64_t count_ = 0;
+};
+
+static void fig12(size_t ops, bool &first)
+{
+	const uint64_t lat_ns[] = {100, 300, 1000, 3000, 10000, 30000, 100000};
+	std::string payload(1024 - 16, 'p'); // a 1 KiB entry, as in the paper
+	for (uint64_t ns : lat_ns) {
+		size_t n = std::max<size_t>(2000, std::min<size_t>(ops, static_cast<size_t>(2e9 / 1000 / static_cast<double>(ns) * 100)));
+		double vt = per_op_us(n, [&](size_t) { spin_ns(ns); });
+		double t[2];
+		for (int sync = 0; sync < 2; sync++) {
+			std::string d = scratch();
+			asl::Options o = bench_options(n, 1024);
+			o.sync_logging = sync == 1;
+			{
+				auto rt = asl::open(d, o);
+				auto &w = rt->get_object<Worker>("w");
+				t[sync] = per_op_us(n, [&](size_t) { w.work(ns, payload); });
+			}
+			rmdir_all(d);
+		}
+		printf("%s\n    {\"figure\": \"12\", \"op_ns\": %llu, \"ops\": %zu, \"volatile_us\": %.4f, \"asl_us\": %.4f, "
+		       "\"sync_us\": %.4f, \"asl_overhead_us\": %.4f, \"sync_overhead_us\": %.4f}",
+		       first ? "" : ",", (unsigned long long)ns, n, vt, t[0], t[1], t[0] - vt, t[1] - vt);
+		first = false;
+		fflush(stdout);
+	}
+}
+
+// ---- Fig 8: concurrent hash map ------------------------------------------------------------------
+struct VolatileCHM {
+	struct B {
+		std::mutex mu;
+		std::unordered_map<std::string, std::string> m;
+	} b[64];
+	void insert(const std::string &k, const std::string &v)
+	{
+		B &x = b[(std::hash<std::string>{}(k) >> 7) % 64];
+		std::lock_guard<std::mutex> g(x.mu);
+		x.m.insert_or_assign(k, v);
+	}
+};
+
+static void fig8(size_t ops, bool &first)
+{
+	std::vector<std::string> keys(ops), vals(ops);
+	for (size_t i = 0; i < ops; i++) {
+		keys[i] = key_of(i);
+		vals[i] = value_of(i, 1024);
+	}
+	unsigned maxt = std::max(2u, std::thread::hardware_concurrency());
+	for (unsigned threads = 1; threads <= maxt && threads <= 8; threads *= 2) {
+		auto run = [&](auto &&insert) {
+			auto t0 = clk::now();
+			std::vector<std::thread> ts;
+			for (unsigned t = 0; t < threads; t++)
+				ts.emplace_back([&, t] {
+					for (size_t i = t; i < ops; i += threads)
+						insert(i);
+				});
+			for (auto &x : ts)
+				x.join();
+			return static_cast<double>(ops) / secs_since(t0) / 1e6;
+		};
+		auto vol = std::make_unique<VolatileCHM>();
+		double v = run([&](size_t i) { vol->insert(keys[i], vals[i]); });
+		std::string d = scratch();
+		double p;
+		{
+			auto rt = asl::open(d, bench_options(ops, 1024));
+			auto &m = rt->get_object<asl::pconcurrent_hash_map<std::string, std::string>>("h");
+			p = run([&](size_t i) { m.insert(keys[i], vals[i]); });
+		}
+		rmdir_all(d);
+		printf("%s\n    {\"figure\": \"8\", \"threads\": %u, \"ops\": %zu, \"volatile_mops\": %.4f, \"persistent_mops\": %.4f}",
+		       first ? "" : ",", threads, ops, v, p);
+		first = false;
+		fflush(stdout);
+	}
+}
+
+// ---- Fig 13a and section 5.8: snapshot phases and recovery vs size ----------------------------
+class Blob : public asl::PersistentObject {
+public:
+	void fill(uint64_t bytes, uint64_t seed)
+	{
+		op_begin<&Blob::fill>(bytes, seed);
+		cells_.resize(bytes / sizeof(uint64_t));
+		for (size_t i = 0; i < cells_.size(); i++)
+			cells_[i] = mix(seed + i);
+		op_commit();
+	}
+	void poke(uint64_t i, uint64_t v)
+	{
+		op_begin<&Blob::poke>(i, v);
+		cells_[i % cells_.size()] = v;
+		op_commit();
+	}
+	PROSPER_ASL_UPDATES(&Blob::fill, &Blob::poke);
+	uint64_t at(size_t i) const { return cells_[i]; }
+
+private:
+	std::vector<uint64_t, asl::allocator<uint64_t>> cells_;
+};
+
+static void fig13(bool quick, bool &first)
+{
+	std::vector<uint64_t> mib = {2, 16, 128, 1024};
+	if (quick)
+		mib = {2, 16};
+	for (uint64_t m : mib) {
+		uint64_t bytes = m << 20;
+		std::string d = scratch();
+		asl::Options o;
+		o.heap_reserve = bytes * 2 + (size_t(64) << 20);
+		o.auto_snapshot_fill = 0;
+		asl::SnapshotStats s;
+		uint64_t pokes = 0;
+		{
+			auto rt = asl::open(d, o);
+			auto &b = rt->get_object<Blob>("b");
+			b.fill(bytes, 1);
+			rt->snapshot(); // the first one allocates the file
+			rt->snapshot_async();
+			// random writes while the copy runs: each first write to a chunk waits for its copy
+			while (rt->snapshot_running()) {
+				b.poke(mix(pokes), pokes);
+				pokes++;
+			}
+			s = rt->last_snapshot();
+		}
+		// reopen: load the newest snapshot, replay the pokes
+		auto t1 = clk::now();
+		double open_s, attach_s;
+		asl::RecoveryStats r;
+		{
+			auto rt = asl::open(d, o);
+			open_s = secs_since(t1);
+			auto &b = rt->get_object<Blob>("b");
+			attach_s = secs_since(t1);
+			r = rt->recovery();
+			(void)b.at(0);
+		}
+		rmdir_all(d);
+		printf("%s\n    {\"figure\": \"13a\", \"heap_mib\": %.1f, \"sync_ms\": %.3f, \"async_ms\": %.3f, "
+		       "\"writes_during_copy\": %llu, \"fault_chunks\": %llu, \"recovery_ms\": %.3f, \"load_ms\": %.3f, "
+		       "\"replay_ms\": %.3f, \"replayed\": %llu, \"open_ms\": %.3f}",
+		       first ? "" : ",", static_cast<double>(s.bytes) / 1048576.0, s.sync_ms, s.async_ms, (unsigned long long)pokes,
+		       (unsigned long long)s.fault_chunks, attach_s * 1e3, r.load_ms, r.replay_ms, (unsigned long long)r.replayed,
+		       open_s * 1e3);
+		first = false;
+		fflush(stdout);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	size_t ops = 200000;
+	bool quick = false;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--ops") && i + 1 < argc)
+			ops = strtoull(argv[++i], nullptr, 10);
+		else if (!strcmp(argv[i], "--quick"))
+			quick = true;
+		else {
+			fprintf(stderr, "usage: asl_bench [--ops N] [--quick]\n");
+			return 2;
+		}
+	}
+	if (quick)
+		ops = std::min<size_t>(ops, 5000);
+	const char *g = getenv("PMEM2_FORCE_GRANULARITY");
+	printf("{\"ops\": %zu, \"granularity\": \"%s\", \"cores\": %u, \"results\": [", ops, g ? g : "PAGE",
+	       std::thread::hardware_concurrency());
+	bool first = true;
+	fig7(ops, first);
+	fig12(quick ? 2000 : ops, first);
+	fig8(ops, first);
+	fig13(quick, first);
+	printf("\n]}\n");
+	return 0;
+}
