@@ -107,7 +107,12 @@ void Loggers::run(unsigned index)
 			continue;
 		}
 		if (++idle < kIdleSpins) {
-			cpu_relax();
+			// pause first (fastest pick-up); then yield, so that on a core shared with the
+			// foreground thread an idle logger gives the core back instead of burning it
+			if (idle < kIdleSpins / 8)
+				cpu_relax();
+			else
+				std::this_thread::yield();
 			continue;
 		}
 		uint32_t seen = w.work.load(std::memory_order_seq_cst);

@@ -194,11 +194,9 @@ void op_commit(ObjectState *st)
 	if (!t_op.sync) {
 		Slot *s = t_op.slot;
 		uint32_t state;
-		// A short spin for the logger to take the entry; if it has not even started, the logger
-		// is not running (busy cores) and waiting would only add a scheduler round trip: write
-		// the entry here instead.
-		for (unsigned spins = 0; (state = s->state.load(std::memory_order_acquire)) == SLOT_PUBLISHED && spins < 64; spins++)
-			cpu_relax();
+		// If the logger has not even started the entry by now, it is not running (busy cores):
+		// waiting would add a scheduler round trip, so write the entry here (the work is the same).
+		state = s->state.load(std::memory_order_acquire);
 		if (state == SLOT_PUBLISHED)
 			log_slot(*s);
 		for (unsigned spins = 0; (state = s->state.load(std::memory_order_acquire)) == SLOT_LOGGING; spins++) {

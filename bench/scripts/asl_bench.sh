@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# asl_bench.sh -- rerun the asl benchmark (paper Figs 7, 8, 12, 13 and section 5.8) and keep its
+# output in bench/results/asl.{json,md}, measured numbers beside the paper's.
+# usage: bench/scripts/asl_bench.sh [--ops N] [--quick]
+# Logs and snapshots go to /dev/shm with PMEM2_FORCE_GRANULARITY=CACHE_LINE (clwb + sfence):
+# persistent memory emulated as the paper's Optane, durable across process crashes only.
+# PROSPER_BUILD=dir uses an existing build instead of `make build`.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+if [ -n "${PROSPER_BUILD:-}" ]; then
+  build=$PROSPER_BUILD
+  cmake --build "$build" --target asl_bench >/dev/null
+else
+  make -s build >/dev/null
+  build=build
+fi
+out=bench/results/asl.json
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+{
+  printf '{"command": "bench/scripts/asl_bench.sh %s", "date": "%s", "cpu": "%s", "kernel": "%s", "load_before": "%s", "bench": ' \
+    "$*" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')" \
+    "$(uname -r)" "$load_before"
+  PMEM2_FORCE_GRANULARITY=CACHE_LINE "$build/bench/asl_bench" "$@"
+  printf ', "load_after": "%s"}\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
+} > "$out.tmp"
+mv "$out.tmp" "$out"
+# The tables are printed from the same run's JSON, not from a second run.
+python3 - "$out" bench/results/asl.md <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+b = j["bench"]
+rows = b["results"]
+L = []
+L.append(f"# asl benchmark -- measured here vs Pronto (ASPLOS 2020)\n")
+L.append(f"`{j['command']}` | {j['cpu']} | {b['cores']} cores | kernel {j['kernel']} | {j['date']}  ")
+L.append(f"granularity {b['granularity']} on /dev/shm (emulated persistent memory) | {b['ops']} operations per point | "
+         f"load average before {j['load_before']}, after {j['load_after']} (other work on the machine inflates latencies)\n")
+L.append("## Fig 7: average latency per insert, volatile vs persistent (us)\n")
+L.append("| container | value B | volatile | persistent | overhead | paper |")
+L.append("|---|---:|---:|---:|---:|---|")
+paper7 = {("vector", 256): "28x", ("map", 4096): "3.2x"}
+for r in rows:
+    if r["figure"] == "7":
+        L.append(f"| {r['container']} | {r['value_bytes']} | {r['volatile_us']:.3f} | {r['persistent_us']:.3f} | "
+                 f"{r['overhead']:.1f}x | {paper7.get((r['container'], r['value_bytes']), '')} |")
+L.append("\nPaper: overhead largest for tiny operations (up to 28x, 256 B vector push_back), smallest for "
+         "heavy ones (3.2x, map with 4 KiB values).\n")
+L.append("## Fig 8: concurrent hash map, 1 KiB inserts (million ops/s)\n")
+L.append("| threads | volatile | persistent | persistent/volatile |")
+L.append("|---:|---:|---:|---:|")
+for r in rows:
+    if r["figure"] == "8":
+        L.append(f"| {r['threads']} | {r['volatile_mops']:.3f} | {r['persistent_mops']:.3f} | "
+                 f"{r['persistent_mops'] / r['volatile_mops']:.2f} |")
+L.append("\nPaper: volatile and persistent versions scale alike from 1 to 8 threads (24-core machine, a logger "
+         "per thread on the sibling hyperthread).  Here 2 cores are shared by the threads, their loggers "
+         "(shared) and the snapshotter.\n")
+L.append("## Fig 12: 1 KiB entries, operation latency swept (us per operation)\n")
+L.append("| operation | volatile | ASL | Pronto-Sync | ASL overhead | Sync overhead |")
+L.append("|---:|---:|---:|---:|---:|---:|")
+for r in rows:
+    if r["figure"] == "12":
+        ns = r["op_ns"]
+        lat = f"{ns} ns" if ns < 1000 else f"{ns // 1000} us"
+        L.append(f"| {lat} | {r['volatile_us']:.3f} | {r['asl_us']:.3f} | {r['sync_us']:.3f} | "
+                 f"{r['asl_overhead_us']:.3f} | {r['sync_overhead_us']:.3f} |")
+L.append("\nPaper: for sub-microsecond operations ASL cannot hide logging; from a few microseconds on it moves "
+         "all of it off the critical path except the commit and the hand-off.\n")
+L.append("## Fig 13a and section 5.8: snapshot phases and recovery vs heap size\n")
+L.append("| heap MiB | sync phase ms | async phase ms | writes during copy | chunks copied on fault | recovery ms (load + replay) |")
+L.append("|---:|---:|---:|---:|---:|---:|")
+for r in rows:
+    if r["figure"] == "13a":
+        L.append(f"| {r['heap_mib']:.1f} | {r['sync_ms']:.3f} | {r['async_ms']:.1f} | {r['writes_during_copy']} | "
+                 f"{r['fault_chunks']} | {r['recovery_ms']:.1f} ({r['load_ms']:.1f} + {r['replay_ms']:.1f}) |")
+L.append("\nPaper: sync phase 22-34 ms from 2 MB to 16 GB, async phase linear in size; recovery of 1 GB in "
+         "under 400 ms, 32 GB in about 7 s.\n")
+open(sys.argv[2], "w").write("\n".join(L) + "\n")
+print("\n".join(L))
+PY
