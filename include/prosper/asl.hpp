@@ -56,6 +56,12 @@ struct LogStats {
 	uint64_t appended = 0;  // bytes appended in this run
 };
 
+struct LoggingStats {
+	uint64_t by_logger = 0;     // entries a logger thread wrote while the operation ran
+	uint64_t by_foreground = 0; // entries the operation's own thread wrote at op_commit, because
+				    // no logger had started them (busy cores) -- or all, with sync_logging
+};
+
 struct RecoveryStats {
 	uint64_t snapshot_seq = 0; // 0: started from an empty heap
 	uint64_t snapshot_bytes = 0;
@@ -162,6 +168,7 @@ public:
 	SnapshotStats last_snapshot() const;
 	LogStats log_stats(std::string_view name) const;
 	RecoveryStats recovery() const;
+	LoggingStats logging() const; // since open
 	void close(); // waits for a running snapshot; open objects become invalid
 
 private:

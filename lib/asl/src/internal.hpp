@@ -95,6 +95,7 @@ struct RuntimeImpl {
 	std::map<std::string, std::unique_ptr<ObjectState>, std::less<>> objects;
 	uint64_t next_object_id = 1;
 	std::atomic<uint64_t> next_commit{1};
+	std::atomic<uint64_t> by_logger{0}, by_foreground{0}; // LoggingStats
 
 	std::unique_ptr<Loggers> loggers;
 	std::unique_ptr<Snapshotter> snap;

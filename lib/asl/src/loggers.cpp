@@ -25,7 +25,7 @@ inline void cpu_relax() { __builtin_ia32_pause(); }
 constexpr unsigned kIdleSpins = 2000; // roughly 10-100 us of pause before sleeping
 } // namespace
 
-bool log_slot(Slot &s)
+bool log_slot(Slot &s, bool by_logger)
 {
 	uint32_t expected = SLOT_PUBLISHED;
 	if (!s.state.compare_exchange_strong(expected, SLOT_LOGGING, std::memory_order_acq_rel))
@@ -33,6 +33,7 @@ bool log_slot(Slot &s)
 	uint32_t result = SLOT_DONE;
 	try {
 		s.lsn = append_entry(s.st, s.tag, *s.args);
+		(by_logger ? s.st->rt->by_logger : s.st->rt->by_foreground).fetch_add(1, std::memory_order_relaxed);
 	} catch (const std::exception &e) {
 		s.error = e.what();
 		result = SLOT_FAILED;
@@ -96,7 +97,7 @@ void Loggers::run(unsigned index)
 		unsigned high = g_slots_high.load(std::memory_order_acquire);
 		for (unsigned i = index; i < high; i += n) {
 			Slot &s = g_slots[i];
-			if (s.state.load(std::memory_order_seq_cst) == SLOT_PUBLISHED && log_slot(s))
+			if (s.state.load(std::memory_order_seq_cst) == SLOT_PUBLISHED && log_slot(s, true))
 				any = true;
 		}
 		return any;

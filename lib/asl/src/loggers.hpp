@@ -35,7 +35,7 @@ struct alignas(64) Slot {
 };
 
 // Claims a published slot and writes its entry; false if someone else claimed it first.
-bool log_slot(Slot &s);
+bool log_slot(Slot &s, bool by_logger);
 
 class Loggers {
 public:

@@ -162,6 +162,7 @@ void op_publish(ObjectState *st, OpContext *ctx, uint16_t tag)
 		t_op.sync = true;
 		try {
 			t_op.lsn = append_entry(st, tag, ctx->args);
+			rt->by_foreground.fetch_add(1, std::memory_order_relaxed);
 		} catch (...) {
 			rt->leave_shared();
 			t_op.depth = 0;
@@ -198,7 +199,7 @@ void op_commit(ObjectState *st)
 		// waiting would add a scheduler round trip, so write the entry here (the work is the same).
 		state = s->state.load(std::memory_order_acquire);
 		if (state == SLOT_PUBLISHED)
-			log_slot(*s);
+			log_slot(*s, false);
 		for (unsigned spins = 0; (state = s->state.load(std::memory_order_acquire)) == SLOT_LOGGING; spins++) {
 			if (spins < 256)
 				cpu_relax();
@@ -377,7 +378,7 @@ static std::unique_ptr<RuntimeImpl> open_impl(const std::string &dir, const Opti
 	rt->heap = static_cast<char *>(p);
 	auto t0 = clock_type::now();
 	if (snap_seq) {
-		load_snapshot(dir, snap_index, rt->heap, hdr->heap_bytes);
+		load_snapshot(dir, snap_index, rt->heap, hdr->heap_bytes, std::max(2u, std::thread::hardware_concurrency()));
 		HeapHeader *h = reinterpret_cast<HeapHeader *>(rt->heap);
 		if (h->magic != kHeapMagic || h->base != opt.heap_base)
 			throw std::runtime_error("prosper::asl: snapshot holds no heap");
@@ -467,6 +468,7 @@ void Runtime::snapshot_async() { impl_->snap->take(false); }
 bool Runtime::snapshot_running() const { return impl_->snap->busy(); }
 SnapshotStats Runtime::last_snapshot() const { return impl_->snap->last(); }
 RecoveryStats Runtime::recovery() const { return impl_->rec; }
+LoggingStats Runtime::logging() const { return {impl_->by_logger.load(), impl_->by_foreground.load()}; }
 
 LogStats Runtime::log_stats(std::string_view name) const
 {

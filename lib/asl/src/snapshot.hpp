@@ -53,8 +53,8 @@ struct SnapHeader {
 // The newest complete snapshot in dir (seq 0 if none); fills hdr.  Never throws for a bad file:
 // a bad file is simply not a candidate.
 uint64_t find_newest_snapshot(const std::string &dir, const Options &opt, SnapHeader &hdr, int &file_index);
-// Reads the heap image of snapshot file `index` into heap (heap_bytes bytes).
-void load_snapshot(const std::string &dir, int index, char *heap, uint64_t heap_bytes);
+// Reads the heap image of snapshot file `index` into heap (heap_bytes bytes) with `threads` readers.
+void load_snapshot(const std::string &dir, int index, char *heap, uint64_t heap_bytes, unsigned threads);
 
 class Snapshotter {
 public:

@@ -47,7 +47,7 @@ static void run(bool uffd)
 	o.log_capacity = size_t(16) << 20;
 	o.auto_snapshot_fill = 0;
 	o.snapshot_threads = 1;
-	const size_t n = size_t(1) << 19; // 4 MiB of counters
+	const size_t n = getenv("GRID_CELLS") ? strtoull(getenv("GRID_CELLS"), nullptr, 10) : size_t(1) << 19; // 4 MiB of counters
 	std::vector<long> model(n, 0);
 	Rng r(uffd ? 1 : 2);
 	asl::SnapshotStats st;
