@@ -17,9 +17,12 @@
 //   - get_object<T>(name) returns the same object (same address) in every run.
 #ifndef PROSPER_ASL_HPP
 #define PROSPER_ASL_HPP
+#include <array>
 #include <cstdint>
 #include <memory>
+#include <tuple>
 #include <new>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <typeinfo>
@@ -89,10 +92,17 @@ struct Attach {
 	void *existing; // the object in the heap, or nullptr when it must be constructed
 	bool loaded;    // existing came from a snapshot and is attached for the first time
 };
-Attach attach_begin(RuntimeImpl *rt, std::string_view name, uint64_t type_hash, size_t size, size_t align);
+struct ReplayJob {
+	ObjectState *state;
+	void *obj;
+	replay_fn fn;
+};
+// Attaching holds the gate exclusively from attach_lock to attach_unlock.
+void attach_lock(RuntimeImpl *rt);
+void attach_unlock(RuntimeImpl *rt) noexcept;
+Attach attach_find(RuntimeImpl *rt, std::string_view name, uint64_t type_hash);
 void attach_constructed(RuntimeImpl *rt, ObjectState *st, void *obj);
-void attach_replay(RuntimeImpl *rt, ObjectState *st, void *obj, replay_fn fn);
-void attach_abort(RuntimeImpl *rt, ObjectState *st, void *mem) noexcept;
+void attach_replay(RuntimeImpl *rt, const ReplayJob *jobs, size_t n); // in parallel when n > 1
 uint64_t type_hash_of(const char *mangled);
 } // namespace detail
 
@@ -136,30 +146,41 @@ public:
 	// exists, else constructed from ctor_args.  Same T every time, or std::runtime_error.
 	template <class T, class... A> T &get_object(std::string_view name, A &&...ctor_args)
 	{
-		static_assert(std::is_base_of_v<PersistentObject, T>, "persistent objects derive from PersistentObject");
-		detail::Attach a = detail::attach_begin(impl_, name, detail::type_hash_of(typeid(T).name()), sizeof(T), alignof(T));
-		T *obj;
-		if (a.existing) {
-			obj = static_cast<T *>(a.existing);
-		} else {
-			void *mem = detail::heap_allocate(sizeof(T), alignof(T));
-			try {
-				obj = new (mem) T(std::forward<A>(ctor_args)...);
-			} catch (...) {
-				detail::attach_abort(impl_, a.state, mem);
-				throw;
-			}
+		detail::attach_lock(impl_);
+		try {
+			detail::ReplayJob job = prepare<T>(name, std::forward<A>(ctor_args)...);
+			detail::attach_replay(impl_, &job, 1);
+		} catch (...) {
+			detail::attach_unlock(impl_);
+			throw;
 		}
-		obj->asl_state_ = a.state;
-		if (!a.existing)
-			detail::attach_constructed(impl_, a.state, obj);
-		else if constexpr (requires(T &t) { t.asl_loaded(); })
-			if (a.loaded)
-				obj->asl_loaded(); // from a snapshot: reset what means nothing across runs (locks)
-		detail::attach_replay(impl_, a.state, obj, [](void *o, uint16_t tag, const char *p, size_t n) {
-			T::asl_methods::dispatch(*static_cast<T *>(o), tag, p, n);
-		});
-		return *obj;
+		detail::attach_unlock(impl_);
+		return *static_cast<T *>(lookup_attached(name));
+	}
+
+	// Several objects at once (default-constructed if new); their logs replay in parallel.
+	//   auto [m, v] = rt->get_objects<pmap<long, std::string>, pvector<int>>({"m", "v"});
+	template <class... T> std::tuple<T &...> get_objects(const std::array<std::string_view, sizeof...(T)> &names)
+	{
+		for (size_t a = 0; a < names.size(); a++)
+			for (size_t b = a + 1; b < names.size(); b++)
+				if (names[a] == names[b])
+					throw std::invalid_argument("prosper::asl: get_objects names an object twice");
+		detail::attach_lock(impl_);
+		try {
+			std::array<detail::ReplayJob, sizeof...(T)> jobs;
+			[&]<size_t... I>(std::index_sequence<I...>) {
+				((jobs[I] = prepare<T>(names[I])), ...);
+			}(std::index_sequence_for<T...>{});
+			detail::attach_replay(impl_, jobs.data(), jobs.size());
+		} catch (...) {
+			detail::attach_unlock(impl_);
+			throw;
+		}
+		detail::attach_unlock(impl_);
+		return [&]<size_t... I>(std::index_sequence<I...>) {
+			return std::tuple<T &...>{*static_cast<T *>(lookup_attached(names[I]))...};
+		}(std::index_sequence_for<T...>{});
 	}
 
 	void snapshot();       // sync + async phase; returns when the snapshot is complete
@@ -172,6 +193,35 @@ public:
 	void close(); // waits for a running snapshot; open objects become invalid
 
 private:
+	// Finds or constructs the object (gate held); its replay is left to attach_replay.
+	template <class T, class... A> detail::ReplayJob prepare(std::string_view name, A &&...ctor_args)
+	{
+		static_assert(std::is_base_of_v<PersistentObject, T>, "persistent objects derive from PersistentObject");
+		detail::Attach a = detail::attach_find(impl_, name, detail::type_hash_of(typeid(T).name()));
+		T *obj;
+		if (a.existing) {
+			obj = static_cast<T *>(a.existing);
+		} else {
+			void *mem = detail::heap_allocate(sizeof(T), alignof(T));
+			try {
+				obj = new (mem) T(std::forward<A>(ctor_args)...);
+			} catch (...) {
+				detail::heap_free(mem);
+				throw;
+			}
+		}
+		obj->asl_state_ = a.state;
+		if (!a.existing)
+			detail::attach_constructed(impl_, a.state, obj);
+		else if constexpr (requires(T &t) { t.asl_loaded(); })
+			if (a.loaded)
+				obj->asl_loaded(); // from a snapshot: reset what means nothing across runs (locks)
+		return {a.state, obj, [](void *o, uint16_t tag, const char *p, size_t n) {
+				T::asl_methods::dispatch(*static_cast<T *>(o), tag, p, n);
+			}};
+	}
+	void *lookup_attached(std::string_view name) const;
+
 	detail::RuntimeImpl *impl_;
 };
 

@@ -237,41 +237,42 @@ uint64_t type_hash_of(const char *mangled)
 
 static HeapHeader *heap_header(RuntimeImpl *rt) { return reinterpret_cast<HeapHeader *>(rt->heap); }
 
-Attach attach_begin(RuntimeImpl *rt, std::string_view name, uint64_t type_hash, size_t, size_t)
+void attach_lock(RuntimeImpl *rt)
 {
 	if (t_op.depth > 0)
 		throw std::logic_error("prosper::asl: get_object inside an update method");
 	rt->block();
-	try {
-		std::lock_guard<std::mutex> g(rt->objects_mu);
-		auto it = rt->objects.find(name);
-		if (it != rt->objects.end()) {
-			ObjectState *st = it->second.get();
-			if (st->log->type_hash() != type_hash)
-				throw std::runtime_error("prosper::asl: object \"" + std::string(name) + "\" has another type");
-			if (st->attached)
-				return {st, st->obj, false};
-			HeapHeader *h = heap_header(rt);
-			for (uint64_t i = 0; i < h->nobjects; i++)
-				if (h->objs[i].id == st->id)
-					return {st, reinterpret_cast<void *>(h->objs[i].ptr), true};
-			return {st, nullptr, false}; // created after the snapshot: construct, then replay all
-		}
-		if (heap_header(rt)->nobjects >= kMaxObjects)
-			throw std::runtime_error("prosper::asl: too many objects");
-		auto st = std::make_unique<ObjectState>();
-		st->rt = rt;
-		st->name = std::string(name);
-		st->id = rt->next_object_id++;
-		st->type_hash = type_hash;
-		st->log = Log::create(rt->dir, st->id, st->name, type_hash, rt->opt.log_capacity, &rt->pp);
-		ObjectState *raw = st.get();
-		rt->objects.emplace(st->name, std::move(st));
-		return {raw, nullptr, false};
-	} catch (...) {
-		rt->unblock();
-		throw;
+}
+
+void attach_unlock(RuntimeImpl *rt) noexcept { rt->unblock(); }
+
+Attach attach_find(RuntimeImpl *rt, std::string_view name, uint64_t type_hash)
+{
+	std::lock_guard<std::mutex> g(rt->objects_mu);
+	auto it = rt->objects.find(name);
+	if (it != rt->objects.end()) {
+		ObjectState *st = it->second.get();
+		if (st->log->type_hash() != type_hash)
+			throw std::runtime_error("prosper::asl: object \"" + std::string(name) + "\" has another type");
+		if (st->attached)
+			return {st, st->obj, false};
+		HeapHeader *h = heap_header(rt);
+		for (uint64_t i = 0; i < h->nobjects; i++)
+			if (h->objs[i].id == st->id)
+				return {st, reinterpret_cast<void *>(h->objs[i].ptr), true};
+		return {st, nullptr, false}; // created after the snapshot: construct, then replay all
 	}
+	if (heap_header(rt)->nobjects >= kMaxObjects)
+		throw std::runtime_error("prosper::asl: too many objects");
+	auto st = std::make_unique<ObjectState>();
+	st->rt = rt;
+	st->name = std::string(name);
+	st->id = rt->next_object_id++;
+	st->type_hash = type_hash;
+	st->log = Log::create(rt->dir, st->id, st->name, type_hash, rt->opt.log_capacity, &rt->pp);
+	ObjectState *raw = st.get();
+	rt->objects.emplace(st->name, std::move(st));
+	return {raw, nullptr, false};
 }
 
 void attach_constructed(RuntimeImpl *rt, ObjectState *st, void *obj)
@@ -286,40 +287,66 @@ void attach_constructed(RuntimeImpl *rt, ObjectState *st, void *obj)
 	h->nobjects++;
 }
 
-void attach_replay(RuntimeImpl *rt, ObjectState *st, void *obj, replay_fn fn)
+// Replays one object's committed entries in commit-id order, on the calling thread.
+static void replay_one(const ReplayJob &job)
 {
-	if (st->attached) {
-		rt->unblock();
+	ObjectState *st = job.state;
+	if (st->attached)
 		return;
-	}
-	auto t0 = clock_type::now();
 	t_op.replaying = true;
 	try {
 		std::vector<char> args;
 		for (const Log::Committed &e : st->to_replay) {
 			uint16_t tag;
 			st->log->read(e.lsn, tag, args);
-			fn(obj, tag, args.data(), args.size());
+			job.fn(job.obj, tag, args.data(), args.size());
 		}
 	} catch (...) {
 		t_op.replaying = false;
-		rt->unblock();
 		throw;
 	}
 	t_op.replaying = false;
-	rt->rec.replayed += st->to_replay.size();
-	rt->rec.replay_ms += ms_since(t0);
-	st->to_replay.clear();
-	st->to_replay.shrink_to_fit();
-	st->obj = obj;
-	st->attached = true;
-	rt->unblock();
 }
 
-void attach_abort(RuntimeImpl *rt, ObjectState *st, void *mem) noexcept
+void attach_replay(RuntimeImpl *rt, const ReplayJob *jobs, size_t n)
 {
-	heap_free(mem);
-	rt->unblock();
+	auto t0 = clock_type::now();
+	// Objects are independent (an update touches only its own object): each replays on its own
+	// thread, as many at once as there are cores.
+	unsigned width = std::max(1u, std::thread::hardware_concurrency());
+	std::exception_ptr error;
+	std::mutex error_mu;
+	std::atomic<size_t> next{0};
+	auto worker = [&] {
+		for (size_t i; (i = next.fetch_add(1)) < n;) {
+			try {
+				replay_one(jobs[i]);
+			} catch (...) {
+				std::lock_guard<std::mutex> g(error_mu);
+				if (!error)
+					error = std::current_exception();
+			}
+		}
+	};
+	std::vector<std::thread> helpers;
+	for (size_t t = 1; t < std::min<size_t>(n, width); t++)
+		helpers.emplace_back(worker);
+	worker();
+	for (auto &h : helpers)
+		h.join();
+	if (error)
+		std::rethrow_exception(error);
+	for (size_t i = 0; i < n; i++) {
+		ObjectState *st = jobs[i].state;
+		if (st->attached)
+			continue;
+		rt->rec.replayed += st->to_replay.size();
+		st->to_replay.clear();
+		st->to_replay.shrink_to_fit();
+		st->obj = jobs[i].obj;
+		st->attached = true;
+	}
+	rt->rec.replay_ms += ms_since(t0);
 }
 
 // ---- open / close ----------------------------------------------------------------------------
@@ -469,6 +496,13 @@ bool Runtime::snapshot_running() const { return impl_->snap->busy(); }
 SnapshotStats Runtime::last_snapshot() const { return impl_->snap->last(); }
 RecoveryStats Runtime::recovery() const { return impl_->rec; }
 LoggingStats Runtime::logging() const { return {impl_->by_logger.load(), impl_->by_foreground.load()}; }
+
+void *Runtime::lookup_attached(std::string_view name) const
+{
+	std::lock_guard<std::mutex> g(impl_->objects_mu);
+	auto it = impl_->objects.find(name);
+	return it == impl_->objects.end() ? nullptr : it->second->obj;
+}
 
 LogStats Runtime::log_stats(std::string_view name) const
 {

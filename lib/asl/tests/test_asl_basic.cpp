@@ -131,6 +131,39 @@ private:
 	long balance_[8] = {};
 };
 
+static void test_parallel_replay()
+{
+	std::string dir = scratch_dir("parallel");
+	asl::Options o = small_options();
+	{
+		auto rt = asl::open(dir, o);
+		auto [a, b, c] = rt->get_objects<asl::pvector<long>, asl::pmap<long, long>, asl::pvector<std::string>>({"a", "b", "c"});
+		for (long i = 0; i < 2000; i++) {
+			a.push_back(i);
+			b.insert_or_assign(i % 100, i);
+			if (i % 10 == 0)
+				c.push_back(std::to_string(i));
+		}
+	}
+	{
+		auto rt = asl::open(dir, o);
+		auto [c, a, b] = rt->get_objects<asl::pvector<std::string>, asl::pvector<long>, asl::pmap<long, long>>({"c", "a", "b"});
+		CHECK(a.size() == 2000 && a[1999] == 1999);
+		CHECK(b.size() == 100 && b.at(99) == 1999);
+		CHECK(c.size() == 200 && c[199] == "1990");
+		CHECK(rt->recovery().replayed == 4200);
+		CHECK(&rt->get_object<asl::pvector<long>>("a") == &a); // attached once
+		bool threw = false;
+		try {
+			rt->get_objects<asl::pvector<long>, asl::pvector<long>>({"a", "a"});
+		} catch (const std::invalid_argument &) {
+			threw = true;
+		}
+		CHECK(threw);
+	}
+	remove_dir(dir);
+}
+
 static void test_custom_class()
 {
 	std::string dir = scratch_dir("ledger");
@@ -200,6 +233,7 @@ int main()
 	test_map_reopen(false);
 	test_map_reopen(true);
 	test_containers();
+	test_parallel_replay();
 	test_custom_class();
 	test_allocator_and_errors();
 	return report("test_asl_basic");
