@@ -48,7 +48,8 @@ template <class D, class A> void encode_one(std::vector<char> &out, const A &a)
 		size_t at = out.size();
 		out.resize(at + sizeof n + n);
 		std::memcpy(out.data() + at, &n, sizeof n);
-		std::memcpy(out.data() + at + sizeof n, sv.data(), n);
+		if (n)
+			std::memcpy(out.data() + at + sizeof n, sv.data(), n);
 	} else {
 		static_assert(std::is_trivially_copyable_v<D>,
 			      "an update method's parameters must be trivially copyable or strings");

@@ -150,6 +150,8 @@ Log::~Log()
 
 void Log::copy_out(uint64_t pos, void *dst, uint64_t n) const
 {
+	if (n == 0)
+		return; // memcpy with a null pointer is undefined even for 0 bytes
 	uint64_t off = pos % capacity_, first = std::min(n, capacity_ - off);
 	std::memcpy(dst, ring_ + off, first);
 	if (n > first)
@@ -158,6 +160,8 @@ void Log::copy_out(uint64_t pos, void *dst, uint64_t n) const
 
 void Log::copy_in(uint64_t pos, const void *src, uint64_t n)
 {
+	if (n == 0)
+		return;
 	uint64_t off = pos % capacity_, first = std::min(n, capacity_ - off);
 	std::memcpy(ring_ + off, src, first);
 	if (n > first)
@@ -196,7 +200,9 @@ uint64_t Log::append(uint16_t tag, const char *args, uint32_t len)
 	h.lsn = pos;
 	h.len = len;
 	h.tag = tag;
-	h.crc = prosper_crc32c(prosper_crc32c(seed_of(id_), &h, kCrcCovered), args, len);
+	h.crc = prosper_crc32c(seed_of(id_), &h, kCrcCovered);
+	if (len)
+		h.crc = prosper_crc32c(h.crc, args, len);
 	copy_in(pos, &h, sizeof h); // 64-aligned and capacity % 64 == 0: the header never wraps
 	copy_in(pos + kEntryHeaderBytes, args, len);
 	persist(pos, kEntryHeaderBytes + len, PSITE_ASL_LOG);

@@ -57,6 +57,9 @@ public:
 	uint64_t type_hash() const { return type_hash_; }
 	const std::string &name() const { return name_; }
 	uint64_t tail() const { return tail_; }
+	// The whole mapping (header + ring), for crash simulation in tests.
+	char *mapping() const { return map_; }
+	uint64_t mapping_bytes() const { return map_len_; }
 
 private:
 	Log() = default;
