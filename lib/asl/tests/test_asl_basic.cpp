@@ -1,7 +1,9 @@
 // test_asl_basic.cpp -- the runtime in one process: objects survive close + reopen (which
 // recovers exactly as after a crash: newest snapshot + replay), snapshots shorten the replay,
 // type checks, nested operations, Pronto-Sync, and the allocator.
+#include <chrono>
 #include <map>
+#include <thread>
 #include <string>
 #include "check.hpp"
 #include "prosper/asl.hpp"
@@ -185,6 +187,52 @@ static void test_custom_class()
 	remove_dir(dir);
 }
 
+// An operation that leaves its core (sleeps) gives the logger time: the logger, not the
+// operation's thread, must write (most of) the entries.  With sync_logging none are the logger's.
+class Napper : public asl::PersistentObject {
+public:
+	void nap(uint64_t us)
+	{
+		op_begin<&Napper::nap>(us);
+		std::this_thread::sleep_for(std::chrono::microseconds(us));
+		naps_++;
+		op_commit();
+	}
+	PROSPER_ASL_UPDATES(&Napper::nap);
+	long naps() const { return naps_; }
+
+private:
+	long naps_ = 0;
+};
+
+static void test_logger_writes_entries()
+{
+	for (bool sync : {false, true}) {
+		std::string dir = scratch_dir("logger");
+		asl::Options o = small_options();
+		o.sync_logging = sync;
+		{
+			auto rt = asl::open(dir, o);
+			auto &n = rt->get_object<Napper>("n");
+			for (int i = 0; i < 100; i++)
+				n.nap(300);
+			asl::LoggingStats ls = rt->logging();
+			CHECK(ls.by_logger + ls.by_foreground == 100);
+			if (sync)
+				CHECK(ls.by_logger == 0);
+			else
+				CHECK(ls.by_logger > 0);
+			std::printf("%s: %llu entries written by the logger, %llu by the operation's thread\n",
+				    sync ? "sync logging" : "asl", (unsigned long long)ls.by_logger, (unsigned long long)ls.by_foreground);
+		}
+		{
+			auto rt = asl::open(dir, o);
+			CHECK(rt->get_object<Napper>("n").naps() == 100);
+		}
+		remove_dir(dir);
+	}
+}
+
 static void test_allocator_and_errors()
 {
 	std::string dir = scratch_dir("alloc");
@@ -235,6 +283,7 @@ int main()
 	test_containers();
 	test_parallel_replay();
 	test_custom_class();
+	test_logger_writes_entries();
 	test_allocator_and_errors();
 	return report("test_asl_basic");
 }
