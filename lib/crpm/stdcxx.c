@@ -7,20 +7,30 @@
  * under its mangled name, notes every node it may write, and calls the real one (RTLD_NEXT).
  *
  * What each may write (libstdc++'s algorithms, as documented by their data structure):
- *   insert_and_rebalance(left, x, p, header): x, header, and along the path from p to the root
- *     the recolourings and at most two rotations: every path node, its children and their
- *     children (a rotation rewrites the parent pointer of a grandchild).
+ *   insert_and_rebalance(left, x, p, header): x, p, header, the root; then the fix-up climbs
+ *     two levels per step while parent and uncle are red (recolouring parent, uncle and
+ *     grandparent) and ends with at most two rotations around x, its parent and grandparent.
+ *     Colours are read before the call to replay that climb (a step only recolours nodes it
+ *     has already passed, so the colours it reads next are still the original ones); at the
+ *     stop, x, parent, grandparent, their children and the grandparent's parent are noted.
  *   rebalance_for_erase(z, header): z, its successor y, header, and the fix-up from y's place
- *     up: path nodes and their descendants to depth 3 (rotations at the sibling reach the
- *     sibling's grandchildren).
+ *     up: path nodes and their descendants to depth 4 (a rotation at the sibling, then at the
+ *     new sibling, reaches nodes four levels below the path).
  *   _List_node_base::_M_hook(pos): this, pos, pos->prev.  _M_unhook(): this->prev, this->next.
- * Noting more than is written costs a little time, never correctness.
+ * Every candidate node is prepared (copy-on-write of its segment) and copied aside before the
+ * call; afterwards only the nodes that changed are marked dirty, so the checkpoint saves what
+ * was written, not everything that might have been.  Past SNAP_MAX candidates the rest are
+ * simply marked (more bytes saved, never fewer).
  */
 #include <dlfcn.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "prosper/crpm.h"
+
+void crpm__prepare(void *addr, size_t len); /* track.c */
+void crpm__mark(void *addr, size_t len);
 
 struct rb_node {
 	int color;
@@ -41,11 +51,38 @@ static void *real(const char *name)
 	return f;
 }
 
+#define SNAP_MAX 2048
+static __thread struct snap {
+	struct rb_node *at;
+	struct rb_node was;
+} snaps[SNAP_MAX];
+static __thread int nsnaps;
+
+static void note_node(struct rb_node *n)
+{
+	if (nsnaps < SNAP_MAX) {
+		crpm__prepare(n, sizeof *n);
+		snaps[nsnaps].at = n;
+		snaps[nsnaps++].was = *n;
+	} else {
+		crpm_annotate(n, sizeof *n);
+	}
+}
+
+/* mark_changed -- after the call: the candidates whose bytes differ were written. */
+static void mark_changed(void)
+{
+	for (int i = 0; i < nsnaps; i++)
+		if (memcmp(&snaps[i].was, snaps[i].at, sizeof snaps[i].was))
+			crpm__mark(snaps[i].at, sizeof snaps[i].was);
+	nsnaps = 0;
+}
+
 static void note_subtree(struct rb_node *n, int depth)
 {
 	if (!n)
 		return;
-	crpm_annotate(n, sizeof *n);
+	note_node(n);
 	if (depth > 0) {
 		note_subtree(n->left, depth - 1);
 		note_subtree(n->right, depth - 1);
@@ -69,10 +106,35 @@ void rb_insert(_Bool left, struct rb_node *x, struct rb_node *p, struct rb_node 
 	static void (*f)(_Bool, struct rb_node *, struct rb_node *, struct rb_node *);
 	if (!f)
 		f = real(INSERT);
-	crpm_annotate(x, sizeof *x);
-	crpm_annotate(header, sizeof *header);
-	note_path(p, header, 2);
+	nsnaps = 0;
+	note_node(x);
+	note_node(header);
+	note_node(p);
+	if (header->parent)
+		note_node(header->parent);
+	/* Replay the climb: x is red; it stops at the root, at a black parent, or at a black
+	 * uncle (rotations). */
+	struct rb_node *n = x, *np = p;
+	while (np != header && np != header->parent && np->color == 0 /* red */) {
+		struct rb_node *g = np->parent, *u = g->left == np ? g->right : g->left;
+		note_node(np);
+		note_node(g);
+		if (u)
+			note_node(u);
+		if (u && u->color == 0) {
+			n = g;
+			np = g->parent;
+			continue;
+		}
+		note_subtree(n, n == x ? 0 : 1); /* x's links are set by the call itself */
+		note_subtree(np, 1);
+		note_subtree(g, 1);
+		if (g->parent != header)
+			note_node(g->parent);
+		break;
+	}
 	f(left, x, p, header);
+	mark_changed();
 }
 
 struct rb_node *rb_erase(struct rb_node *z, struct rb_node *header) __asm__(ERASE);
@@ -85,10 +147,13 @@ struct rb_node *rb_erase(struct rb_node *z, struct rb_node *header)
 	if (z->left && z->right)
 		for (y = z->right; y->left; y = y->left)
 			;
-	crpm_annotate(header, sizeof *header);
+	nsnaps = 0;
+	note_node(header);
 	note_subtree(z, 1);
-	note_path(y, header, 3);
-	return f(z, header);
+	note_path(y, header, 4);
+	struct rb_node *r = f(z, header);
+	mark_changed();
+	return r;
 }
 
 void list_hook(struct list_node *self, struct list_node *pos) __asm__(HOOK);

@@ -50,12 +50,20 @@ void crpm_declare_instrumented(void) { program_instrumented = 1; }
 
 int crpm_program_instrumented(void) { return program_instrumented; }
 
+/* The container of the last hit, checked first (a program usually has one). */
+static struct crpm_container *last_hit;
+
 static struct crpm_container *find_ctr(uintptr_t a)
 {
+	struct crpm_container *c = __atomic_load_n(&last_hit, __ATOMIC_RELAXED);
+	if (c && a - (uintptr_t)c->base < c->length)
+		return c;
 	for (int i = 0; i < MAX_OPEN; i++) {
-		struct crpm_container *c = __atomic_load_n(&open_ctrs[i], __ATOMIC_ACQUIRE);
-		if (c && a - (uintptr_t)c->base < c->length)
+		c = __atomic_load_n(&open_ctrs[i], __ATOMIC_ACQUIRE);
+		if (c && a - (uintptr_t)c->base < c->length) {
+			__atomic_store_n(&last_hit, c, __ATOMIC_RELAXED);
 			return c;
+		}
 	}
 	return NULL;
 }
@@ -108,7 +116,9 @@ static uint8_t note_state(const struct crpm_container *c)
 		       : SEG_HOOKED;
 }
 
-int crpm_note_write(struct crpm_container *c, void *addr, size_t len)
+/* note -- the first write of this epoch to each segment of the range prepares it; with mark,
+ * the blocks are recorded as written (SEG_HOOKED segments). */
+static int note(struct crpm_container *c, void *addr, size_t len, int mark)
 {
 	uint64_t off = (uint64_t)((uint8_t *)addr - c->base);
 	if (!len || off >= c->length || c->tracking == CRPM_TRACK_PAGES)
@@ -119,10 +129,12 @@ int crpm_note_write(struct crpm_container *c, void *addr, size_t len)
 	for (uint64_t k = off >> c->seg_shift; k <= (off + len - 1) >> c->seg_shift; k++)
 		if (__atomic_load_n(&c->seg_state[k], __ATOMIC_ACQUIRE) == SEG_CLEAN)
 			prepare(c, (uint32_t)k, how);
-	if (how == SEG_HOOKED)
+	if (mark && how == SEG_HOOKED)
 		mark_blocks(c, off, len);
 	return 0;
 }
+
+int crpm_note_write(struct crpm_container *c, void *addr, size_t len) { return note(c, addr, len, 1); }
 
 int crpm_protect_all(struct crpm_container *c)
 {
@@ -217,6 +229,7 @@ void crpm_track_unregister(struct crpm_container *c)
 	for (int i = 0; i < MAX_OPEN; i++)
 		if (open_ctrs[i] == c)
 			__atomic_store_n(&open_ctrs[i], NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&last_hit, NULL, __ATOMIC_RELAXED);
 	recompute_filter();
 	c->registered = 0;
 	pthread_mutex_unlock(&reg_lock);
@@ -245,6 +258,11 @@ void crpm_annotate(void *addr, size_t len)
 	uintptr_t a = (uintptr_t)addr;
 	if (!len || a - filter_lo >= filter_span)
 		return;
+	struct crpm_container *c = find_ctr(a);
+	if (c && a + len - (uintptr_t)c->base <= c->length) {
+		crpm_note_write(c, addr, len);
+		return;
+	}
 	/* A range may start before or span several containers: note each part. */
 	for (int i = 0; i < MAX_OPEN; i++) {
 		struct crpm_container *c = __atomic_load_n(&open_ctrs[i], __ATOMIC_ACQUIRE);
@@ -256,6 +274,17 @@ void crpm_annotate(void *addr, size_t len)
 			crpm_note_write(c, (void *)s, e - s);
 	}
 }
+
+/* For lib/crpm/stdcxx.c: prepare a range before an uninstrumented routine may write it, and
+ * mark afterwards only what it really changed. */
+void crpm__prepare(void *addr, size_t len)
+{
+	struct crpm_container *c = (uintptr_t)addr - filter_lo < filter_span ? find_ctr((uintptr_t)addr) : NULL;
+	if (c && c->tracking != CRPM_TRACK_PROTECT)
+		note(c, addr, len, 0);
+}
+
+void crpm__mark(void *addr, size_t len) { crpm_annotate(addr, len); }
 
 void __sanitizer_cov_store1(void *p) { HOOK(p, 1); }
 void __sanitizer_cov_store2(void *p) { HOOK(p, 2); }
