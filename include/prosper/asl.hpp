@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <tuple>
+#include <type_traits>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -86,6 +87,7 @@ struct OpContext {
 OpContext *op_enter(ObjectState *st);          // nullptr: replaying or nested, nothing to log
 void op_publish(ObjectState *st, OpContext *ctx, uint16_t tag);
 void op_commit(ObjectState *st);
+void op_abort(ObjectState *st) noexcept;
 using replay_fn = void (*)(void *obj, uint16_t tag, const char *args, size_t len);
 struct Attach {
 	ObjectState *state;
@@ -128,6 +130,34 @@ protected:
 		detail::op_publish(asl_state_, ctx, tag);
 	}
 	void op_commit() { detail::op_commit(asl_state_); }
+	// Ends an operation that failed (threw) after op_begin: its entry stays uncommitted, so
+	// recovery skips it; the object must be as before the operation (strong exception safety).
+	void op_abort() noexcept { detail::op_abort(asl_state_); }
+
+	// op_begin + body() + op_commit, or op_abort if body throws: the usual shape of an update.
+	template <auto Method, class F, class... A> auto logged(F &&body, const A &...args)
+	{
+		op_begin<Method>(args...);
+		struct Abort {
+			PersistentObject *o;
+			bool armed = true;
+			~Abort()
+			{
+				if (armed)
+					o->op_abort();
+			}
+		} guard{this};
+		if constexpr (std::is_void_v<std::invoke_result_t<F>>) {
+			body();
+			guard.armed = false;
+			op_commit();
+		} else {
+			auto r = body();
+			guard.armed = false;
+			op_commit();
+			return r;
+		}
+	}
 
 private:
 	friend class Runtime;

@@ -12,6 +12,7 @@
 #ifndef PROSPER_ASL_CONCURRENT_HASH_MAP_HPP
 #define PROSPER_ASL_CONCURRENT_HASH_MAP_HPP
 #include <atomic>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -44,26 +45,21 @@ public:
 	void insert(const K &k, const V &v)
 	{
 		bucket &b = bucket_of(k);
-		b.lock.lock();
-		op_begin<&pconcurrent_hash_map::insert>(k, v);
-		b.map.insert_or_assign(to_stored<key_type>(k), to_stored<mapped_type>(v));
-		op_commit();
-		b.lock.unlock();
+		std::lock_guard<detail::word_lock> g(b.lock); // released after the commit
+		logged<&pconcurrent_hash_map::insert>(
+			[&] { b.map.insert_or_assign(to_stored<key_type>(k), to_stored<mapped_type>(v)); }, k, v);
 	}
 	size_t erase(const K &k)
 	{
 		bucket &b = bucket_of(k);
-		b.lock.lock();
-		op_begin<&pconcurrent_hash_map::erase>(k);
-		size_t n = 0;
-		auto it = b.map.find(lookup(k));
-		if (it != b.map.end()) {
+		std::lock_guard<detail::word_lock> g(b.lock);
+		return logged<&pconcurrent_hash_map::erase>([&]() -> size_t {
+			auto it = b.map.find(lookup(k));
+			if (it == b.map.end())
+				return 0;
 			b.map.erase(it);
-			n = 1;
-		}
-		op_commit();
-		b.lock.unlock();
-		return n;
+			return 1;
+		}, k);
 	}
 	PROSPER_ASL_UPDATES(&pconcurrent_hash_map::insert, &pconcurrent_hash_map::erase);
 

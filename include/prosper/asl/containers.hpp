@@ -3,8 +3,10 @@
 // pstring) and logs its update methods; read-only methods read the container directly.
 //
 // Invariants
-//   - Only the methods listed in PROSPER_ASL_UPDATES change the container, each between
-//     op_begin and op_commit; everything public that is not listed is const.
+//   - Only the methods listed in PROSPER_ASL_UPDATES change the container, each through
+//     logged(): op_begin, the std container's operation, op_commit -- or op_abort if it threw
+//     (the std operations used give the strong guarantee, so the container is unchanged and the
+//     uncommitted entry is skipped by recovery).  Everything public that is not listed is const.
 //   - Iterators and references handed out are const: a write through them would not be logged.
 //   - Update methods take user-facing types (std::string) and convert to stored types inside, so
 //     replay calls them with exactly the arguments the original call had.
@@ -25,36 +27,30 @@ public:
 
 	void push_back(const T &v)
 	{
-		op_begin<&pvector::push_back>(v);
-		v_.push_back(to_stored<value_type>(v));
-		op_commit();
+		logged<&pvector::push_back>([&] { v_.push_back(to_stored<value_type>(v)); }, v);
 	}
 	void emplace_back(const T &v) { push_back(v); }
 	void pop_back()
 	{
-		op_begin<&pvector::pop_back>();
-		if (!v_.empty())
-			v_.pop_back();
-		op_commit();
+		logged<&pvector::pop_back>([&] {
+			if (!v_.empty())
+				v_.pop_back();
+		});
 	}
 	void set(size_t i, const T &v)
 	{
-		op_begin<&pvector::set>(i, v);
-		if (i < v_.size())
-			v_[i] = to_stored<value_type>(v);
-		op_commit();
+		logged<&pvector::set>([&] {
+			if (i < v_.size())
+				v_[i] = to_stored<value_type>(v);
+		}, i, v);
 	}
 	void resize(size_t n)
 	{
-		op_begin<&pvector::resize>(n);
-		v_.resize(n);
-		op_commit();
+		logged<&pvector::resize>([&] { v_.resize(n); }, n);
 	}
 	void clear()
 	{
-		op_begin<&pvector::clear>();
-		v_.clear();
-		op_commit();
+		logged<&pvector::clear>([&] { v_.clear(); });
 	}
 	PROSPER_ASL_UPDATES(&pvector::push_back, &pvector::pop_back, &pvector::set, &pvector::resize, &pvector::clear);
 
@@ -81,30 +77,22 @@ public:
 	// Inserts if absent (like std::map::insert); returns whether it inserted.
 	bool insert(const K &k, const V &v)
 	{
-		op_begin<&pmap::insert>(k, v);
-		bool done = m_.emplace(to_stored<key_type>(k), to_stored<mapped_type>(v)).second;
-		op_commit();
-		return done;
+		return logged<&pmap::insert>([&] { return m_.emplace(to_stored<key_type>(k), to_stored<mapped_type>(v)).second; },
+					    k, v);
 	}
 	bool emplace(const K &k, const V &v) { return insert(k, v); }
 	void insert_or_assign(const K &k, const V &v)
 	{
-		op_begin<&pmap::insert_or_assign>(k, v);
-		m_.insert_or_assign(to_stored<key_type>(k), to_stored<mapped_type>(v));
-		op_commit();
+		logged<&pmap::insert_or_assign>([&] { m_.insert_or_assign(to_stored<key_type>(k), to_stored<mapped_type>(v)); }, k,
+						v);
 	}
 	size_t erase(const K &k)
 	{
-		op_begin<&pmap::erase>(k);
-		size_t n = erase_key(k);
-		op_commit();
-		return n;
+		return logged<&pmap::erase>([&] { return erase_key(k); }, k);
 	}
 	void clear()
 	{
-		op_begin<&pmap::clear>();
-		m_.clear();
-		op_commit();
+		logged<&pmap::clear>([&] { m_.clear(); });
 	}
 	PROSPER_ASL_UPDATES(&pmap::insert, &pmap::insert_or_assign, &pmap::erase, &pmap::clear);
 
@@ -152,35 +140,28 @@ public:
 
 	bool insert(const K &k, const V &v)
 	{
-		op_begin<&punordered_map::insert>(k, v);
-		bool done = m_.emplace(to_stored<key_type>(k), to_stored<mapped_type>(v)).second;
-		op_commit();
-		return done;
+		return logged<&punordered_map::insert>(
+			[&] { return m_.emplace(to_stored<key_type>(k), to_stored<mapped_type>(v)).second; }, k, v);
 	}
 	bool emplace(const K &k, const V &v) { return insert(k, v); }
 	void insert_or_assign(const K &k, const V &v)
 	{
-		op_begin<&punordered_map::insert_or_assign>(k, v);
-		m_.insert_or_assign(to_stored<key_type>(k), to_stored<mapped_type>(v));
-		op_commit();
+		logged<&punordered_map::insert_or_assign>(
+			[&] { m_.insert_or_assign(to_stored<key_type>(k), to_stored<mapped_type>(v)); }, k, v);
 	}
 	size_t erase(const K &k)
 	{
-		op_begin<&punordered_map::erase>(k);
-		size_t n = 0;
-		auto it = find(k);
-		if (it != m_.end()) {
+		return logged<&punordered_map::erase>([&]() -> size_t {
+			auto it = find(k);
+			if (it == m_.end())
+				return 0;
 			m_.erase(it);
-			n = 1;
-		}
-		op_commit();
-		return n;
+			return 1;
+		}, k);
 	}
 	void clear()
 	{
-		op_begin<&punordered_map::clear>();
-		m_.clear();
-		op_commit();
+		logged<&punordered_map::clear>([&] { m_.clear(); });
 	}
 	PROSPER_ASL_UPDATES(&punordered_map::insert, &punordered_map::insert_or_assign, &punordered_map::erase,
 			    &punordered_map::clear);
@@ -216,17 +197,15 @@ public:
 
 	void push(const T &v)
 	{
-		op_begin<&ppriority_queue::push>(v);
-		q_.push(to_stored<value_type>(v));
-		op_commit();
+		logged<&ppriority_queue::push>([&] { q_.push(to_stored<value_type>(v)); }, v);
 	}
 	void emplace(const T &v) { push(v); }
 	void pop()
 	{
-		op_begin<&ppriority_queue::pop>();
-		if (!q_.empty())
-			q_.pop();
-		op_commit();
+		logged<&ppriority_queue::pop>([&] {
+			if (!q_.empty())
+				q_.pop();
+		});
 	}
 	PROSPER_ASL_UPDATES(&ppriority_queue::push, &ppriority_queue::pop);
 

@@ -180,6 +180,38 @@ void op_publish(ObjectState *st, OpContext *ctx, uint16_t tag)
 	rt->loggers->publish(s);
 }
 
+// Waits until the entry of the calling thread's operation is persistent (or writes it itself
+// when no logger has started it).  Returns the slot's final state.
+static uint32_t await_entry(Slot *s)
+{
+	uint32_t state = s->state.load(std::memory_order_acquire);
+	if (state == SLOT_PUBLISHED)
+		log_slot(*s, false);
+	for (unsigned spins = 0; (state = s->state.load(std::memory_order_acquire)) == SLOT_LOGGING; spins++) {
+		if (spins < 256)
+			cpu_relax();
+		else
+			std::this_thread::yield();
+	}
+	return state;
+}
+
+void op_abort(ObjectState *st) noexcept
+{
+	if (t_op.replaying || t_op.depth == 0)
+		return;
+	if (t_op.depth > 1) {
+		t_op.depth--;
+		return;
+	}
+	if (!t_op.sync) {
+		await_entry(t_op.slot); // the entry must not be written after the share is gone
+		t_op.slot->state.store(SLOT_IDLE, std::memory_order_relaxed);
+	}
+	st->rt->leave_shared(); // no commit word: recovery skips the entry
+	t_op.depth = 0;
+}
+
 void op_commit(ObjectState *st)
 {
 	if (t_op.replaying)
@@ -194,18 +226,9 @@ void op_commit(ObjectState *st)
 	uint64_t lsn = t_op.lsn;
 	if (!t_op.sync) {
 		Slot *s = t_op.slot;
-		uint32_t state;
 		// If the logger has not even started the entry by now, it is not running (busy cores):
-		// waiting would add a scheduler round trip, so write the entry here (the work is the same).
-		state = s->state.load(std::memory_order_acquire);
-		if (state == SLOT_PUBLISHED)
-			log_slot(*s, false);
-		for (unsigned spins = 0; (state = s->state.load(std::memory_order_acquire)) == SLOT_LOGGING; spins++) {
-			if (spins < 256)
-				cpu_relax();
-			else
-				std::this_thread::yield();
-		}
+		// waiting would add a scheduler round trip, so the entry is written here (same work).
+		uint32_t state = await_entry(s);
 		s->state.store(SLOT_IDLE, std::memory_order_relaxed);
 		if (state == SLOT_FAILED) {
 			rt->leave_shared();

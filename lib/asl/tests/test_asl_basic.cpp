@@ -276,6 +276,41 @@ static void test_allocator_and_errors()
 	remove_dir(dir);
 }
 
+// An update that throws (the heap is full) leaves no trace: the container is unchanged, the
+// operation's entry stays uncommitted, and snapshots still work (the gate share was released).
+static void test_failed_update()
+{
+	std::string dir = scratch_dir("abort");
+	asl::Options o = small_options();
+	o.heap_reserve = size_t(8) << 20;
+	o.log_capacity = size_t(4) << 20;
+	size_t pushed = 0;
+	{
+		auto rt = asl::open(dir, o);
+		auto &v = rt->get_object<asl::pvector<std::string>>("v");
+		bool threw = false;
+		try {
+			for (;; pushed++)
+				v.push_back(std::string(100000, static_cast<char>('a' + pushed % 26)));
+		} catch (const std::bad_alloc &) {
+			threw = true;
+		}
+		CHECK(threw && v.size() == pushed && pushed > 10);
+		v.pop_back();
+		uint64_t before = rt->last_snapshot().seq; // a full log may have asked for some already
+		rt->snapshot(); // would wait forever for the failed operation without op_abort
+		CHECK(rt->last_snapshot().seq == before + 1);
+		v.pop_back();
+	}
+	{
+		auto rt = asl::open(dir, o);
+		auto &v = rt->get_object<asl::pvector<std::string>>("v");
+		CHECK(v.size() == pushed - 2);
+		CHECK(rt->recovery().replayed == 1);
+	}
+	remove_dir(dir);
+}
+
 int main()
 {
 	test_map_reopen(false);
@@ -284,6 +319,7 @@ int main()
 	test_parallel_replay();
 	test_custom_class();
 	test_logger_writes_entries();
+	test_failed_update();
 	test_allocator_and_errors();
 	return report("test_asl_basic");
 }
