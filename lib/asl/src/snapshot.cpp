@@ -260,6 +260,12 @@ void Snapshotter::unprotect(uint64_t addr, uint64_t len, bool wake)
 			fail("cannot unprotect the heap");
 }
 
+void Snapshotter::crash_point()
+{
+	if (crash_countdown_.load(std::memory_order_relaxed) > 0 && crash_countdown_.fetch_sub(1) == 1)
+		raise(SIGKILL);
+}
+
 void Snapshotter::copy_chunk(Copy &c, size_t i)
 {
 	uint32_t expected = 0;
@@ -271,6 +277,7 @@ void Snapshotter::copy_chunk(Copy &c, size_t i)
 	std::memcpy(c.data + off, c.heap + off, len);
 	if (uffd_ >= 0)
 		unprotect(reinterpret_cast<uint64_t>(c.heap + off), len, true);
+	crash_point();
 	prosper_persist_flush(&rt_->pp, PSITE_ASL_SNAP_DATA, c.data + off, len);
 	c.state[i].store(2, std::memory_order_release);
 	c.state[i].notify_all();
@@ -355,7 +362,15 @@ void Snapshotter::snapshot_once()
 		}
 	} head_map{head, kDataOffset}, data_map{nullptr, 0};
 	uint64_t *mark = reinterpret_cast<uint64_t *>(head + kMarkOffset);
+	// test hook: PROSPER_ASL_CRASH_IN_SNAPSHOT=<seq> dies in the middle of the copy of snapshot
+	// seq; <seq>:<n> dies just before its n-th persist step (1 = clearing the mark)
+	crash_countdown_.store(-1);
+	if (const char *crash = getenv("PROSPER_ASL_CRASH_IN_SNAPSHOT"); crash && std::strtoull(crash, nullptr, 10) == seq)
+		if (const char *colon = std::strchr(crash, ':'))
+			crash_countdown_.store(std::strtol(colon + 1, nullptr, 10));
+	crash_point();
 	prosper_persist_store64(&rt->pp, PSITE_ASL_SNAP_MARK, mark, 0);
+	crash_point();
 	prosper_persist_range(&rt->pp, PSITE_ASL_SNAP_MARK, mark, sizeof *mark);
 
 	auto map_data = [&](uint64_t bytes) {
@@ -395,7 +410,8 @@ void Snapshotter::snapshot_once()
 		c.state.reset(new std::atomic<uint32_t>[c.nchunks]);
 		for (size_t i = 0; i < c.nchunks; i++)
 			c.state[i].store(0, std::memory_order_relaxed);
-		if (const char *crash = getenv("PROSPER_ASL_CRASH_IN_SNAPSHOT"); crash && std::strtoull(crash, nullptr, 10) == seq)
+		if (const char *crash = getenv("PROSPER_ASL_CRASH_IN_SNAPSHOT");
+		    crash && std::strtoull(crash, nullptr, 10) == seq && !std::strchr(crash, ':'))
 			c.crash_chunk = c.nchunks / 2;
 		{
 			std::lock_guard<std::mutex> g(rt->objects_mu);
@@ -468,6 +484,7 @@ void Snapshotter::snapshot_once()
 		if (error)
 			std::rethrow_exception(error);
 	}
+	crash_point();
 	prosper_persist_drain(&rt->pp, PSITE_ASL_SNAP_DATA);
 	if (rt->pp.error) {
 		errno = -rt->pp.error;
@@ -477,9 +494,13 @@ void Snapshotter::snapshot_once()
 	// 4. Header, then the mark: from here on this is the newest complete snapshot.
 	hdr->crc = snap_crc(*hdr);
 	std::memcpy(head, hdr.get(), sizeof *hdr);
+	crash_point();
 	prosper_persist_range(&rt->pp, PSITE_ASL_SNAP_MARK, head, sizeof *hdr);
+	crash_point();
 	prosper_persist_store64(&rt->pp, PSITE_ASL_SNAP_MARK, mark, seq ^ kMarkKey);
+	crash_point();
 	prosper_persist_range(&rt->pp, PSITE_ASL_SNAP_MARK, mark, sizeof *mark);
+	crash_point(); // after the last step: the snapshot is complete
 	if (rt->pp.error) {
 		errno = -rt->pp.error;
 		fail("snapshot header could not be persisted");

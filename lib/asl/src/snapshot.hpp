@@ -74,6 +74,7 @@ private:
 	void handle_fault(uint64_t addr);
 	void unprotect(uint64_t addr, uint64_t len, bool wake);
 	void write_protect(uint64_t addr, uint64_t len);
+	void crash_point(); // test hook (PROSPER_ASL_CRASH_IN_SNAPSHOT=<seq>:<step>)
 
 	RuntimeImpl *rt_;
 	int uffd_ = -1, stop_fd_ = -1;
@@ -90,6 +91,7 @@ private:
 	std::string error_;
 	SnapshotStats stats_;
 	std::atomic<Copy *> active_{nullptr};
+	std::atomic<long> crash_countdown_{-1};
 	std::mutex fault_mu_; // held while a fault is handled, so a finished Copy can be dropped
 };
 
