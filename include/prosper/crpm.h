@@ -69,6 +69,9 @@ typedef struct crpm_option {
 	uint64_t fixed_base_address; /* where a new container maps (default CRPM_DEFAULT_BASE) */
 	int mode;                    /* enum crpm_mode of a new container; checked on open */
 	int tracking;                /* enum crpm_tracking */
+	uint32_t backup_segments;    /* default mode, new container: backup segments at most (0: as
+				      * many as needed); more segments written in one epoch than
+				      * this is a fatal error.  Fewer backups = more stealing. */
 } crpm_option_t;
 
 void crpm_init_option(crpm_option_t *opt);
@@ -109,6 +112,7 @@ struct crpm_stats {
 	uint64_t allocated_bytes;  /* heap chunks in use, headers included */
 	uint64_t mapped_bytes;     /* current size of the container */
 	uint64_t persist_fences;   /* drains issued by all pools of this process */
+	uint64_t backup_steals;    /* backups taken from a segment not written in the epoch */
 };
 void crpm_get_stats(const crpm_t *ctr, struct crpm_stats *out);
 

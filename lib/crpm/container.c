@@ -81,6 +81,7 @@ static int create_pool(const char *path, const crpm_option_t *o, prosper_pool **
 	/* Both copies of every segment may be in use at once: main + backup (default mode, every
 	 * segment written in one epoch) or the two buffered copies. */
 	cfg.capacity = 2 * round_up(o->capacity, cfg.seg_size) + 2ull * cfg.seg_size;
+	cfg.max_backups = o->backup_segments;
 	int rc = prosper_pool_create(path, &cfg, pool);
 	if (rc)
 		return crpm_fail(rc, "%s", prosper_pool_errormsg());
@@ -335,6 +336,7 @@ void crpm_get_stats(const crpm_t *c, struct crpm_stats *out)
 	out->allocated_bytes = crpm_hdr(c)->allocated_bytes;
 	out->mapped_bytes = c->length;
 	out->persist_fences = prosper_persist_drain_count();
+	out->backup_steals = ps.steals;
 }
 
 int crpm_rollback(const char *path, uint64_t epoch)

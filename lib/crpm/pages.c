@@ -54,11 +54,15 @@ int crpm_pages_add(struct crpm_container *c, uint64_t from, uint64_t to)
 int crpm_pages_save(struct crpm_container *c, int (*save)(struct crpm_container *, uint64_t, uint64_t))
 {
 	struct prosper_track *t = c->pages;
-	enum { MAX = 4096 };
-	struct prosper_range r[MAX];
-	uint64_t b = (uint64_t)(uintptr_t)c->base, from = b, end = b + c->length;
-	while (from < end) {
-		long n = prosper_track_collect(t, from, end, r, MAX);
+	/* The scan re-protects what it reports; a scan that ran out of room would have re-protected
+	 * pages it could not report.  So scan windows of WINDOW pages with room for WINDOW ranges:
+	 * it can never run out. */
+	enum { WINDOW = 2048 };
+	static __thread struct prosper_range r[WINDOW];
+	uint64_t b = (uint64_t)(uintptr_t)c->base, end = b + c->length;
+	for (uint64_t from = b; from < end; from += (uint64_t)WINDOW * 4096) {
+		uint64_t to = from + (uint64_t)WINDOW * 4096 < end ? from + (uint64_t)WINDOW * 4096 : end;
+		long n = prosper_track_collect(t, from, to, r, WINDOW);
 		if (n < 0)
 			return crpm_fail(-EIO, "page tracker: %s", t->err);
 		for (long i = 0; i < n; i++) {
@@ -66,9 +70,6 @@ int crpm_pages_save(struct crpm_container *c, int (*save)(struct crpm_container 
 			if (rc)
 				return rc;
 		}
-		if (n < MAX)
-			break;
-		from = r[n - 1].end;
 	}
 	return 0;
 }
