@@ -70,6 +70,7 @@ struct ObjectState {
 
 class Loggers;
 class Snapshotter;
+class PoolStore;
 
 struct RuntimeImpl {
 	RuntimeImpl() = default;
@@ -98,6 +99,7 @@ struct RuntimeImpl {
 	std::atomic<uint64_t> by_logger{0}, by_foreground{0}; // LoggingStats
 
 	std::unique_ptr<Loggers> loggers;
+	std::unique_ptr<PoolStore> pool; // snapshots in a pool (open("x.pool")), else snap.0/snap.1
 	std::unique_ptr<Snapshotter> snap;
 	RecoveryStats rec;
 	uint64_t generation = 0;

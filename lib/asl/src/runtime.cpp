@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include "internal.hpp"
 #include "loggers.hpp"
+#include "pool_store.hpp"
 #include "snapshot.hpp"
 
 namespace prosper::asl::detail {
@@ -377,6 +378,7 @@ RuntimeImpl::~RuntimeImpl()
 {
 	snap.reset();    // finishes a running snapshot
 	loggers.reset(); // joins the loggers
+	pool.reset();
 	objects.clear();
 	if (heap)
 		munmap(heap, opt.heap_reserve);
@@ -393,7 +395,7 @@ static void close_impl(RuntimeImpl *rt)
 	delete rt;
 }
 
-static std::unique_ptr<RuntimeImpl> open_impl(const std::string &dir, const Options &opt)
+static std::unique_ptr<RuntimeImpl> open_impl(const std::string &path, const Options &opt)
 {
 	errno = 0;
 	if (opt.log_capacity < 64 * 1024 || opt.log_capacity % kPage != 0)
@@ -402,6 +404,12 @@ static std::unique_ptr<RuntimeImpl> open_impl(const std::string &dir, const Opti
 		throw std::invalid_argument("prosper::asl: heap_base/heap_reserve must be page multiples");
 	auto rt = std::make_unique<RuntimeImpl>();
 	rt->opt = opt;
+	// A path naming a pool (an existing file, or a new name ending in ".pool") keeps snapshots
+	// in that pool and the logs in the directory beside it; any other path is a directory.
+	struct stat sb;
+	bool pool_mode = (stat(path.c_str(), &sb) == 0 && S_ISREG(sb.st_mode)) ||
+			 (path.size() > 5 && path.compare(path.size() - 5, 5, ".pool") == 0);
+	std::string dir = pool_mode ? path + ".logs" : path;
 	rt->dir = dir;
 	if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
 		fail("cannot create " + dir);
@@ -415,7 +423,15 @@ static std::unique_ptr<RuntimeImpl> open_impl(const std::string &dir, const Opti
 	// 1. Newest complete snapshot.
 	auto hdr = std::make_unique<SnapHeader>();
 	int snap_index = -1;
-	uint64_t snap_seq = find_newest_snapshot(dir, opt, *hdr, snap_index);
+	uint64_t snap_seq;
+	if (pool_mode) {
+		rt->pool = std::make_unique<PoolStore>(path, opt);
+		snap_seq = rt->pool->newest(*hdr);
+		if (snap_seq && (hdr->heap_base != opt.heap_base || hdr->heap_bytes > opt.heap_reserve))
+			throw std::runtime_error("prosper::asl: the pool's snapshot was taken with another heap_base/heap_reserve");
+	} else {
+		snap_seq = find_newest_snapshot(dir, opt, *hdr, snap_index);
+	}
 
 	// 2. The heap at its fixed address, filled from the snapshot.
 	void *p = mmap(reinterpret_cast<void *>(opt.heap_base), opt.heap_reserve, PROT_READ | PROT_WRITE,
@@ -428,7 +444,10 @@ static std::unique_ptr<RuntimeImpl> open_impl(const std::string &dir, const Opti
 	rt->heap = static_cast<char *>(p);
 	auto t0 = clock_type::now();
 	if (snap_seq) {
-		load_snapshot(dir, snap_index, rt->heap, hdr->heap_bytes, std::max(2u, std::thread::hardware_concurrency()));
+		if (rt->pool)
+			rt->pool->load(rt->heap, hdr->heap_bytes);
+		else
+			load_snapshot(dir, snap_index, rt->heap, hdr->heap_bytes, std::max(2u, std::thread::hardware_concurrency()));
 		HeapHeader *h = reinterpret_cast<HeapHeader *>(rt->heap);
 		if (h->magic != kHeapMagic || h->base != opt.heap_base)
 			throw std::runtime_error("prosper::asl: snapshot holds no heap");
@@ -451,10 +470,10 @@ static std::unique_ptr<RuntimeImpl> open_impl(const std::string &dir, const Opti
 			logs.push_back(dir + "/" + e->d_name);
 	closedir(d);
 	uint64_t max_commit = 0;
-	for (const std::string &path : logs) {
+	for (const std::string &log_path : logs) {
 		auto st = std::make_unique<ObjectState>();
 		st->rt = rt.get();
-		st->log = Log::open(path, &rt->pp);
+		st->log = Log::open(log_path, &rt->pp);
 		st->id = st->log->id();
 		st->name = st->log->name();
 		st->type_hash = st->log->type_hash();

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <functional>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
@@ -17,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "internal.hpp"
+#include "pool_store.hpp"
 #include "prosper/crc32c.h"
 
 #ifndef UFFD_USER_MODE_ONLY
@@ -274,11 +276,17 @@ void Snapshotter::copy_chunk(Copy &c, size_t i)
 	if (i == c.crash_chunk)
 		raise(SIGKILL); // test hook: a crash in the middle of the asynchronous phase
 	uint64_t off = i * kChunkBytes, len = std::min<uint64_t>(kChunkBytes, c.heap_bytes - off);
-	std::memcpy(c.data + off, c.heap + off, len);
-	if (uffd_ >= 0)
-		unprotect(reinterpret_cast<uint64_t>(c.heap + off), len, true);
 	crash_point();
-	prosper_persist_flush(&rt_->pp, PSITE_ASL_SNAP_DATA, c.data + off, len);
+	if (rt_->pool) {
+		rt_->pool->write(off, c.heap + off, len); // the pool copies (and persists at its commit)
+		if (uffd_ >= 0)
+			unprotect(reinterpret_cast<uint64_t>(c.heap + off), len, true);
+	} else {
+		std::memcpy(c.data + off, c.heap + off, len);
+		if (uffd_ >= 0)
+			unprotect(reinterpret_cast<uint64_t>(c.heap + off), len, true);
+		prosper_persist_flush(&rt_->pp, PSITE_ASL_SNAP_DATA, c.data + off, len);
+	}
 	c.state[i].store(2, std::memory_order_release);
 	c.state[i].notify_all();
 }
@@ -330,7 +338,163 @@ void Snapshotter::fault_loop()
 	}
 }
 
+// Sync phase: no operation in flight, allocator quiet; record positions, size the target
+// (size_target(heap_bytes) may remap it), write-protect.  Returns its duration in ms.
+double Snapshotter::sync_phase(Copy &c, SnapHeader &hdr, std::vector<std::pair<ObjectState *, uint64_t>> &positions,
+			       uint64_t seq, const std::function<void(uint64_t)> &size_target)
+{
+	RuntimeImpl *rt = rt_;
+	auto t0 = clock_type::now();
+	rt->block();
+	try {
+		std::lock_guard<std::mutex> heap_lock(rt->heap_mu);
+		c.heap = rt->heap;
+		c.heap_bytes = heap_used_bytes(rt->heap);
+		size_target(c.heap_bytes);
+		c.nchunks = (c.heap_bytes + kChunkBytes - 1) / kChunkBytes;
+		c.state.reset(new std::atomic<uint32_t>[c.nchunks]);
+		for (size_t i = 0; i < c.nchunks; i++)
+			c.state[i].store(0, std::memory_order_relaxed);
+		if (const char *crash = getenv("PROSPER_ASL_CRASH_IN_SNAPSHOT");
+		    crash && std::strtoull(crash, nullptr, 10) == seq && !std::strchr(crash, ':'))
+			c.crash_chunk = c.nchunks / 2;
+		{
+			std::lock_guard<std::mutex> g(rt->objects_mu);
+			for (auto &[name, st] : rt->objects) {
+				uint64_t pos;
+				if (st->attached) {
+					std::lock_guard<std::mutex> a(st->append_mu);
+					pos = st->log->tail();
+				} else {
+					std::lock_guard<std::mutex> sp(st->space_mu);
+					pos = st->reclaimed; // not replayed yet: its entries must stay
+				}
+				hdr.objs[hdr.nobj].id = st->id;
+				hdr.objs[hdr.nobj].pos = pos;
+				hdr.nobj++;
+				positions.emplace_back(st.get(), pos);
+			}
+		}
+		hdr.magic = kSnapMagic;
+		hdr.version = 1;
+		hdr.seq = seq;
+		hdr.heap_base = reinterpret_cast<uint64_t>(rt->heap);
+		hdr.heap_bytes = c.heap_bytes;
+		hdr.next_commit = rt->next_commit.load();
+		if (uffd_ >= 0) {
+			write_protect(reinterpret_cast<uint64_t>(rt->heap), c.heap_bytes);
+			active_.store(&c, std::memory_order_release);
+		} else {
+			for (size_t i = 0; i < c.nchunks; i++)
+				copy_chunk(c, i);
+		}
+	} catch (...) {
+		rt->unblock();
+		throw;
+	}
+	rt->unblock();
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		sync_done_ = std::max(sync_done_, complete_ + 1);
+	}
+	cv_.notify_all();
+	return ms_since(t0);
+}
+
+// Async phase: copy threads race the fault thread for chunks; returns when all are copied.
+void Snapshotter::async_copy(Copy &c)
+{
+	if (uffd_ < 0)
+		return; // copied in the sync phase
+	unsigned nthreads = std::max(1u, rt_->opt.snapshot_threads);
+	std::vector<std::thread> copiers;
+	std::exception_ptr error;
+	std::mutex error_mu;
+	for (unsigned t = 0; t < nthreads; t++)
+		copiers.emplace_back([&] {
+			try {
+				for (size_t i; (i = c.cursor.fetch_add(1)) < c.nchunks;)
+					copy_chunk(c, i);
+			} catch (...) {
+				std::lock_guard<std::mutex> g(error_mu);
+				error = std::current_exception();
+			}
+		});
+	for (auto &t : copiers)
+		t.join();
+	for (size_t i = 0; i < c.nchunks; i++) { // chunks a fault handler claimed
+		uint32_t st;
+		while ((st = c.state[i].load(std::memory_order_acquire)) != 2)
+			c.state[i].wait(st);
+	}
+	active_.store(nullptr, std::memory_order_release);
+	{ std::lock_guard<std::mutex> g(fault_mu_); } // no fault handler still looks at c
+	if (error)
+		std::rethrow_exception(error);
+}
+
+// The snapshot is complete: log space before the recorded positions is free again.
+void Snapshotter::finished(const Copy &c, const std::vector<std::pair<ObjectState *, uint64_t>> &positions, uint64_t seq,
+			   double sync_ms, double async_ms)
+{
+	next_seq_ = seq + 1;
+	for (auto &[st, pos] : positions) {
+		{
+			std::lock_guard<std::mutex> sp(st->space_mu);
+			st->reclaimed = std::max(st->reclaimed, pos);
+		}
+		st->space_cv.notify_all();
+	}
+	std::lock_guard<std::mutex> g(mu_);
+	stats_.seq = seq;
+	stats_.sync_ms = sync_ms;
+	stats_.async_ms = async_ms;
+	stats_.bytes = c.heap_bytes;
+	stats_.fault_chunks = c.fault_chunks.load();
+}
+
+void Snapshotter::arm_crash_steps(uint64_t seq)
+{
+	// test hook: PROSPER_ASL_CRASH_IN_SNAPSHOT=<seq> dies in the middle of the copy of snapshot
+	// seq; <seq>:<n> dies just before its n-th persist step (1 = the first)
+	crash_countdown_.store(-1);
+	if (const char *crash = getenv("PROSPER_ASL_CRASH_IN_SNAPSHOT"); crash && std::strtoull(crash, nullptr, 10) == seq)
+		if (const char *colon = std::strchr(crash, ':'))
+			crash_countdown_.store(std::strtol(colon + 1, nullptr, 10));
+}
+
 void Snapshotter::snapshot_once()
+{
+	if (rt_->pool)
+		snapshot_to_pool();
+	else
+		snapshot_to_files();
+}
+
+// Into the pool: chunks are pool writes; one pool commit (header as the epoch's blob) makes the
+// snapshot complete -- the pool's protocol keeps the previous one until then.
+void Snapshotter::snapshot_to_pool()
+{
+	RuntimeImpl *rt = rt_;
+	uint64_t seq = next_seq_;
+	arm_crash_steps(seq);
+	auto hdr = std::make_unique<SnapHeader>();
+	std::memset(hdr.get(), 0, sizeof *hdr);
+	std::vector<std::pair<ObjectState *, uint64_t>> positions;
+	Copy c;
+	double sync_ms = sync_phase(c, *hdr, positions, seq, [&](uint64_t bytes) {
+		rt->pool->begin(bytes, reinterpret_cast<uint64_t>(rt->heap));
+	});
+	auto t1 = clock_type::now();
+	async_copy(c);
+	hdr->crc = snap_crc(*hdr);
+	crash_point();
+	rt->pool->commit(*hdr);
+	crash_point(); // after the last step: the snapshot is complete
+	finished(c, positions, seq, sync_ms, ms_since(t1));
+}
+
+void Snapshotter::snapshot_to_files()
 {
 	RuntimeImpl *rt = rt_;
 	int idx = newest_index_ < 0 ? 0 : 1 - newest_index_;
@@ -362,12 +526,7 @@ void Snapshotter::snapshot_once()
 		}
 	} head_map{head, kDataOffset}, data_map{nullptr, 0};
 	uint64_t *mark = reinterpret_cast<uint64_t *>(head + kMarkOffset);
-	// test hook: PROSPER_ASL_CRASH_IN_SNAPSHOT=<seq> dies in the middle of the copy of snapshot
-	// seq; <seq>:<n> dies just before its n-th persist step (1 = clearing the mark)
-	crash_countdown_.store(-1);
-	if (const char *crash = getenv("PROSPER_ASL_CRASH_IN_SNAPSHOT"); crash && std::strtoull(crash, nullptr, 10) == seq)
-		if (const char *colon = std::strchr(crash, ':'))
-			crash_countdown_.store(std::strtol(colon + 1, nullptr, 10));
+	arm_crash_steps(seq);
 	crash_point();
 	prosper_persist_store64(&rt->pp, PSITE_ASL_SNAP_MARK, mark, 0);
 	crash_point();
@@ -390,100 +549,20 @@ void Snapshotter::snapshot_once()
 		data_map.p = p;
 		data_map.n = want;
 	};
-	map_data(heap_used_bytes(rt->heap));
+	map_data(heap_used_bytes(rt->heap)); // outside the sync phase; it remaps only if the heap grew
 
 	auto hdr = std::make_unique<SnapHeader>();
 	std::memset(hdr.get(), 0, sizeof *hdr);
 	std::vector<std::pair<ObjectState *, uint64_t>> positions;
 	Copy c;
 
-	// 2. Sync phase: no operation in flight, allocator quiet; record, protect, go on.
-	auto t0 = clock_type::now();
-	rt->block();
-	try {
-		std::lock_guard<std::mutex> heap_lock(rt->heap_mu);
-		c.heap = rt->heap;
-		c.heap_bytes = heap_used_bytes(rt->heap);
-		map_data(c.heap_bytes);
+	// 2. Sync phase, 3. async phase.
+	double sync_ms = sync_phase(c, *hdr, positions, seq, [&](uint64_t bytes) {
+		map_data(bytes);
 		c.data = static_cast<char *>(data_map.p);
-		c.nchunks = (c.heap_bytes + kChunkBytes - 1) / kChunkBytes;
-		c.state.reset(new std::atomic<uint32_t>[c.nchunks]);
-		for (size_t i = 0; i < c.nchunks; i++)
-			c.state[i].store(0, std::memory_order_relaxed);
-		if (const char *crash = getenv("PROSPER_ASL_CRASH_IN_SNAPSHOT");
-		    crash && std::strtoull(crash, nullptr, 10) == seq && !std::strchr(crash, ':'))
-			c.crash_chunk = c.nchunks / 2;
-		{
-			std::lock_guard<std::mutex> g(rt->objects_mu);
-			for (auto &[name, st] : rt->objects) {
-				uint64_t pos;
-				if (st->attached) {
-					std::lock_guard<std::mutex> a(st->append_mu);
-					pos = st->log->tail();
-				} else {
-					std::lock_guard<std::mutex> s(st->space_mu);
-					pos = st->reclaimed; // not replayed yet: its entries must stay
-				}
-				hdr->objs[hdr->nobj].id = st->id;
-				hdr->objs[hdr->nobj].pos = pos;
-				hdr->nobj++;
-				positions.emplace_back(st.get(), pos);
-			}
-		}
-		hdr->magic = kSnapMagic;
-		hdr->version = 1;
-		hdr->seq = seq;
-		hdr->heap_base = reinterpret_cast<uint64_t>(rt->heap);
-		hdr->heap_bytes = c.heap_bytes;
-		hdr->next_commit = rt->next_commit.load();
-		if (uffd_ >= 0) {
-			write_protect(reinterpret_cast<uint64_t>(rt->heap), c.heap_bytes);
-			active_.store(&c, std::memory_order_release);
-		} else {
-			for (size_t i = 0; i < c.nchunks; i++)
-				copy_chunk(c, i);
-		}
-	} catch (...) {
-		rt->unblock();
-		throw;
-	}
-	rt->unblock();
-	double sync_ms = ms_since(t0);
-	{
-		std::lock_guard<std::mutex> g(mu_);
-		sync_done_ = std::max(sync_done_, complete_ + 1);
-	}
-	cv_.notify_all();
-
-	// 3. Async phase: copy threads race the fault thread for chunks.
+	});
 	auto t1 = clock_type::now();
-	if (uffd_ >= 0) {
-		unsigned nthreads = std::max(1u, rt->opt.snapshot_threads);
-		std::vector<std::thread> copiers;
-		std::exception_ptr error;
-		std::mutex error_mu;
-		for (unsigned t = 0; t < nthreads; t++)
-			copiers.emplace_back([&] {
-				try {
-					for (size_t i; (i = c.cursor.fetch_add(1)) < c.nchunks;)
-						copy_chunk(c, i);
-				} catch (...) {
-					std::lock_guard<std::mutex> g(error_mu);
-					error = std::current_exception();
-				}
-			});
-		for (auto &t : copiers)
-			t.join();
-		for (size_t i = 0; i < c.nchunks; i++) { // chunks a fault handler claimed
-			uint32_t s;
-			while ((s = c.state[i].load(std::memory_order_acquire)) != 2)
-				c.state[i].wait(s);
-		}
-		active_.store(nullptr, std::memory_order_release);
-		{ std::lock_guard<std::mutex> g(fault_mu_); } // no fault handler still looks at c
-		if (error)
-			std::rethrow_exception(error);
-	}
+	async_copy(c);
 	crash_point();
 	prosper_persist_drain(&rt->pp, PSITE_ASL_SNAP_DATA);
 	if (rt->pp.error) {
@@ -506,22 +585,8 @@ void Snapshotter::snapshot_once()
 		fail("snapshot header could not be persisted");
 	}
 	newest_index_ = idx;
-	next_seq_ = seq + 1;
 
 	// 5. Log space before the recorded positions is free again.
-	for (auto &[st, pos] : positions) {
-		{
-			std::lock_guard<std::mutex> s(st->space_mu);
-			st->reclaimed = std::max(st->reclaimed, pos);
-		}
-		st->space_cv.notify_all();
-	}
-	std::lock_guard<std::mutex> g(mu_);
-	stats_.seq = seq;
-	stats_.sync_ms = sync_ms;
-	stats_.async_ms = ms_since(t1);
-	stats_.bytes = c.heap_bytes;
-	stats_.fault_chunks = c.fault_chunks.load();
+	finished(c, positions, seq, sync_ms, ms_since(t1));
 }
-
 } // namespace prosper::asl::detail

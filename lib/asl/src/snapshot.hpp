@@ -21,6 +21,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -30,6 +31,7 @@
 namespace prosper::asl::detail {
 
 struct RuntimeImpl;
+struct ObjectState;
 constexpr uint64_t kSnapMagic = 0x50524f5341534e50ull; // "PROSASNP"
 constexpr uint64_t kMarkKey = 0xC0117E7ED5A95E70ull;
 constexpr size_t kMarkOffset = 60 * 1024;
@@ -69,6 +71,14 @@ private:
 	struct Copy; // one snapshot's asynchronous state
 	void run();
 	void snapshot_once();
+	void snapshot_to_files();
+	void snapshot_to_pool();
+	double sync_phase(Copy &c, SnapHeader &hdr, std::vector<std::pair<ObjectState *, uint64_t>> &positions, uint64_t seq,
+			  const std::function<void(uint64_t)> &size_target);
+	void async_copy(Copy &c);
+	void finished(const Copy &c, const std::vector<std::pair<ObjectState *, uint64_t>> &positions, uint64_t seq,
+		      double sync_ms, double async_ms);
+	void arm_crash_steps(uint64_t seq);
 	void fault_loop();
 	void copy_chunk(Copy &c, size_t i);
 	void handle_fault(uint64_t addr);

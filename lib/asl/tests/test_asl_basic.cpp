@@ -19,9 +19,10 @@ static asl::Options small_options()
 	return o;
 }
 
-static void test_map_reopen(bool sync_logging)
+static void test_map_reopen(bool sync_logging, bool pool = false)
 {
-	std::string dir = scratch_dir("map");
+	std::string top = scratch_dir("map");
+	std::string dir = pool ? top + "/m.pool" : top; // snapshots in a pool, logs beside it
 	asl::Options o = small_options();
 	o.sync_logging = sync_logging;
 	std::map<long, std::string> model;
@@ -70,7 +71,7 @@ static void test_map_reopen(bool sync_logging)
 		}
 		CHECK(threw);
 	}
-	remove_dir(dir);
+	remove_dir(top);
 }
 
 static void test_containers()
@@ -315,6 +316,7 @@ int main()
 {
 	test_map_reopen(false);
 	test_map_reopen(true);
+	test_map_reopen(false, true);
 	test_containers();
 	test_parallel_replay();
 	test_custom_class();

@@ -139,17 +139,18 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, nullptr);
 }
 
-static void test_random_kills(int rounds)
+static void test_random_kills(int rounds, bool pool)
 {
 	std::string dir = scratch_dir("crash");
+	std::string where = pool ? dir + "/rt.pool" : dir; // a pool keeps the snapshots
 	uint64_t seed = static_cast<uint64_t>(time(nullptr));
-	std::printf("random kills: seed %llu, %d rounds\n", (unsigned long long)seed, rounds);
+	std::printf("random kills%s: seed %llu, %d rounds\n", pool ? " (pool)" : "", (unsigned long long)seed, rounds);
 	Rng rng(seed);
 	Model model;
 	uint64_t applied = 0, ambiguous_in = 0, max_used = 0;
 	for (int round = 0; round < rounds; round++) {
 		int fd;
-		pid_t pid = spawn(dir, seed, applied, UINT64_MAX, 500 + rng.below(3000), 300, fd);
+		pid_t pid = spawn(where, seed, applied, UINT64_MAX, 500 + rng.below(3000), 300, fd);
 		sleep_ms(5 + static_cast<long>(rng.below(60)));
 		kill(pid, SIGKILL);
 		int status;
@@ -158,7 +159,7 @@ static void test_random_kills(int rounds)
 		uint64_t reported = drain_reports(fd, applied);
 		for (; applied < reported; applied++)
 			apply_op(model, op_of(seed, applied, 300));
-		auto rt = asl::open(dir, crash_options());
+		auto rt = asl::open(where, crash_options());
 		auto &m = rt->get_object<asl::pmap<long, std::string>>("m");
 		if (same(m, model)) {
 			// the in-flight operation did not commit
@@ -184,9 +185,10 @@ static void test_random_kills(int rounds)
 	remove_dir(dir);
 }
 
-static void test_crash_in_snapshot()
+static void test_crash_in_snapshot(bool pool)
 {
-	std::string dir = scratch_dir("snapcrash");
+	std::string top = scratch_dir("snapcrash");
+	std::string dir = pool ? top + "/rt.pool" : top;
 	uint64_t seed = 42;
 	// Child 1: 400 ops, snapshot 1 completes at 400 (snap_every), stops at 700: a clean exit.
 	int fd;
@@ -210,8 +212,9 @@ static void test_crash_in_snapshot()
 		CHECK(rt->recovery().snapshot_seq == 1);
 		CHECK(rt->recovery().replayed == 400);
 		CHECK(same(m, model));
-		std::printf("crash in snapshot: recovered from snapshot %llu (%llu bytes), replayed %llu\n",
-			    (unsigned long long)rt->recovery().snapshot_seq, (unsigned long long)rt->recovery().snapshot_bytes,
+		std::printf("crash in snapshot%s: recovered from snapshot %llu (%llu bytes), replayed %llu\n",
+			    pool ? " (pool)" : "", (unsigned long long)rt->recovery().snapshot_seq,
+			    (unsigned long long)rt->recovery().snapshot_bytes,
 			    (unsigned long long)rt->recovery().replayed);
 		// the interrupted file is overwritten by the next snapshot, and that one is used next time
 		rt->snapshot();
@@ -225,13 +228,13 @@ static void test_crash_in_snapshot()
 		CHECK(rt->recovery().snapshot_seq == 2);
 		CHECK(rt->recovery().replayed == 1);
 	}
-	remove_dir(dir);
+	remove_dir(top);
 }
 
 // A crash just before each persist step of a snapshot (clearing the old mark, every chunk, the
 // drain, the header, the new mark): recovery uses whichever snapshot is complete and replays the
 // rest; no committed operation is lost, none appears twice.
-static void test_crash_at_every_snapshot_step()
+static void test_crash_at_every_snapshot_step(bool pool)
 {
 	uint64_t seed = 43;
 	Model model;
@@ -239,7 +242,8 @@ static void test_crash_at_every_snapshot_step()
 		apply_op(model, op_of(seed, i, 3000));
 	int steps = 0, fell_back = 0;
 	for (int step = 1; step < 200; step++) {
-		std::string dir = scratch_dir("snapstep");
+		std::string top = scratch_dir("snapstep");
+		std::string dir = pool ? top + "/rt.pool" : top;
 		int fd, status;
 		pid_t pid = spawn(dir, seed, 0, 700, 400, 3000, fd);
 		waitpid(pid, &status, 0);
@@ -259,14 +263,14 @@ static void test_crash_at_every_snapshot_step()
 				std::printf("crash before snapshot step %d: wrong state\n", step);
 			fell_back += rt->recovery().snapshot_seq == 1;
 		}
-		remove_dir(dir);
+		remove_dir(top);
 		if (!crashed)
 			break; // past the last step
 		steps++;
 	}
-	std::printf("crash at every snapshot step: %d steps, %d recoveries fell back to the previous snapshot\n", steps,
-		    fell_back);
-	CHECK(steps >= 7 && fell_back >= 1 && fell_back < steps);
+	std::printf("crash at every snapshot step%s: %d steps, %d recoveries fell back to the previous snapshot\n",
+		    pool ? " (pool)" : "", steps, fell_back);
+	CHECK(steps >= (pool ? 4 : 7) && fell_back >= 1 && fell_back < steps);
 }
 
 int main(int argc, char **argv)
@@ -276,8 +280,11 @@ int main(int argc, char **argv)
 			     std::strtoull(argv[5], nullptr, 10), std::strtoull(argv[6], nullptr, 10),
 			     std::strtoull(argv[7], nullptr, 10), atoi(argv[8]));
 	const char *long_mode = getenv("PROSPER_LONG");
-	test_crash_in_snapshot();
-	test_crash_at_every_snapshot_step();
-	test_random_kills(long_mode && *long_mode == '1' ? 300 : 25);
+	bool long_run = long_mode && *long_mode == '1';
+	for (bool pool : {false, true}) {
+		test_crash_in_snapshot(pool);
+		test_crash_at_every_snapshot_step(pool);
+		test_random_kills(long_run ? 300 : pool ? 10 : 25, pool);
+	}
 	return report("test_asl_crash");
 }
