@@ -21,8 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/user.h>
+#include <time.h>
 #include <unistd.h>
 #include "sup.h"
 
@@ -48,9 +50,9 @@ const struct known_file *sup_known_file(struct sup *s, const char *path)
  * commit filters by the diff granularity of the region.  The stack is clipped to [SP-128, top). */
 static int stage(struct sup *s, struct vma *v, uint64_t a, uint64_t b, int whole)
 {
-	int stack = vma_is_stack(v);
+	int stack = v->sp != 0;
 	if (stack && !whole) {
-		uint64_t lo = (s->sp - 128) & ~7ull;
+		uint64_t lo = (v->sp - 128) & ~7ull;
 		if (lo > a)
 			a = lo;
 	}
@@ -149,7 +151,7 @@ static int should_save(struct sup *s, const struct vma *v, const struct vma *pre
 
 static int region_kind(const struct vma *v)
 {
-	return vma_is_stack(v) ? PROSPER_KIND_STACK : vma_is_heap(v) ? PROSPER_KIND_HEAP
+	return v->sp ? PROSPER_KIND_STACK : vma_is_heap(v) ? PROSPER_KIND_HEAP
 	       : v->path[0] == '/'                       ? PROSPER_KIND_DATA
 							 : PROSPER_KIND_ANON;
 }
@@ -158,7 +160,7 @@ static int region_kind(const struct vma *v)
  * and applied after it (the two-step commit, pool.h).  The rest: libcrpm's buffered protocol. */
 static uint32_t region_mode(const struct vma *v)
 {
-	return vma_is_stack(v) ? PROSPER_REGION_REDO : PROSPER_REGION_BUFFERED;
+	return v->sp ? PROSPER_REGION_REDO : PROSPER_REGION_BUFFERED;
 }
 
 /* Regions follow the map: new mappings are added (tracked from now on), changed ones resized,
@@ -190,6 +192,11 @@ static int follow_map(struct sup *s, int n, const struct vma *prev, int nprev)
 		}
 		if (old) {
 			old->seen = 1;
+			/* A thread stack whose thread exited stays a stack at its last SP: the thread library
+			 * keeps the mapping for the next thread, nothing below that SP is live until a thread
+			 * runs on it again (and then that thread's SP bounds it). */
+			if (nv->sp)
+				old->sp = nv->sp;
 			snprintf(old->perms, sizeof old->perms, "%s", nv->perms);
 			if (old->end != nv->end) {
 				if ((rc = prosper_pool_region_resize(s->pool, (uint32_t)old->region, nv->end - nv->start)) != 0)
@@ -238,12 +245,16 @@ static int stage_dirty(struct sup *s)
 	int rc;
 	for (int i = 0; i < s->nvmas; i++) {
 		struct vma *v = &s->vmas[i];
-		int mode = vma_is_stack(v) ? s->stack_mode : s->heap_mode;
+		int mode = v->sp ? s->stack_mode : s->heap_mode;
+		/* A stack is collected from SP's page up only: a page below SP was written while dead, but
+		 * it keeps its written mark and is saved once the stack grows over it again (a frame
+		 * reserved without being written, memory a thread library recycled between threads). */
+		uint64_t from = v->sp && ((v->sp - 128) & ~4095ull) > v->start ? (v->sp - 128) & ~4095ull : v->start;
 		long k;
 		if (mode == TRACK_MODE_FULL) {
-			s->ranges[0] = (struct prosper_range){ v->start, v->end };
+			s->ranges[0] = (struct prosper_range){ from, v->end };
 			k = 1;
-		} else if ((k = prosper_track_collect(&s->track, v->start, v->end, s->ranges, MAX_RANGES)) < 0) {
+		} else if ((k = prosper_track_collect(&s->track, from, v->end, s->ranges, MAX_RANGES)) < 0) {
 			return (int)k;
 		}
 		for (long j = 0; j < k; j++)
@@ -263,17 +274,28 @@ static void warn_once(struct sup *s, int fd, const char *what, const char *path)
 	fprintf(stderr, "prosper: warning: fd %d (%s) %s\n", fd, path, what);
 }
 
-static int build_blob(struct sup *s, struct img_buf *out, const struct user_regs_struct *regs, const void *xstate,
-		      size_t xlen, int nmaps)
+static int build_blob(struct sup *s, struct img_buf *out, int nmaps)
 {
-	struct img_buf strings = { 0 }, vmas = { 0 }, fds = { 0 }, files = { 0 };
-	struct img_hdr h = { .magic = IMG_MAGIC, .version = IMG_VERSION, .regs = *regs, .xstate_bytes = (uint32_t)xlen,
+	struct img_buf strings = { 0 }, vmas = { 0 }, fds = { 0 }, files = { 0 }, threads = { 0 };
+	const struct thr *main_thr = &s->thr[0];
+	size_t xlen = main_thr->xlen;
+	struct img_hdr h = { .magic = IMG_MAGIC, .version = IMG_VERSION, .regs = main_thr->regs,
+			     .xstate_bytes = (uint32_t)xlen,
 			     .tid_offset = s->tid_offset, .xcr0 = cpu_xcr0(), .cwd_str = IMG_NONE, .kernel_str = IMG_NONE };
 	int rc = 0;
 	struct proc_status ps;
 	if ((rc = proc_status(s->pid, &ps)) != 0)
 		goto out;
-	h.sigblk = ps.sigblk;
+	h.sigblk = main_thr->sigmask;
+	for (int t = 1; t < s->nthr; t++) {
+		const struct thr *th = &s->thr[t];
+		struct img_thread it = { .tid = th->tid, .sigmask = th->sigmask, .robust_head = th->robust_head,
+					 .robust_len = th->robust_len, .regs = th->regs };
+		img_buf_put(&threads, &it, sizeof it);
+	}
+	for (int t = 1; t < s->nthr; t++)
+		img_buf_put(&threads, s->thr[t].xstate, xlen);
+	h.nthreads = (uint32_t)(s->nthr - 1);
 	h.umask = ps.umask;
 	h.start_brk = ps.start_brk;
 	h.exe_str = img_str(&strings, s->exe);
@@ -349,9 +371,10 @@ static int build_blob(struct sup *s, struct img_buf *out, const struct user_regs
 	}
 	h.nfds = (uint32_t)nf;
 	h.strings_bytes = (uint32_t)strings.len;
-	h.total_bytes = (uint32_t)(sizeof h + xlen + vmas.len + fds.len + files.len + strings.len);
+	h.total_bytes = (uint32_t)(sizeof h + xlen + threads.len + vmas.len + fds.len + files.len + strings.len);
 	out->len = 0;
-	if (img_buf_put(out, &h, sizeof h) || img_buf_put(out, xstate, xlen) || img_buf_put(out, vmas.p, vmas.len) ||
+	if (img_buf_put(out, &h, sizeof h) || img_buf_put(out, main_thr->xstate, xlen) ||
+	    img_buf_put(out, threads.p, threads.len) || img_buf_put(out, vmas.p, vmas.len) ||
 	    img_buf_put(out, fds.p, fds.len) || img_buf_put(out, files.p, files.len) ||
 	    img_buf_put(out, strings.p, strings.len))
 		rc = -ENOMEM;
@@ -360,40 +383,87 @@ out:
 	free(vmas.p);
 	free(fds.p);
 	free(files.p);
+	free(threads.p);
 	return rc;
 }
 
 /* ------------------------------------------------------------------ one checkpoint */
 
+/* Which mappings are stacks, and whose: [stack] is the main thread's; another thread's stack is
+ * the anonymous private mapping holding its SP *with a guard page right below it* (how glibc
+ * makes thread stacks).  A thread running on memory that is not such a mapping (a user-provided
+ * stack inside the heap, a coroutine) keeps that memory saved whole: below its SP may be data. */
+static void mark_stacks(struct sup *s, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct vma *v = &s->now[i];
+		v->sp = 0;
+		if (vma_is_stack(v)) {
+			v->sp = s->sp;
+			continue;
+		}
+		if (v->path[0] || strcmp(v->perms, "rw-p") || i == 0 || s->now[i - 1].end != v->start ||
+		    strncmp(s->now[i - 1].perms, "---p", 4) || s->now[i - 1].path[0])
+			continue;
+		for (int t = 1; t < s->nthr; t++)
+			if (s->thr[t].regs.rsp > v->start && s->thr[t].regs.rsp <= v->end)
+				v->sp = s->thr[t].regs.rsp;
+	}
+}
+
+/* Registers, extended state, signal mask and robust-futex list of every (stopped) thread. */
+static int capture_threads(struct sup *s)
+{
+	for (int t = 0; t < s->nthr; t++) {
+		struct thr *th = &s->thr[t];
+		struct iovec xs = { th->xstate, sizeof th->xstate };
+		if (ptrace(PTRACE_GETREGS, th->tid, 0, &th->regs) != 0 ||
+		    ptrace(PTRACE_GETREGSET, th->tid, (void *)NT_X86_XSTATE, &xs) != 0 ||
+		    ptrace(PTRACE_GETSIGMASK, th->tid, (void *)sizeof th->sigmask, &th->sigmask) != 0)
+			return -errno;
+		th->xlen = xs.iov_len;
+		void *head = NULL;
+		size_t len = 0;
+		if (syscall(SYS_get_robust_list, th->tid, &head, &len) != 0)
+			head = NULL, len = 0;
+		th->robust_head = (uint64_t)(uintptr_t)head;
+		th->robust_len = len;
+	}
+	return 0;
+}
+
 int sup_capture(struct sup *s)
 {
 	static struct vma prev[MAX_VMAS];
 	static int nprev;
-	static uint8_t xstate[16384];
-	struct user_regs_struct regs;
-	struct iovec xs = { xstate, sizeof xstate };
 	s->batch.nchunks = 0;
 	s->batch.len = 0;
-	if (ptrace(PTRACE_GETREGS, s->pid, 0, &regs) != 0)
-		return -errno;
-	if (ptrace(PTRACE_GETREGSET, s->pid, (void *)NT_X86_XSTATE, &xs) != 0)
-		return -errno;
-	s->sp = regs.rsp;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int rc = capture_threads(s);
+	if (rc)
+		return rc;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	s->thread_capture_seconds += (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	s->thread_captures += (uint64_t)s->nthr;
+	const struct user_regs_struct *regs = &s->thr[0].regs;
+	s->sp = regs->rsp;
 	if (!s->checkpoints && !s->tid_offset) {
 		/* glibc caches the thread id in its TCB; resume rewrites it if we find it here */
 		uint32_t tid = 0;
-		struct iovec l = { &tid, 4 }, r = { (void *)(uintptr_t)(regs.fs_base + 720), 4 };
+		struct iovec l = { &tid, 4 }, r = { (void *)(uintptr_t)(regs->fs_base + 720), 4 };
 		if (process_vm_readv(s->pid, &l, 1, &r, 1, 0) == 4 && tid == (uint32_t)s->pid)
 			s->tid_offset = 720;
 	}
-	int n = 0, rc = proc_maps(s->pid, s->now, MAX_VMAS, &n);
-	if (rc)
+	int n = 0;
+	if ((rc = proc_maps(s->pid, s->now, MAX_VMAS, &n)) != 0)
 		return rc;
+	mark_stacks(s, n);
 	if ((rc = follow_map(s, n, prev, nprev)) != 0)
 		return rc;
 	if ((rc = stage_dirty(s)) != 0 || (rc = stage_read(s)) != 0)
 		return rc;
-	if ((rc = build_blob(s, &s->batch.blob, &regs, xstate, xs.iov_len, n)) != 0)
+	if ((rc = build_blob(s, &s->batch.blob, n)) != 0)
 		return rc;
 	memcpy(prev, s->now, (size_t)n * sizeof *prev);
 	nprev = n;
@@ -511,7 +581,8 @@ int sup_verify(struct sup *s)
 	int rc = 0;
 	for (int i = 0; i < s->nvmas && !rc; i++) {
 		struct vma *v = &s->vmas[i];
-		uint64_t from = vma_is_stack(v) && ((s->sp - 128) & ~7ull) > v->start ? ((s->sp - 128) & ~7ull) - v->start : 0;
+		uint64_t lo = (v->sp - 128) & ~7ull;
+		uint64_t from = v->sp && lo > v->start ? lo - v->start : 0;
 		size_t len = v->end - v->start - from;
 		if (len > cap) {
 			free(img);

@@ -39,16 +39,21 @@ int img_decode(const void *blob, size_t len, struct img *out, const char **why)
 	const uint8_t *p = blob;
 	const struct img_hdr *h = blob;
 	*why = "the checkpoint record is damaged or from another version";
-	if (!blob || len < sizeof *h || h->magic != IMG_MAGIC || h->version != IMG_VERSION || h->total_bytes != len)
+	if (!blob || len < sizeof *h || h->magic != IMG_MAGIC || h->version != IMG_VERSION || h->total_bytes != len ||
+	    h->nthreads > 65536 || h->xstate_bytes > (1u << 20))
 		return -EINVAL;
-	uint64_t need = sizeof *h + (uint64_t)h->xstate_bytes + (uint64_t)h->nvmas * sizeof(struct img_vma) +
+	uint64_t need = sizeof *h + (uint64_t)h->xstate_bytes +
+			(uint64_t)h->nthreads * (sizeof(struct img_thread) + h->xstate_bytes) +
+			(uint64_t)h->nvmas * sizeof(struct img_vma) +
 			(uint64_t)h->nfds * sizeof(struct img_fd) + (uint64_t)h->nfiles * sizeof(struct img_file) +
 			h->strings_bytes;
 	if (need != len || h->strings_bytes == 0 || p[len - 1] != 0)
 		return -EINVAL;
 	out->h = h;
 	out->xstate = p + sizeof *h;
-	out->vmas = (const void *)(out->xstate + h->xstate_bytes);
+	out->threads = (const void *)(out->xstate + h->xstate_bytes);
+	out->thread_xstate = (const uint8_t *)(out->threads + h->nthreads);
+	out->vmas = (const void *)(out->thread_xstate + (size_t)h->nthreads * h->xstate_bytes);
 	out->fds = (const void *)(out->vmas + h->nvmas);
 	out->files = (const void *)(out->fds + h->nfds);
 	out->strings = (const char *)(out->files + h->nfiles);

@@ -5,8 +5,10 @@
  * from files), open files, cwd, umask, signal mask, and the launch record (executable, argv,
  * environment, the identity of every mapped file) that resume relaunches and checks against.
  *
- * Layout (little-endian, host structs, one version): struct img_hdr, then xstate bytes, then
- * nvmas struct img_vma, nfds struct img_fd, nfiles struct img_file, then the string table.
+ * Layout (little-endian, host structs, one version): struct img_hdr, then the main thread's
+ * xstate bytes, then nthreads struct img_thread (the other threads) and their xstate bytes
+ * (xstate_bytes each), then nvmas struct img_vma, nfds struct img_fd, nfiles struct img_file,
+ * then the string table.
  * Strings are referenced by byte offset into the table (IMG_NONE: absent).  argv and the
  * environment are argc + envc consecutive NUL-terminated strings starting at args_str.
  *
@@ -20,7 +22,7 @@
 #include <sys/user.h>
 
 #define IMG_MAGIC 0x32474D4950535250ull /* "PRSPIMG2" */
-#define IMG_VERSION 1
+#define IMG_VERSION 2
 #define IMG_NONE 0xFFFFFFFFu
 
 struct img_hdr {
@@ -29,8 +31,17 @@ struct img_hdr {
 	uint32_t nvmas, nfds, nfiles, xstate_bytes;
 	uint32_t argc, envc, strings_bytes, tid_offset; /* tid_offset: glibc's cached tid, 0 = unknown */
 	uint32_t exe_str, cwd_str, launch_cwd_str, kernel_str, args_str, umask;
+	uint32_t nthreads, reserved; /* threads besides the main one */
 	uint64_t start_brk, xcr0, sigblk, vdso;
 	struct user_regs_struct regs;
+};
+
+/* A thread besides the main one: what resume needs to recreate it. */
+struct img_thread {
+	int32_t tid;      /* at the checkpoint (informational: a resume gets new tids) */
+	uint32_t reserved;
+	uint64_t sigmask, robust_head, robust_len;
+	struct user_regs_struct regs;  /* fs_base is its TLS, rsp its stack */
 };
 
 struct img_vma {
@@ -71,6 +82,8 @@ uint32_t img_str(struct img_buf *strings, const char *s);
 struct img {
 	const struct img_hdr *h;
 	const uint8_t *xstate;
+	const struct img_thread *threads;
+	const uint8_t *thread_xstate;  /* nthreads * xstate_bytes */
 	const struct img_vma *vmas;
 	const struct img_fd *fds;
 	const struct img_file *files;

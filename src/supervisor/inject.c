@@ -20,6 +20,14 @@ int inject_open(struct inject *in, pid_t pid, uint64_t gate)
 	return in->mem_fd < 0 ? -errno : 0;
 }
 
+int inject_open_thread(struct inject *in, const struct inject *proc, pid_t tid)
+{
+	*in = *proc;
+	in->pid = tid;
+	in->mem_fd = -1; /* not owned */
+	return ptrace(PTRACE_GETREGS, tid, 0, &in->base) != 0 ? -errno : 0;
+}
+
 void inject_close(struct inject *in)
 {
 	if (in->mem_fd >= 0)
@@ -42,8 +50,18 @@ long inject_syscall(struct inject *in, long nr, long a1, long a2, long a3, long 
 	if (ptrace(PTRACE_SETREGS, in->pid, 0, &r) != 0 || ptrace(PTRACE_CONT, in->pid, 0, 0) != 0)
 		return -ESRCH;
 	int st;
-	if (waitpid(in->pid, &st, __WALL) != in->pid || !WIFSTOPPED(st))
-		return -ESRCH;
+	for (;;) {
+		if (waitpid(in->pid, &st, __WALL) != in->pid || !WIFSTOPPED(st))
+			return -ESRCH;
+		if ((st >> 16) != PTRACE_EVENT_CLONE)
+			break;
+		/* an injected clone(): note the new thread, let the call return */
+		unsigned long tid = 0;
+		ptrace(PTRACE_GETEVENTMSG, in->pid, 0, &tid);
+		in->cloned = (pid_t)tid;
+		if (ptrace(PTRACE_CONT, in->pid, 0, 0) != 0)
+			return -ESRCH;
+	}
 	if (WSTOPSIG(st) != SIGTRAP || (st >> 16) != 0)
 		return -EPROTO;
 	if (ptrace(PTRACE_GETREGS, in->pid, 0, &r) != 0)

@@ -19,13 +19,16 @@
 #include <sys/user.h>
 
 struct inject {
-	pid_t pid;
+	pid_t pid;          /* the thread that executes the calls */
 	uint64_t gate;
 	struct user_regs_struct base;
-	int mem_fd; /* /proc/PID/mem, for writes that ignore page protections */
+	int mem_fd;         /* /proc/PID/mem, for writes that ignore page protections */
+	pid_t cloned;       /* the thread an injected clone() created (its first stop is the caller's) */
 };
 
 int inject_open(struct inject *in, pid_t pid, uint64_t gate);
+/* The same, for another thread of the process (shares in's /proc/PID/mem). */
+int inject_open_thread(struct inject *in, const struct inject *proc, pid_t tid);
 void inject_close(struct inject *in);
 /* The system call's return value (negative errno on failure), or -EPROTO/-ESRCH when the
  * injection itself failed. */

@@ -106,7 +106,7 @@ static const char usage[] =
 	"this directory if --pool is not given) and keeps checkpointing into the same pool.  The stack is\n"
 	"saved Prosper's way (from SP-128 up, 8-byte granules, two-step redo commit); other memory with\n"
 	"libcrpm's protocol.  Exit code: the program's; 2 for refused input, with a one-line reason.\n"
-	"Single-threaded programs: a thread, fork or exec stops checkpointing (the program runs on).\n"
+	"Threads are persisted; a fork or exec stops checkpointing (the program runs on).\n"
 	"\n"
 	"  --pool PATH              the pool file; on /dev/shm commits are fastest (survives process\n"
 	"                           death, not power loss)\n"
@@ -445,8 +445,67 @@ static void checkpoint(struct sup *s, struct worker *w)
 
 static int is_stop_signal(int sig) { return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU; }
 
+/* Is tid a thread of process pid?  (A forked child's first stop looks like a new thread's.) */
+static int same_process(pid_t pid, pid_t tid)
+{
+	char p[64];
+	snprintf(p, sizeof p, "/proc/%d/task/%d", (int)pid, (int)tid);
+	return access(p, F_OK) == 0;
+}
+
+static struct thr *thread_of(struct sup *s, pid_t tid)
+{
+	for (int i = 0; i < s->nthr; i++)
+		if (s->thr[i].tid == tid)
+			return &s->thr[i];
+	return NULL;
+}
+
+static struct thr *thread_add(struct sup *s, pid_t tid)
+{
+	struct thr *t = thread_of(s, tid);
+	if (t)
+		return t;
+	if (s->nthr == MAX_THREADS) {
+		disable(s, "the program has too many threads");
+		return NULL;
+	}
+	t = &s->thr[s->nthr++];
+	memset(t, 0, sizeof *t);
+	t->tid = tid;
+	return t;
+}
+
+static void thread_remove(struct sup *s, pid_t tid)
+{
+	struct thr *t = thread_of(s, tid);
+	if (t && t != &s->thr[0])
+		*t = s->thr[--s->nthr];
+}
+
+static int all_stopped(const struct sup *s)
+{
+	for (int i = 0; i < s->nthr; i++)
+		if (!s->thr[i].stopped)
+			return 0;
+	return 1;
+}
+
+/* Let every thread run again after our stop (group-stopped ones stay in their stop). */
+static void resume_all(struct sup *s)
+{
+	for (int i = 0; i < s->nthr; i++) {
+		struct thr *t = &s->thr[i];
+		if (t->stopped)
+			ptrace(t->listening ? PTRACE_LISTEN : PTRACE_CONT, t->tid, 0, 0);
+		t->stopped = 0;
+	}
+}
+
 /* Returns the program's wait status when it ended, or -1 if it was lost.  SIGCHLD is blocked and
- * read from sigfd, so ptrace stops are handled as they happen, not only at our own stops. */
+ * read from sigfd, so ptrace stops are handled as they happen, not only at our own stops.
+ * A checkpoint is a consistent cut: every thread is interrupted, and the checkpoint is taken
+ * only once all of them (and any thread created meanwhile) are stopped. */
 static int supervise(struct sup *s, struct opts *o, int sigfd)
 {
 	struct worker w = { .s = s };
@@ -459,38 +518,58 @@ static int supervise(struct sup *s, struct opts *o, int sigfd)
 	int have_worker = w.done_fd[0] >= 0;
 	double iv = o->interval_ms / 1e3, next = now() + iv;
 	int interrupting = 0, late = 0, st = -1;
+	double interrupt_sent = 0;
 	for (;;) {
 		/* every stop and exit that is pending */
 		pid_t pid;
 		while ((pid = waitpid(-1, &st, __WALL | WNOHANG)) != 0) {
 			if (pid < 0)
 				goto out_lost;
-			if (pid != s->pid) {
-				/* a new thread or child process: not supervised */
-				if (WIFSTOPPED(st))
-					ptrace(PTRACE_DETACH, pid, 0, 0);
-				continue;
-			}
-			if (WIFEXITED(st) || WIFSIGNALED(st))
-				goto out;
-			int event = st >> 16, sig = WSTOPSIG(st);
-			if (event == PTRACE_EVENT_EXEC)
-				disable(s, "the program executed another program");
-			else if (event == PTRACE_EVENT_CLONE)
-				disable(s, "the program started a thread (multi-threaded programs are not persisted yet)");
-			else if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK)
-				disable(s, "the program forked (multi-process programs are not persisted)");
-			if (event == PTRACE_EVENT_STOP) {
-				if (interrupting && s->enabled && have_worker)
-					checkpoint(s, &w);
-				if (interrupting)
-					next = now() + iv;
-				interrupting = 0;
-				ptrace(is_stop_signal(sig) ? PTRACE_LISTEN : PTRACE_CONT, s->pid, 0, 0);
-			} else if (event) {
-				ptrace(PTRACE_CONT, s->pid, 0, 0);
+			if (WIFEXITED(st) || WIFSIGNALED(st)) {
+				if (pid == s->pid)
+					goto out; /* the last thread: the program's end */
+				thread_remove(s, pid);
 			} else {
-				ptrace(PTRACE_CONT, s->pid, 0, (void *)(long)sig); /* signal-delivery stop: deliver it */
+				struct thr *t = thread_of(s, pid);
+				int event = st >> 16, sig = WSTOPSIG(st);
+				if (!t && (event != PTRACE_EVENT_STOP || !same_process(s->pid, pid))) {
+					ptrace(PTRACE_DETACH, pid, 0, 0); /* not a thread of ours (a forked child) */
+					continue;
+				}
+				if (!t && !(t = thread_add(s, pid))) {
+					ptrace(PTRACE_DETACH, pid, 0, 0);
+					continue;
+				}
+				if (event == PTRACE_EVENT_CLONE) {
+					unsigned long tid = 0;
+					ptrace(PTRACE_GETEVENTMSG, pid, 0, &tid);
+					thread_add(s, (pid_t)tid); /* its first stop follows */
+					ptrace(PTRACE_CONT, pid, 0, 0);
+				} else if (event == PTRACE_EVENT_STOP) {
+					t->listening = is_stop_signal(sig);
+					t->stopped = 1;
+					if (!interrupting) /* a new thread's first stop, or a group stop */
+						resume_all(s);
+				} else if (event) {
+					if (event == PTRACE_EVENT_EXEC)
+						disable(s, "the program executed another program");
+					else if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK)
+						disable(s, "the program forked (multi-process programs are not persisted)");
+					ptrace(PTRACE_CONT, pid, 0, 0);
+				} else {
+					ptrace(PTRACE_CONT, pid, 0, (void *)(long)sig); /* signal-delivery stop: deliver it */
+				}
+				/* An interrupt sent while the thread sat in another stop can be lost when that stop
+				 * ends: ask again (a pending one is not doubled). */
+				if (interrupting && !t->stopped && event != PTRACE_EVENT_STOP)
+					ptrace(PTRACE_INTERRUPT, pid, 0, 0);
+			}
+			if (interrupting && all_stopped(s)) {
+				if (s->enabled && have_worker)
+					checkpoint(s, &w);
+				next = now() + iv;
+				interrupting = 0;
+				resume_all(s);
 			}
 		}
 		double t = now();
@@ -500,12 +579,24 @@ static int supervise(struct sup *s, struct opts *o, int sigfd)
 				/* the previous commit is still running: stop as soon as it ends */
 				s->late += !late;
 				late = 1;
-			} else if (ptrace(PTRACE_INTERRUPT, s->pid, 0, 0) == 0) {
+			} else {
 				interrupting = 1;
+				interrupt_sent = t;
 				late = 0;
+				for (int i = 0; i < s->nthr; i++)
+					if (!s->thr[i].stopped && ptrace(PTRACE_INTERRUPT, s->thr[i].tid, 0, 0) != 0 && errno == ESRCH)
+						s->thr[i].stopped = 1; /* exiting: its exit is reported next */
+				continue; /* the stops may be pending already */
 			}
 		}
-		int timeout = interrupting || !s->enabled ? -1 : busy && t >= next ? -1 : (int)((next - t) * 1e3) + 1;
+		if (interrupting && t - interrupt_sent > 0.1) {
+			/* a thread that has not stopped yet: ask again */
+			for (int i = 0; i < s->nthr; i++)
+				if (!s->thr[i].stopped)
+					ptrace(PTRACE_INTERRUPT, s->thr[i].tid, 0, 0);
+			interrupt_sent = t;
+		}
+		int timeout = interrupting ? 100 : !s->enabled ? -1 : busy && t >= next ? -1 : (int)((next - t) * 1e3) + 1;
 		struct pollfd pf[2] = { { sigfd, POLLIN, 0 }, { have_worker ? w.done_fd[0] : -1, POLLIN, 0 } };
 		if (poll(pf, 2, timeout) < 0 && errno != EINTR)
 			goto out_lost;
@@ -545,6 +636,7 @@ static void write_stats(struct sup *s, const char *path, const struct opts *o)
 	prosper_pool_stats_get(s->pool, &ps);
 	fprintf(f,
 		"{\"checkpoints\": %llu, \"late\": %llu, \"mean_stop_ms\": %.4f, \"max_stop_ms\": %.4f, "
+		"\"mean_threads\": %.3f, \"thread_capture_us\": %.3f, "
 		"\"stack_bytes\": %llu, \"stack_page_bytes\": %llu, \"stack_exact_bytes\": %llu, \"stack_dense_checkpoints\": %llu, "
 		"\"other_bytes\": %llu, \"other_page_bytes\": %llu, \"new_mapping_bytes\": %llu, "
 		"\"pool_data_bytes\": %llu, \"pool_catchup_bytes\": %llu, "
@@ -555,6 +647,8 @@ static void write_stats(struct sup *s, const char *path, const struct opts *o)
 		"\"disabled\": %s%s%s}\n",
 		(unsigned long long)s->checkpoints, (unsigned long long)s->late,
 		s->checkpoints ? 1e3 * s->stop_total / s->checkpoints : 0.0, 1e3 * s->stop_max,
+		s->checkpoints ? (double)s->thread_captures / (double)s->checkpoints : 0.0,
+		s->thread_captures ? 1e6 * s->thread_capture_seconds / (double)s->thread_captures : 0.0,
 		(unsigned long long)t->stack, (unsigned long long)t->stack_pages, (unsigned long long)t->stack_exact,
 		(unsigned long long)t->stack_dense_checkpoints,
 		(unsigned long long)t->other, (unsigned long long)t->other_pages, (unsigned long long)t->new_bytes,
@@ -648,6 +742,7 @@ int main(int argc, char **argv)
 	s->fds = calloc(MAX_FDS, sizeof *s->fds);
 	s->files = calloc(MAX_FILES, sizeof *s->files);
 	s->ranges = malloc(MAX_RANGES * sizeof *s->ranges);
+	s->thr = calloc(MAX_THREADS, sizeof *s->thr);
 	const char *delay = getenv("PROSPER_TEST_COMMIT_DELAY_US");
 	s->commit_delay_us = delay ? strtoull(delay, NULL, 10) : 0;
 
@@ -742,6 +837,8 @@ int main(int argc, char **argv)
 			return die("cannot relaunch %s: %s", exe, strerror(-rc));
 	}
 	s->pid = c.pid;
+	s->thr[0].tid = c.pid;
+	s->nthr = 1;
 	double t_start = now();
 	int ended = wait_exec(c.pid, &status);
 	if (ended < 0)
@@ -806,7 +903,8 @@ int main(int argc, char **argv)
 			}
 		}
 		s->restore_seconds = now() - t_start;
-		ptrace(PTRACE_CONT, c.pid, 0, 0);
+		s->thr[0].stopped = 1;
+		resume_all(s); /* the main thread and every thread sup_restore recreated */
 	} else if (rc != 0) {
 		disable(s, rc == -ENOSYS ? "userfaultfd is not available (vm.unprivileged_userfaultfd?)"
 					 : "the shim did not report (statically linked program?)");

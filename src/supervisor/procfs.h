@@ -13,6 +13,7 @@ struct vma {
 	char path[VMA_PATH_MAX];
 	int region;       /* pool region id, or -1 */
 	int seen;
+	uint64_t sp;      /* a stack: the SP of its thread at this stop (dead below SP-128); else 0 */
 };
 
 /* /proc/PID/maps, in address order. */

@@ -23,6 +23,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -34,6 +35,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "../shim/shim_proto.h"
@@ -390,25 +392,64 @@ static int restore_process_state(struct sup *s, struct rctx *r, const struct img
 	return 0;
 }
 
-static int restore_registers(struct sup *s, struct rctx *r, const struct img *im)
+/* A thread's registers and extended state, with a system call the checkpoint interrupted set up
+ * to restart the way the kernel would have: back over `syscall` with the number in rax. */
+static int set_registers(pid_t tid, struct user_regs_struct regs, const uint8_t *xstate, uint32_t xlen, char *why,
+			 size_t whylen)
 {
-	char *why = r->why;
-	size_t whylen = r->whylen;
-	struct user_regs_struct regs = im->h->regs;
-	/* A system call interrupted by the checkpoint's stop is restarted the way the kernel would
-	 * have: back over the `syscall` instruction with the call number in rax. */
 	long rax = (long)regs.rax;
 	if ((long)regs.orig_rax >= 0 && (rax == -512 || rax == -513 || rax == -514 || rax == -516)) {
 		regs.rax = regs.orig_rax;
 		regs.rip -= 2;
 	}
 	regs.orig_rax = (unsigned long)-1;
-	if (ptrace(PTRACE_SETREGS, s->pid, 0, &regs) != 0)
+	if (ptrace(PTRACE_SETREGS, tid, 0, &regs) != 0)
 		FAIL("cannot set registers: %s", strerror(errno));
-	if (im->h->xstate_bytes) {
-		struct iovec xs = { (void *)im->xstate, im->h->xstate_bytes };
-		if (ptrace(PTRACE_SETREGSET, s->pid, (void *)NT_X86_XSTATE, &xs) != 0)
+	if (xlen) {
+		struct iovec xs = { (void *)xstate, xlen };
+		if (ptrace(PTRACE_SETREGSET, tid, (void *)NT_X86_XSTATE, &xs) != 0)
 			FAIL("cannot set the extended register state: %s", strerror(errno));
+	}
+	return 0;
+}
+
+/* The other threads: each is cloned by the main thread through the gate with its own TLS and
+ * stack (glibc's struct pthread, stack and TLS are in memory already), gets its signal mask and
+ * robust-futex list, then its registers.  It gets a new tid, which the kernel writes into its
+ * struct pthread (CLONE_CHILD_SETTID) and clears at its exit (CLONE_CHILD_CLEARTID), as
+ * pthread_create would have.  Each is left stopped, in s->thr. */
+static int restore_threads(struct sup *s, struct rctx *r, const struct img *im)
+{
+	char *why = r->why;
+	size_t whylen = r->whylen;
+	for (uint32_t i = 0; i < im->h->nthreads; i++) {
+		const struct img_thread *t = &im->threads[i];
+		uint64_t tcb_tid = im->h->tid_offset ? t->regs.fs_base + im->h->tid_offset : 0;
+		long flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM | CLONE_SETTLS |
+			     (tcb_tid ? CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID : 0);
+		r->in.cloned = 0;
+		long tid = sys(r, SYS_clone, flags, (long)t->regs.rsp, 0, (long)tcb_tid, (long)t->regs.fs_base, 0);
+		if (tid <= 0 || r->in.cloned != tid)
+			FAIL("cannot recreate thread %d of the checkpoint", (int)t->tid);
+		int st;
+		if (waitpid((pid_t)tid, &st, __WALL) != tid || !WIFSTOPPED(st))
+			FAIL("the recreated thread %ld did not stop", tid);
+		struct thr *th = &s->thr[s->nthr++];
+		memset(th, 0, sizeof *th);
+		th->tid = (pid_t)tid;
+		th->stopped = 1;
+		struct inject tin;
+		if (inject_open_thread(&tin, &r->in, (pid_t)tid) != 0)
+			FAIL("cannot control the recreated thread %ld", tid);
+		if (inject_write(&r->in, r->scratch, &t->sigmask, sizeof t->sigmask) ||
+		    inject_syscall(&tin, SYS_rt_sigprocmask, SIG_SETMASK, (long)r->scratch, 0, 8, 0, 0) != 0)
+			FAIL("cannot restore the signal mask of thread %ld", tid);
+		if (t->robust_head && inject_syscall(&tin, SYS_set_robust_list, (long)t->robust_head, (long)t->robust_len, 0,
+						     0, 0, 0) != 0)
+			FAIL("cannot restore the robust-futex list of thread %ld", tid);
+		if (set_registers((pid_t)tid, t->regs, im->thread_xstate + (size_t)i * im->h->xstate_bytes,
+				  im->h->xstate_bytes, why, whylen))
+			return -1;
 	}
 	return 0;
 }
@@ -443,10 +484,10 @@ int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *he
 		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	s->restore_memory_seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
-	if (reopen_fds(s, &r, im) || restore_process_state(s, &r, im, hello))
+	if (reopen_fds(s, &r, im) || restore_process_state(s, &r, im, hello) || restore_threads(s, &r, im))
 		goto out;
 	sys(&r, SYS_munmap, (long)r.scratch, SCRATCH_BYTES, 0, 0, 0, 0);
-	rc = restore_registers(s, &r, im);
+	rc = set_registers(s->pid, im->h->regs, im->xstate, im->h->xstate_bytes, why, whylen);
 out:
 	inject_close(&r.in);
 	free(r.anon_new);

@@ -48,6 +48,19 @@ struct ckpt_stats {
 	uint64_t mismatches, verified_bytes;      /* soundness oracle */
 };
 
+/* A thread of the program.  thr[0] is the main thread (tid == pid). */
+#define MAX_THREADS 512
+struct thr {
+	pid_t tid;
+	int stopped;    /* in a stop of ours: PTRACE_INTERRUPT, or the first stop of a new thread */
+	int listening;  /* group-stopped (SIGSTOP & co.): left with PTRACE_LISTEN */
+	/* captured at the stop */
+	struct user_regs_struct regs;
+	uint64_t sigmask, robust_head, robust_len;
+	size_t xlen;
+	uint8_t xstate[4096 * 4];
+};
+
 struct known_file {
 	char path[VMA_PATH_MAX];
 	struct file_id id;
@@ -63,7 +76,9 @@ struct sup {
 	uint32_t stack_gran, heap_gran;
 	uint64_t commit_delay_us;    /* test hook: widen the window between data and commit */
 	int stats_exact;             /* also count the stack's changed 8-byte words (costs a compare) */
-	uint64_t sp;                 /* at this stop */
+	uint64_t sp;                 /* the main thread's, at this stop */
+	struct thr *thr;             /* the program's threads */
+	int nthr;
 	struct batch batch;          /* the checkpoint being committed */
 	uint32_t stack_dense_left;   /* checkpoints left that write stack pages whole (adaptive) */
 	uint8_t *old;                /* committed bytes, for the diff filter */
@@ -91,6 +106,8 @@ struct sup {
 	uint64_t checkpoints, late;       /* late: ticks that found the previous commit still running */
 	struct ckpt_stats st;
 	double stop_total, stop_max, restore_seconds, restore_memory_seconds;
+	double thread_capture_seconds;   /* registers, xstate, mask, robust list of every thread */
+	uint64_t thread_captures;        /* threads captured, summed over checkpoints */
 	uint64_t restored_bytes;
 	const char *disabled_reason;
 };
