@@ -46,6 +46,8 @@ PROGRAMS = {
     "pr": (["pr"], "graph"),
     "sssp": (["sssp"], "graph"),
     "kv": (["kv"], "kv"),
+    "pr_mt": (["pr_mt", "18", "3"], "threads"),
+    "prodcons": (["prodcons"], "threads"),
 }
 ALIASES = {"recursive": ["recursive-4", "recursive-8", "recursive-16"]}
 
@@ -293,6 +295,8 @@ def measure_program(name, reps, tmp, log):
             "checkpoints": statistics.median(s["checkpoints"] for s in sts),
             "late": statistics.median(s["late"] for s in sts),
             "mean_stop_ms": statistics.median(s["mean_stop_ms"] for s in sts),
+            "mean_threads": statistics.median(s["mean_threads"] for s in sts),
+            "thread_capture_us": statistics.median(s["thread_capture_us"] for s in sts),
             "max_stop_ms": max(s["max_stop_ms"] for s in sts),
             "stack_bytes_per_ckpt": statistics.median(_per(s, "stack_bytes") for s in sts),
             "other_bytes_per_ckpt": statistics.median(_per(s, "other_bytes") for s in sts),
@@ -302,6 +306,8 @@ def measure_program(name, reps, tmp, log):
     row["slowdown"] = d["slowdown"]
     row["checkpoints"] = d["checkpoints"]
     row["mean_stop_ms"] = d["mean_stop_ms"]
+    row["mean_threads"] = d["mean_threads"]
+    row["thread_capture_us"] = d["thread_capture_us"]
     row["late"] = d["late"]
 
     # untimed: page vs 8 B diff vs exact, all from one run's checkpoints
@@ -362,12 +368,13 @@ def tables(res):
     progs = res["programs"]
     t1 = ("Wall time (median of %d) and slowdown vs native" % res["reps"],
           ["program", "native s", "native spread", "page s", "page", "diff s", "diff", "full s", "full",
-           "ckpts", "late", "stop ms"],
+           "ckpts", "late", "stop ms", "threads", "us/thread"],
           [[r["program"], f"{r['native_s']:.3f}", f"{100 * r['native_spread']:.0f}%",
             f"{r['page']['median_s']:.3f}", _pct(r["page"]["slowdown"]),
             f"{r['diff']['median_s']:.3f}", _pct(r["diff"]["slowdown"]),
             f"{r['full']['median_s']:.3f}", _pct(r["full"]["slowdown"]),
-            _num(r["checkpoints"]), _num(r["late"]), f"{r['mean_stop_ms']:.2f}"] for r in progs])
+            _num(r["checkpoints"]), _num(r["late"]), f"{r['mean_stop_ms']:.2f}", f"{r['mean_threads']:.1f}",
+            f"{r['thread_capture_us']:.1f}"] for r in progs])
     t2 = ("Bytes per checkpoint (one untimed diff run) and resume after SIGKILL at half the native time",
           ["program", "stack page", "stack 8 B diff", "stack exact", "diff/exact", "other page",
            "other 256 B diff", "restored MiB", "resume ms", "memory ms", "restore GB/s", "resumed output"],
@@ -426,8 +433,11 @@ def render_markdown(res):
            "written pages), `diff` (the default: written pages filtered to changed 8 B stack granules and "
            "256 B granules of other memory), `full` (every page, every checkpoint). Stack bytes: page = "
            "bytes in the pages the page tracker named, 8 B diff = bytes written, exact = changed 8-byte words "
-           "(all three from one run with `--exact-stack-stats`). Restore GB/s = restored bytes / the "
-           "supervisor's restore time after a SIGKILL at half the native time. Native spread = (slowest - "
+           "(all three from one run with `--exact-stack-stats`). Restore GB/s = restored bytes / the time "
+           "the supervisor spent writing memory after a SIGKILL at half the native time (resume ms: relaunch "
+           "until the program runs again). threads = threads per checkpoint; us/thread = time to capture one "
+           "thread's registers, XSAVE state, mask and robust list (every thread is stopped for each "
+           "checkpoint: the stop is the whole process's, not a context switch). Native spread = (slowest - "
            "fastest native run) / median: slowdowns smaller than it are within the machine's noise."]
     for title, header, rows in tables(res):
         out += ["", f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
