@@ -27,6 +27,7 @@ dir=/dev/shm; [ -w "$dir" ] || dir=${TMPDIR:-/tmp}
 out=bench/results/crpm_bench.json
 raw=$(mktemp)
 trap 'rm -f "$raw"' EXIT
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
 for s in map umap; do
   for v in volatile nvm-np default default-wp buffered buffered-wp pages undo; do
@@ -47,9 +48,10 @@ for m in none buffered default none buffered default; do   # interleaved, twice
   mpirun -np "$ranks" "$b/stencil_mpi" --n "$n" --iters "$iters" --every 5 --mode "$m" --dir "$dir" | sed 's/^/S /' >>"$raw"
 done
 
-python3 - "$raw" "$out" "$*" <<'PY'
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+python3 - "$raw" "$out" "$*" "$load_before" "$load_after" <<'PY'
 import json, subprocess, sys, time
-raw, out, args = sys.argv[1:4]
+raw, out, args, load_before, load_after = sys.argv[1:6]
 kv, st = [], []
 for line in open(raw):
     if line.startswith("S "):
@@ -60,6 +62,7 @@ cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.start
 doc = {"command": f"bench/scripts/crpm_bench.sh {args}".strip(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
        "cpu": cpu, "kernel": subprocess.run(["uname", "-r"], capture_output=True, text=True).stdout.strip(),
        "persistence": "pool files on /dev/shm, PMEM2_FORCE_GRANULARITY=CACHE_LINE (clwb + sfence)",
+       "loadavg_before": load_before, "loadavg_after": load_after,
        "kv": kv, "stencil": st}
 json.dump(doc, open(out, "w"), indent=1)
 
@@ -73,7 +76,8 @@ def get(v, s, w, k):
             return r[k]
     return None
 md = [f"# crpm benchmark\n", f"`{doc['command']}` | {cpu} | kernel {doc['kernel']} | {doc['date']}\n",
-      f"{doc['persistence']}; {kv[0]['records'] if kv else '?'} records, {kv[1]['ops'] if len(kv) > 1 else '?'} operations per workload A/B/C, 128 ms epochs.\n"]
+      f"{doc['persistence']}; {kv[0]['records'] if kv else '?'} records, {kv[1]['ops'] if len(kv) > 1 else '?'} operations per workload A/B/C, 128 ms epochs.\n",
+      f"Load average (1/5/15 min) before: {load_before}, after: {load_after} -- one run per variant: compare with the noise this implies.\n"]
 variants = ["volatile", "nvm-np", "default", "default-wp", "buffered", "buffered-wp", "pages", "undo"]
 for s in ["map", "umap"]:
     md.append(f"\n## Throughput, {'std::map' if s == 'map' else 'std::unordered_map'} (Mops/s; paper Fig 7)\n")
