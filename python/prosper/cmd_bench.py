@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 
+from prosper.procs import wait_group_gone
 from prosper.paths import BUILD, die, tool
 
 SUPERVISOR = "src/supervisor/prosper-supervise"
@@ -173,34 +174,6 @@ def run_supervised(argv, tmp, tag, tracker, expect, extra=()):
             os.unlink(stats)
 
 
-def _group_gone(pgid, timeout=5.0):
-    """True once no process of the group is left (zombies of another parent count as gone)."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return True
-        except PermissionError:
-            return True
-        alive = False
-        for d in os.listdir("/proc"):
-            if not d.isdigit():
-                continue
-            try:
-                with open(f"/proc/{d}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-                if int(fields[2]) == pgid and fields[0] != "Z":
-                    alive = True
-                    break
-            except (OSError, IndexError, ValueError):
-                continue
-        if not alive:
-            return True
-        time.sleep(0.01)
-    return False
-
-
 def run_kill_resume(argv, tmp, tag, kill_after, expect):
     """Start a supervised (default diff) run, SIGKILL its process group after kill_after seconds,
     resume it; return the resume statistics.  The program's stdout is a file, so the resumed
@@ -220,7 +193,7 @@ def run_kill_resume(argv, tmp, tag, kill_after, expect):
         os.killpg(p.pid, signal.SIGKILL)
         p.wait()
         p.stderr.close()
-        if not _group_gone(p.pid):
+        if not wait_group_gone(p.pid, 5.0):
             raise BenchError(f"{name}: processes of the killed run are still alive")
         # the resumed program inherits our stdio: give it the same file, which the supervisor
         # cuts back to its checkpointed size and position

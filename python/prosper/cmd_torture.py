@@ -20,6 +20,7 @@ import tempfile
 import time
 
 from prosper.paths import die, tool
+from prosper.procs import wait_group_gone
 
 SUPERVISOR = "src/supervisor/prosper-supervise"
 POOL_TOOL = "src/cli/prosper-pool"
@@ -56,28 +57,6 @@ def _epoch(pool):
         return json.loads(r.stdout)["epoch"] if r.returncode == 0 else 0
     except (ValueError, KeyError):
         return 0
-
-
-def _live_members(pgid):
-    """Processes of the group that are not zombies (a zombie holds no file, lock or memory)."""
-    live = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            live.append(int(name))
-    return live
-
-
-def _wait_gone(pgid, deadline):
-    """Until no live process of the group is left (the program dies with its supervisor)."""
-    while time.monotonic() < deadline and _live_members(pgid):
-        time.sleep(0.002)
 
 
 def main(args):
@@ -145,7 +124,7 @@ def main(args):
             except subprocess.TimeoutExpired:
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
-                _wait_gone(p.pid, deadline)
+                wait_group_gone(p.pid, max(0.0, deadline - time.monotonic()))
                 kills += 1
                 in_window += hook
                 errf.close()

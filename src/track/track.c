@@ -120,12 +120,10 @@ long prosper_track_present(struct prosper_track *t, uint64_t start, uint64_t end
 	return scan(t, start, end, 0, PROSPER_PAGE_IS_PRESENT | PROSPER_PAGE_IS_SWAPPED, 0, out, max);
 }
 
-int prosper_track_covers(struct prosper_track *t, uint64_t start, uint64_t end)
+/* 1 if some page of [start, end) is in the categories `mask` (after inverting those in `inverted`),
+ * else 0; changes nothing (no WP_MATCHING), stops at the first page. */
+static int any_page(struct prosper_track *t, uint64_t start, uint64_t end, uint64_t inverted, uint64_t mask)
 {
-	if (t->kind != PROSPER_TRACK_PAGE)
-		return 1;
-	/* Ask only for pages that are NOT in a write-protect-registered mapping; no WP_MATCHING,
-	 * so nothing is changed. */
 	struct prosper_page_region vec[1];
 	struct prosper_pm_scan_arg arg = {
 		.size = sizeof arg,
@@ -134,35 +132,29 @@ int prosper_track_covers(struct prosper_track *t, uint64_t start, uint64_t end)
 		.vec = (uint64_t)(uintptr_t)vec,
 		.vec_len = 1,
 		.max_pages = 1,
-		.category_inverted = PROSPER_PAGE_IS_WPALLOWED,
-		.category_mask = PROSPER_PAGE_IS_WPALLOWED,
-		.return_mask = PROSPER_PAGE_IS_WPALLOWED,
-	};
-	long got = ioctl(t->pagemap_fd, PROSPER_PAGEMAP_SCAN, &arg);
-	if (got < 0)
-		return fail(t, "PAGEMAP_SCAN");
-	return got == 0;
-}
-
-int prosper_track_has_private_pages(struct prosper_track *t, uint64_t start, uint64_t end)
-{
-	/* present pages that are not the file's: anonymous, or copies made by a write */
-	struct prosper_page_region vec[1];
-	struct prosper_pm_scan_arg arg = {
-		.size = sizeof arg,
-		.start = start,
-		.end = end,
-		.vec = (uint64_t)(uintptr_t)vec,
-		.vec_len = 1,
-		.max_pages = 1,
-		.category_inverted = PROSPER_PAGE_IS_FILE,
-		.category_mask = PROSPER_PAGE_IS_FILE | PROSPER_PAGE_IS_PRESENT,
-		.return_mask = PROSPER_PAGE_IS_PRESENT,
+		.category_inverted = inverted,
+		.category_mask = mask,
+		.return_mask = mask,
 	};
 	long got = ioctl(t->pagemap_fd, PROSPER_PAGEMAP_SCAN, &arg);
 	if (got < 0)
 		return fail(t, "PAGEMAP_SCAN");
 	return got > 0;
+}
+
+int prosper_track_covers(struct prosper_track *t, uint64_t start, uint64_t end)
+{
+	if (t->kind != PROSPER_TRACK_PAGE)
+		return 1;
+	/* covered unless some page is NOT in a write-protect-registered mapping */
+	int rc = any_page(t, start, end, PROSPER_PAGE_IS_WPALLOWED, PROSPER_PAGE_IS_WPALLOWED);
+	return rc < 0 ? rc : !rc;
+}
+
+int prosper_track_has_private_pages(struct prosper_track *t, uint64_t start, uint64_t end)
+{
+	/* present pages that are not the file's: anonymous, or copies made by a write */
+	return any_page(t, start, end, PROSPER_PAGE_IS_FILE, PROSPER_PAGE_IS_FILE | PROSPER_PAGE_IS_PRESENT);
 }
 
 uint64_t prosper_track_diff(const uint8_t *old, const uint8_t *cur, uint64_t len, uint32_t g,
