@@ -34,13 +34,17 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "crpm_internal.h"
+#include "hook.h"
 
 #define MAX_OPEN 16
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct crpm_container *open_ctrs[MAX_OPEN];
-/* The filter: every container lies in [filter_lo, filter_lo + filter_span). */
-static uintptr_t filter_lo, filter_span;
+/* The filter: every container lies in [filter_lo, filter_lo + filter_span).  Exported under
+ * these names for the copy of the hooks instrumented.c puts into the program itself. */
+uintptr_t crpm__filter_lo, crpm__filter_span; /* hook.h */
+#define filter_lo crpm__filter_lo
+#define filter_span crpm__filter_span
 static int handler_installed;
 static struct sigaction previous_segv;
 /* Set by the object prosper-cc links into instrumented programs (instrumented.c). */
@@ -237,21 +241,14 @@ void crpm_track_unregister(struct crpm_container *c)
 
 /* ---- hooks ---- */
 
-static void hook_slow(uintptr_t a, size_t n)
+void crpm__hook_slow(uintptr_t a, size_t n)
 {
 	struct crpm_container *c = find_ctr(a);
 	if (c && c->tracking != CRPM_TRACK_PROTECT)
 		crpm_note_write(c, (void *)a, n);
 }
 
-#define HOOK(a, n)                                                                       \
-	do {                                                                             \
-		uintptr_t a_ = (uintptr_t)(a);                                           \
-		if (__builtin_expect(a_ - __atomic_load_n(&filter_lo, __ATOMIC_RELAXED) < \
-					     __atomic_load_n(&filter_span, __ATOMIC_RELAXED), \
-				     0))                                                 \
-			hook_slow(a_, (n));                                              \
-	} while (0)
+#define HOOK(a, n) CRPM_HOOK(a, n)
 
 void crpm_annotate(void *addr, size_t len)
 {
