@@ -44,6 +44,10 @@ int prosper_track_open(struct prosper_track *t, int kind, pid_t pid, int uffd);
 void prosper_track_close(struct prosper_track *t);
 /* Start tracking [start, end) (page aligned): register and write-protect it. */
 int prosper_track_add(struct prosper_track *t, uint64_t start, uint64_t end);
+/* Stop write-protecting [start, end) (still registered): writes there are no longer reported
+ * and cost no fault; prosper_track_rearm() protects it again (the caller copies it meanwhile). */
+int prosper_track_unprotect(struct prosper_track *t, uint64_t start, uint64_t end);
+int prosper_track_rearm(struct prosper_track *t, uint64_t start, uint64_t end);
 /* Written pages of [start, end) since the last call (or since add), re-armed atomically.
  * Writes up to max ranges to out; returns the count, or negative on error (t->err). */
 long prosper_track_collect(struct prosper_track *t, uint64_t start, uint64_t end, struct prosper_range *out,

@@ -240,6 +240,14 @@ static int follow_map(struct sup *s, int n, const struct vma *prev, int nprev)
 	return 0;
 }
 
+/* A large mapping that a checkpoint finds mostly written (a hash table updated at random) costs a
+ * write-protect fault per page per interval for nothing: it is then copied whole, unprotected, for
+ * DENSE_REGION_HOLD checkpoints, and tracked again after that (the checkpoint that re-arms it copies
+ * it whole too, since its writes since the last one were not tracked). */
+#define DENSE_REGION_MIN (1u << 20)
+#define DENSE_REGION_PERCENT 50
+#define DENSE_REGION_HOLD 16
+
 static int stage_dirty(struct sup *s)
 {
 	int rc;
@@ -254,8 +262,23 @@ static int stage_dirty(struct sup *s)
 		if (mode == TRACK_MODE_FULL) {
 			s->ranges[0] = (struct prosper_range){ from, v->end };
 			k = 1;
+		} else if (v->copy_whole) {
+			if (--v->copy_whole == 0 && (rc = prosper_track_rearm(&s->track, v->start, v->end)) != 0)
+				return rc;
+			s->ranges[0] = (struct prosper_range){ v->start, v->end };
+			k = 1;
 		} else if ((k = prosper_track_collect(&s->track, from, v->end, s->ranges, MAX_RANGES)) < 0) {
 			return (int)k;
+		} else if (!v->sp && mode != TRACK_MODE_FULL && v->end - v->start >= DENSE_REGION_MIN) {
+			uint64_t dirty = 0;
+			for (long j = 0; j < k; j++)
+				dirty += s->ranges[j].end - s->ranges[j].start;
+			if (dirty * 100 >= (v->end - v->start) * DENSE_REGION_PERCENT) {
+				if ((rc = prosper_track_unprotect(&s->track, v->start, v->end)) != 0)
+					return rc;
+				v->copy_whole = DENSE_REGION_HOLD;
+				s->st.dense_regions++;
+			}
 		}
 		for (long j = 0; j < k; j++)
 			if ((rc = stage(s, v, s->ranges[j].start, s->ranges[j].end, 0)) != 0)

@@ -638,6 +638,7 @@ static void write_stats(struct sup *s, const char *path, const struct opts *o)
 		"{\"checkpoints\": %llu, \"late\": %llu, \"mean_stop_ms\": %.4f, \"max_stop_ms\": %.4f, "
 		"\"mean_threads\": %.3f, \"thread_capture_us\": %.3f, "
 		"\"stack_bytes\": %llu, \"stack_page_bytes\": %llu, \"stack_exact_bytes\": %llu, \"stack_dense_checkpoints\": %llu, "
+		"\"dense_region_switches\": %llu, "
 		"\"other_bytes\": %llu, \"other_page_bytes\": %llu, \"new_mapping_bytes\": %llu, "
 		"\"pool_data_bytes\": %llu, \"pool_catchup_bytes\": %llu, "
 		"\"mismatches\": %llu, \"verified_bytes\": %llu, \"epoch\": %llu, "
@@ -650,7 +651,7 @@ static void write_stats(struct sup *s, const char *path, const struct opts *o)
 		s->checkpoints ? (double)s->thread_captures / (double)s->checkpoints : 0.0,
 		s->thread_captures ? 1e6 * s->thread_capture_seconds / (double)s->thread_captures : 0.0,
 		(unsigned long long)t->stack, (unsigned long long)t->stack_pages, (unsigned long long)t->stack_exact,
-		(unsigned long long)t->stack_dense_checkpoints,
+		(unsigned long long)t->stack_dense_checkpoints, (unsigned long long)t->dense_regions,
 		(unsigned long long)t->other, (unsigned long long)t->other_pages, (unsigned long long)t->new_bytes,
 		(unsigned long long)ps.data_bytes, (unsigned long long)ps.catchup_bytes,
 		(unsigned long long)t->mismatches, (unsigned long long)t->verified_bytes,

@@ -14,6 +14,7 @@ struct vma {
 	int region;       /* pool region id, or -1 */
 	int seen;
 	uint64_t sp;      /* a stack: the SP of its thread at this stop (dead below SP-128); else 0 */
+	int copy_whole;   /* checkpoints left that copy it whole, unprotected (it was found dense) */
 };
 
 /* /proc/PID/maps, in address order. */

@@ -45,6 +45,7 @@ struct ckpt_stats {
 	uint64_t other, other_pages;
 	uint64_t new_bytes;                       /* mappings seen for the first time */
 	uint64_t stack_dense_checkpoints;         /* stack written as whole pages (adaptive) */
+	uint64_t dense_regions;                   /* times a mapping was switched to whole copies */
 	uint64_t mismatches, verified_bytes;      /* soundness oracle */
 };
 

@@ -52,10 +52,7 @@ int prosper_track_add(struct prosper_track *t, uint64_t start, uint64_t end)
 	struct uffdio_register reg = { .range = { .start = start, .len = end - start }, .mode = UFFDIO_REGISTER_MODE_WP };
 	if (ioctl(t->uffd, UFFDIO_REGISTER, &reg) != 0)
 		return fail(t, "UFFDIO_REGISTER");
-	struct uffdio_writeprotect wp = { .range = { .start = start, .len = end - start }, .mode = UFFDIO_WRITEPROTECT_MODE_WP };
-	if (ioctl(t->uffd, UFFDIO_WRITEPROTECT, &wp) != 0)
-		return fail(t, "UFFDIO_WRITEPROTECT");
-	return 0;
+	return prosper_track_rearm(t, start, end);
 }
 
 /* PAGEMAP_SCAN over [start, end) for pages in `category`, coalesced into ranges; `flags` may ask
@@ -98,6 +95,24 @@ static long scan(struct prosper_track *t, uint64_t start, uint64_t end, uint64_t
 		at = arg.walk_end;
 	}
 	return n;
+}
+
+static int write_protect(struct prosper_track *t, uint64_t start, uint64_t end, uint64_t mode)
+{
+	if (t->kind != PROSPER_TRACK_PAGE)
+		return 0;
+	struct uffdio_writeprotect wp = { .range = { .start = start, .len = end - start }, .mode = mode };
+	return ioctl(t->uffd, UFFDIO_WRITEPROTECT, &wp) != 0 ? fail(t, "UFFDIO_WRITEPROTECT") : 0;
+}
+
+int prosper_track_unprotect(struct prosper_track *t, uint64_t start, uint64_t end)
+{
+	return write_protect(t, start, end, 0);
+}
+
+int prosper_track_rearm(struct prosper_track *t, uint64_t start, uint64_t end)
+{
+	return write_protect(t, start, end, UFFDIO_WRITEPROTECT_MODE_WP);
 }
 
 long prosper_track_collect(struct prosper_track *t, uint64_t start, uint64_t end, struct prosper_range *out,
