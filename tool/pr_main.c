@@ -29,6 +29,11 @@
  *     SP-128 up, as the paper's Dirtybit baseline copies them.
  *   - Totals are printed; averages and ratios are computed by `prosper hw` (no floating point
  *     formatting inside the tool).
+ *   - With --trace-out=PATH every load and store is also written to PATH as an uncompressed
+ *     trace stream (docs/trace-format.md; `prosper trace` compresses it).  A record's
+ *     instruction position is its superblock's entry count plus the index of its instruction in
+ *     the superblock (side exits make later superblocks start "late", as for the intervals).
+ *     Loads are instrumented only when tracing, so `prosper hw` pays nothing for them.
  */
 #include "pub_tool_basics.h"
 #include "pub_tool_tooliface.h"
@@ -42,6 +47,7 @@
 #include "pub_tool_threadstate.h"
 #include "pub_tool_clientstate.h"
 #include "pub_tool_vki.h"
+#include "pub_tool_aspacemgr.h"
 
 #include "prosper/hwmodel.h"
 #include "prosper/stackckpt.h"
@@ -56,6 +62,7 @@ static const HChar *clo_gran = "8,16,32,64,128";
 static const HChar *clo_tables = "16:24:8";
 static Long clo_interval = 30000000;
 static const HChar *clo_json = NULL;
+static const HChar *clo_trace = NULL;
 
 static Bool pr_process_cmd_line_option(const HChar *arg)
 {
@@ -63,6 +70,7 @@ static Bool pr_process_cmd_line_option(const HChar *arg)
 	else if VG_STR_CLO(arg, "--tables", clo_tables) {}
 	else if VG_BINT_CLO(arg, "--interval-instr", clo_interval, 1000, 1000000000000LL) {}
 	else if VG_STR_CLO(arg, "--json-out", clo_json) {}
+	else if VG_STR_CLO(arg, "--trace-out", clo_trace) {}
 	else return False;
 	return True;
 }
@@ -72,7 +80,8 @@ static void pr_print_usage(void)
 	VG_(printf)("    --gran=LIST               granularities in bytes, 8..128 [8,16,32,64,128]\n"
 		    "    --tables=T:H:L[,...]      lookup-table entries:HWM:LWM per configuration [16:24:8]\n"
 		    "    --interval-instr=N        guest instructions per checkpoint interval [30000000]\n"
-		    "    --json-out=FILE           write the totals as JSON to FILE (%%p: the pid)\n");
+		    "    --json-out=FILE           write the totals as JSON to FILE (%%p: the pid)\n"
+		    "    --trace-out=FILE          write every load and store as an uncompressed trace\n");
 }
 
 static void pr_print_debug_usage(void) { VG_(printf)("    (none)\n"); }
@@ -138,6 +147,95 @@ static inline Bool bit_get(const UChar *bm, ULong i) { return (bm[i >> 3] >> (i 
 static inline void bit_set(UChar *bm, ULong i) { bm[i >> 3] |= (UChar)(1 << (i & 7)); }
 
 /*------------------------------------------------------------*/
+/*--- Trace recording (docs/trace-format.md)               ---*/
+/*------------------------------------------------------------*/
+
+enum { TR_ADVANCE = 0, TR_LOAD = 1, TR_STORE = 2, TR_REGION = 3, TR_END = 127 };
+enum { TR_OTHER = 0, TR_STACK = 1, TR_HEAP = 2 };
+#define TR_RECORD 24
+
+static Int trace_fd = -1;
+static UChar trace_buf[1 << 20];
+static UInt trace_used;
+static ULong trace_records, trace_last_pos, sb_base;
+
+static void trace_flush(void)
+{
+	UInt off = 0;
+	while (off < trace_used) {
+		Int n = VG_(write)(trace_fd, trace_buf + off, trace_used - off);
+		if (n <= 0) {
+			VG_(umsg)("prosper: trace write failed; tracing stops\n");
+			VG_(close)(trace_fd);
+			trace_fd = -1;
+			break;
+		}
+		off += (UInt)n;
+	}
+	trace_used = 0;
+}
+
+/* trace_put -- one 24-byte little-endian record (x86-64 is little-endian: stored as is). */
+static void trace_put(UInt delta, UChar op, UChar region, UShort size, ULong addr, ULong sp)
+{
+	if (trace_used + TR_RECORD > sizeof trace_buf)
+		trace_flush();
+	UChar *r = trace_buf + trace_used;
+	*(UInt *)r = delta;
+	r[4] = op;
+	r[5] = region;
+	*(UShort *)(r + 6) = size;
+	*(ULong *)(r + 8) = addr;
+	*(ULong *)(r + 16) = sp;
+	trace_used += TR_RECORD;
+	if (op != TR_END)
+		trace_records++;
+}
+
+/* trace_advance -- the instruction delta to `pos`, split into ADVANCE records when it does not
+ * fit 32 bits; positions never go backwards. */
+static UInt trace_advance(ULong pos)
+{
+	if (pos < trace_last_pos)
+		pos = trace_last_pos;
+	ULong d = pos - trace_last_pos;
+	trace_last_pos = pos;
+	while (d > 0xFFFFFFFFull) {
+		trace_put(0xFFFFFFFFu, TR_ADVANCE, 0, 0, 0, 0);
+		d -= 0xFFFFFFFFull;
+	}
+	return (UInt)d;
+}
+
+static void trace_open(void)
+{
+	SysRes r = VG_(open)(clo_trace, VKI_O_WRONLY | VKI_O_CREAT | VKI_O_TRUNC, VKI_S_IRUSR | VKI_S_IWUSR);
+	if (sr_isError(r))
+		VG_(fmsg_bad_option)("--trace-out", "cannot open %s\n", clo_trace);
+	trace_fd = (Int)sr_Res(r);
+	HChar head[1024];
+	Int n = VG_(snprintf)(head, sizeof head,
+			      "PROSPER-TRACE 1\nrecord 24\nfield instr_delta u32 0\nfield op u8 4\n"
+			      "field region u8 5\nfield size u16 6\nfield addr u64 8\nfield sp u64 16\n"
+			      "op 0 advance\nop 1 load\nop 2 store\nop 3 region\nop 127 end\n"
+			      "region 0 other\nregion 1 stack\nregion 2 heap\nprogram %s\nend\n",
+			      VG_(args_the_exename) ? VG_(args_the_exename) : "?");
+	VG_(memcpy)(trace_buf, head, n);
+	trace_used = (UInt)n;
+}
+
+static void trace_close(void)
+{
+	if (trace_fd < 0)
+		return;
+	trace_put(0, TR_END, 0, 0, trace_records, instrs);
+	trace_flush();
+	if (trace_fd >= 0)
+		VG_(close)(trace_fd);
+	trace_fd = -1;
+}
+
+/*------------------------------------------------------------*/
 /*--- Threads                                              ---*/
 /*------------------------------------------------------------*/
 
@@ -167,6 +265,8 @@ static void stack_setup(ThreadId tid)
 	}
 	t->active = True;
 	threads_seen++;
+	if (trace_fd >= 0) /* the stack's bounds, [base, top+1), so that the trace describes itself */
+		trace_put(trace_advance(sb_base), TR_REGION, TR_STACK, (UShort)tid, t->base, t->top + 1);
 	if (tid == 1) {
 		main_base = t->base;
 		main_top = t->top;
@@ -313,9 +413,38 @@ static VG_REGPARM(2) void pr_store(Addr a, UWord size)
 	}
 }
 
+/* region_of -- stack if in a thread's stack, heap if in anonymous client memory (brk and
+ * anonymous mmaps), else other (the program's and libraries' file mappings). */
+static UChar region_of(Addr a)
+{
+	if (running && in_stack(&stacks[running], a, 1))
+		return TR_STACK;
+	for (ThreadId o = 1; o < MAX_THREADS; o++)
+		if (o != running && in_stack(&stacks[o], a, 1))
+			return TR_STACK;
+	const NSegment *seg = VG_(am_find_nsegment)(a);
+	return seg && seg->kind == SkAnonC ? TR_HEAP : TR_OTHER;
+}
+
+/* pr_trace -- one access; `packed` = op | size << 8 | instruction index in the SB << 32. */
+static VG_REGPARM(3) void pr_trace(Addr a, UWord packed, UWord sp)
+{
+	if (trace_fd < 0)
+		return;
+	ThreadId tid = VG_(get_running_tid)();
+	if (tid != running)
+		switch_to(tid);
+	UInt delta = trace_advance(sb_base + (packed >> 32));
+	UWord size = (packed >> 8) & 0xFFFFFF;
+	trace_put(delta, (UChar)(packed & 0xFF), region_of(a), size > 0xFFFF ? 0xFFFF : (UShort)size, a, sp);
+}
+
 static void pr_post_mem_write(CorePart part, ThreadId tid, Addr a, SizeT size)
 {
 	pr_store(a, size);
+	if (trace_fd >= 0 && size > 0)
+		trace_put(trace_advance(trace_last_pos), TR_STORE, region_of(a), size > 0xFFFF ? 0xFFFF : (UShort)size,
+			  a, VG_(get_SP)(tid));
 }
 
 /* The emit callback of the inspection: append the run's live bytes to the redo log. */
@@ -473,6 +602,7 @@ static VG_REGPARM(1) void pr_sb_entry(UWord n)
 	ThreadId tid = VG_(get_running_tid)();
 	if (tid != running)
 		switch_to(tid);
+	sb_base = instrs;
 	instrs += n;
 	if (instrs >= next_ckpt) {
 		checkpoint();
@@ -488,6 +618,27 @@ static void add_store(IRSB *sb, IRExpr *addr, Int size, IRExpr *guard)
 {
 	IRDirty *di = unsafeIRDirty_0_N(2, "pr_store", VG_(fnptr_to_fnentry)(&pr_store),
 					mkIRExprVec_2(addr, mkIRExpr_HWord((HWord)size)));
+	if (guard)
+		di->guard = guard;
+	addStmtToIRSB(sb, IRStmt_Dirty(di));
+}
+
+/* add_trace -- a call recording one access (tracing only); SP is read from the guest state at
+ * this point of the superblock, so it reflects every earlier Put in it. */
+static void add_trace(IRSB *sb, IRExpr *addr, Int size, UInt op, Int imark, IRExpr *guard, const VexGuestLayout *layout)
+{
+	if (!clo_trace || size <= 0)
+		return;
+	if (addr->tag != Iex_RdTmp && addr->tag != Iex_Const) {
+		IRTemp t = newIRTemp(sb->tyenv, Ity_I64);
+		addStmtToIRSB(sb, IRStmt_WrTmp(t, addr));
+		addr = IRExpr_RdTmp(t);
+	}
+	IRTemp sp = newIRTemp(sb->tyenv, Ity_I64);
+	addStmtToIRSB(sb, IRStmt_WrTmp(sp, IRExpr_Get(layout->offset_SP, Ity_I64)));
+	ULong packed = (ULong)op | ((ULong)size << 8) | ((ULong)(imark < 0 ? 0 : imark) << 32);
+	IRDirty *di = unsafeIRDirty_0_N(3, "pr_trace", VG_(fnptr_to_fnentry)(&pr_trace),
+					mkIRExprVec_3(addr, mkIRExpr_HWord((HWord)packed), IRExpr_RdTmp(sp)));
 	if (guard)
 		di->guard = guard;
 	addStmtToIRSB(sb, IRStmt_Dirty(di));
@@ -514,33 +665,66 @@ static IRSB *pr_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
 	entry->fxState[0].repeatLen = 0;
 	addStmtToIRSB(out, IRStmt_Dirty(entry));
 
+	Int imark = -1;
 	for (; i < in->stmts_used; i++) {
 		IRStmt *st = in->stmts[i];
 		if (!st)
 			continue;
 		switch (st->tag) {
-		case Ist_Store:
-			add_store(out, st->Ist.Store.addr, sizeofIRType(typeOfIRExpr(in->tyenv, st->Ist.Store.data)), NULL);
+		case Ist_IMark:
+			imark++;
 			break;
+		case Ist_WrTmp:
+			if (st->Ist.WrTmp.data->tag == Iex_Load)
+				add_trace(out, st->Ist.WrTmp.data->Iex.Load.addr, sizeofIRType(st->Ist.WrTmp.data->Iex.Load.ty),
+					  TR_LOAD, imark, NULL, layout);
+			break;
+		case Ist_LoadG: {
+			IRLoadG *lg = st->Ist.LoadG.details;
+			IRType res, arg;
+			typeOfIRLoadGOp(lg->cvt, &res, &arg);
+			add_trace(out, lg->addr, sizeofIRType(arg), TR_LOAD, imark, lg->guard, layout);
+			break;
+		}
+		case Ist_Store: {
+			Int sz = sizeofIRType(typeOfIRExpr(in->tyenv, st->Ist.Store.data));
+			add_store(out, st->Ist.Store.addr, sz, NULL);
+			add_trace(out, st->Ist.Store.addr, sz, TR_STORE, imark, NULL, layout);
+			break;
+		}
 		case Ist_StoreG: {
 			IRStoreG *sg = st->Ist.StoreG.details;
-			add_store(out, sg->addr, sizeofIRType(typeOfIRExpr(in->tyenv, sg->data)), sg->guard);
+			Int sz = sizeofIRType(typeOfIRExpr(in->tyenv, sg->data));
+			add_store(out, sg->addr, sz, sg->guard);
+			add_trace(out, sg->addr, sz, TR_STORE, imark, sg->guard, layout);
 			break;
 		}
 		case Ist_CAS: {
 			IRCAS *cas = st->Ist.CAS.details;
 			Int sz = sizeofIRType(typeOfIRExpr(in->tyenv, cas->dataLo)) * (cas->dataHi ? 2 : 1);
 			add_store(out, cas->addr, sz, NULL);
+			add_trace(out, cas->addr, sz, TR_LOAD, imark, NULL, layout);
+			add_trace(out, cas->addr, sz, TR_STORE, imark, NULL, layout);
 			break;
 		}
 		case Ist_LLSC:
-			if (st->Ist.LLSC.storedata)
-				add_store(out, st->Ist.LLSC.addr, sizeofIRType(typeOfIRExpr(in->tyenv, st->Ist.LLSC.storedata)), NULL);
+			if (st->Ist.LLSC.storedata) {
+				Int sz = sizeofIRType(typeOfIRExpr(in->tyenv, st->Ist.LLSC.storedata));
+				add_store(out, st->Ist.LLSC.addr, sz, NULL);
+				add_trace(out, st->Ist.LLSC.addr, sz, TR_STORE, imark, NULL, layout);
+			} else {
+				add_trace(out, st->Ist.LLSC.addr, sizeofIRType(typeOfIRTemp(in->tyenv, st->Ist.LLSC.result)),
+					  TR_LOAD, imark, NULL, layout);
+			}
 			break;
 		case Ist_Dirty: {
 			IRDirty *d = st->Ist.Dirty.details;
-			if (d->mFx == Ifx_Write || d->mFx == Ifx_Modify)
+			if (d->mFx == Ifx_Read || d->mFx == Ifx_Modify)
+				add_trace(out, d->mAddr, d->mSize, TR_LOAD, imark, d->guard, layout);
+			if (d->mFx == Ifx_Write || d->mFx == Ifx_Modify) {
 				add_store(out, d->mAddr, d->mSize, NULL);
+				add_trace(out, d->mAddr, d->mSize, TR_STORE, imark, d->guard, layout);
+			}
 			break;
 		}
 		default:
@@ -581,6 +765,7 @@ static Bool pr_handle_client_request(ThreadId tid, UWord *arg, UWord *ret)
 
 static void pr_fini(Int exitcode)
 {
+	trace_close();
 	/* No checkpoint at exit: the program is over, and a tail interval after main returned
 	 * would only dilute the per-checkpoint averages. */
 	VG_(umsg)("prosper: %llu checkpoints, %llu instructions, %llu stack stores (%llu below the final SP)\n",
@@ -691,6 +876,8 @@ static void pr_post_clo_init(void)
 	prosper_hw_config_default(&cc);
 	prosper_hw_init(&client_hw, &cc, &mem_ops);
 	next_ckpt = (ULong)clo_interval;
+	if (clo_trace)
+		trace_open();
 }
 
 static void pr_pre_clo_init(void)

@@ -14,6 +14,8 @@ SUBCOMMANDS = {
     "inspect": ("prosper.cmd_inspect", "show a pool: header, epoch, regions, segments, checksums"),
     "crashtest": ("prosper.cmd_crashtest", "crash-point, power-failure and mutation tests of the pool protocol"),
     "hw": ("prosper.cmd_hw", "run a program under the emulated Prosper tracker; stack checkpoint sizes vs Dirtybit"),
+    "trace": ("prosper.cmd_trace", "record a program's loads and stores as a trace for `prosper sim`"),
+    "sim": ("prosper.cmd_sim", "simulate persistence mechanisms (Prosper, SSP, Romulus, Dirtybit, ...) on a trace"),
     "bench": ("prosper.cmd_bench", "benchmarks: `bench overhead` = slowdown vs native, stack bytes vs exact, restore GB/s"),
     "demo": ("prosper.cmd_demo", "a short story: a computation killed with SIGKILL, recovered, verified"),
 }

@@ -1,0 +1,63 @@
+"""prosper trace --out FILE [--interval-instr N] -- PROGRAM [ARGS...]
+
+Record every load and store of an unmodified program (and its stack's bounds) as a Prosper
+trace (docs/trace-format.md): the Valgrind tool of `prosper hw` writes the uncompressed records
+into a pipe and zstd compresses them into FILE.  `prosper sim FILE` replays it.
+
+The recording follows only the process started (not its children).  The program's exit code is
+returned; the tool's own report goes to stderr."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from .paths import BUILD, die
+
+
+def add_arguments(p):
+    p.add_argument("--out", required=True, help="the trace file to write (zstd-compressed)")
+    p.add_argument("--level", type=int, default=3, help="zstd compression level (default 3)")
+    p.add_argument("command", nargs="*", metavar="-- PROGRAM [ARGS]", help="the program to trace")
+
+
+def main(args):
+    cmd = list(args.command)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    if not cmd:
+        die("trace: no program given (usage: prosper trace --out FILE -- PROGRAM [ARGS])")
+    prog = shutil.which(cmd[0]) if os.sep not in cmd[0] else cmd[0]
+    if not prog or not os.path.isfile(prog) or not os.access(prog, os.X_OK):
+        die(f"trace: {cmd[0]}: no such executable")
+    libdir = os.path.join(BUILD, "tool", "lib")
+    if not os.access(os.path.join(libdir, "prosper-amd64-linux"), os.X_OK):
+        die("trace: the Valgrind tool is not built (run `make build`)")
+    if not shutil.which("zstd"):
+        die("trace: the zstd program is missing (scripts/setup installs it)")
+    out_dir = os.path.dirname(os.path.abspath(args.out))
+    if not os.path.isdir(out_dir):
+        die(f"trace: {out_dir}: no such directory")
+    with tempfile.TemporaryDirectory(prefix="prosper-trace-") as tmp:
+        fifo = os.path.join(tmp, "records")
+        os.mkfifo(fifo)
+        partial = args.out + ".partial"
+        with open(partial, "wb") as sink:
+            # zstd opens the pipe's read end first, so the tool's open for writing never blocks.
+            z = subprocess.Popen(["zstd", "-q", f"-{args.level}", "-T0", "-c", fifo], stdout=sink)
+            vg = ["valgrind", "--tool=prosper", "--trace-children=no", f"--log-file={tmp}/valgrind.log",
+                  "--gran=8", f"--trace-out={fifo}", prog] + cmd[1:]
+            p = subprocess.run(vg, env=dict(os.environ, VALGRIND_LIB=libdir))
+            if z.wait() != 0:
+                os.unlink(partial)
+                print("prosper trace: zstd failed", file=sys.stderr)
+                return 1
+        log = open(os.path.join(tmp, "valgrind.log")).read() if os.path.exists(os.path.join(tmp, "valgrind.log")) else ""
+        if "prosper: " not in log:  # the tool never finished (it prints its summary at exit)
+            os.unlink(partial)
+            last = log.strip().splitlines()[-1] if log.strip() else "valgrind failed"
+            print(f"prosper trace: no trace recorded: {last}", file=sys.stderr)
+            return 1
+        os.replace(partial, args.out)
+    print(f"prosper trace: {args.out} ({os.path.getsize(args.out)} bytes)", file=sys.stderr)
+    return p.returncode

@@ -1,0 +1,195 @@
+// machine.cc -- the timing model (assumptions at the top of machine.h).
+#include "machine.h"
+
+#include <algorithm>
+#include <bit>
+
+namespace prosper::sim {
+
+Cache::Cache(uint64_t bytes, unsigned ways, unsigned line_bytes) : ways_(ways)
+{
+	uint64_t sets = std::max<uint64_t>(1, bytes / line_bytes / ways);
+	sets = std::bit_floor(sets);  // a power of two, so that the set is a mask of the line
+	set_mask_ = sets - 1;
+	tag_.assign(sets * ways, 0);
+	stamp_.assign(sets * ways, 0);
+	dirty_.assign(sets * ways, 0);
+	mem_.assign(sets * ways, 0);
+}
+
+Cache::Victim Cache::insert(uint64_t line, bool dirty, Mem mem)
+{
+	uint64_t set = line & set_mask_, base = set * ways_;
+	uint64_t v = base;
+	for (unsigned w = 0; w < ways_; w++) {
+		if (tag_[base + w] == 0) {
+			v = base + w;
+			break;
+		}
+		if (stamp_[base + w] < stamp_[v])
+			v = base + w;
+	}
+	Victim out{tag_[v] - 1, tag_[v] != 0, dirty_[v] != 0, static_cast<Mem>(mem_[v])};
+	inserted_ = static_cast<int>(v);
+	tag_[v] = line + 1;
+	stamp_[v] = ++clock_;
+	dirty_[v] = dirty;
+	mem_[v] = mem;
+	return out;
+}
+
+static double cycles_per_line(double gbps, unsigned line, double ghz) { return line / gbps * ghz; }
+
+Machine::Machine(const Config &cfg)
+    : ghz_(cfg.get("core_ghz")), cpi_(cfg.get("cpi")), line_bytes_(static_cast<unsigned>(cfg.get("line_bytes"))),
+      line_shift_(std::countr_zero(line_bytes_)), l1_(cfg.get("l1_cycles")), l2_(cfg.get("l2_cycles")),
+      l3_(cfg.get("l3_cycles")), clwb_cycles_(cfg.get("clwb_cycles")), sfence_cycles_(cfg.get("sfence_cycles")),
+      c1_(static_cast<uint64_t>(cfg.get("l1_kib")) * 1024, static_cast<unsigned>(cfg.get("l1_ways")), line_bytes_),
+      c2_(static_cast<uint64_t>(cfg.get("l2_kib")) * 1024, static_cast<unsigned>(cfg.get("l2_ways")), line_bytes_),
+      c3_(static_cast<uint64_t>(cfg.get("l3_kib")) * 1024, static_cast<unsigned>(cfg.get("l3_ways")), line_bytes_)
+{
+	if (!std::has_single_bit(line_bytes_) || line_bytes_ < 8)
+		throw ConfigError("timing.conf: line_bytes must be a power of two >= 8");
+	double depth = cfg.get("nvm_write_buffer");
+	Channel &d = ch_[kDram], &n = ch_[kNvm];
+	d.read_cycles = d.write_cycles = cycles_per_line(cfg.get("dram_gbps"), line_bytes_, ghz_);
+	d.read_latency = cfg.get("dram_read_ns") * ghz_;
+	d.write_latency = cfg.get("dram_write_ns") * ghz_;
+	d.queue_cycles = depth * d.write_cycles;
+	n.read_cycles = cycles_per_line(cfg.get("nvm_read_gbps"), line_bytes_, ghz_);
+	n.write_cycles = cycles_per_line(cfg.get("nvm_write_gbps"), line_bytes_, ghz_);
+	n.read_latency = cfg.get("nvm_read_ns") * ghz_;
+	n.write_latency = cfg.get("nvm_write_ns") * ghz_;
+	n.queue_cycles = depth * n.write_cycles;
+	sb_.assign(std::max<size_t>(1, static_cast<size_t>(cfg.get("store_buffer"))), 0.0);
+}
+
+double Machine::read_line(Mem mem)
+{
+	Channel &c = ch_[mem];
+	double start = std::max(now, c.read_busy);
+	c.read_busy = start + c.read_cycles;
+	return start - now + c.read_latency;
+}
+
+void Machine::write_line(Mem mem)
+{
+	Channel &c = ch_[mem];
+	double start = std::max(now, c.write_busy);
+	c.write_busy = start + c.write_cycles;
+	if (c.write_busy - now > c.queue_cycles)  // queue full: the core waits for a slot
+		now = c.write_busy - c.queue_cycles;
+	durable_ = std::max(durable_, c.write_busy + c.write_latency);
+	if (mem == kNvm)
+		stats.nvm_write_bytes += line_bytes_;
+}
+
+// writeback -- a dirty victim of `level` (1..3) goes one level down.
+void Machine::writeback(const Cache::Victim &v, int level)
+{
+	if (!v.valid || !v.dirty)
+		return;
+	if (level == 3) {
+		write_line(v.mem);
+		return;
+	}
+	Cache &next = level == 1 ? c2_ : c3_;
+	int s = next.find(v.line);
+	if (s >= 0)
+		next.set_dirty(s, true);
+	else
+		writeback(next.insert(v.line, true, v.mem), level + 1);
+}
+
+void Machine::access_line(uint64_t line, bool store, Mem mem)
+{
+	double latency;
+	int slot;
+	if (line == last_line_) {
+		slot = last_slot_;
+		latency = l1_;
+	} else if ((slot = c1_.find(line)) >= 0) {
+		latency = l1_;
+	} else {
+		// The dirty bit moves up with the fill: a line is dirty in at most one level, the
+		// highest that holds it (what lets clwb stop at the first level it finds the line in).
+		bool dirty = false;
+		int s2 = c2_.find(line), s3 = -1;
+		if (s2 >= 0) {
+			latency = l2_;
+			dirty = c2_.dirty(s2);
+			c2_.set_dirty(s2, false);
+		} else if ((s3 = c3_.find(line)) >= 0) {
+			latency = l3_;
+			dirty = c3_.dirty(s3);
+			c3_.set_dirty(s3, false);
+		} else {
+			latency = l3_ + read_line(mem);
+			writeback(c3_.insert(line, false, mem), 3);
+		}
+		if (s2 < 0)
+			writeback(c2_.insert(line, false, mem), 2);
+		Cache::Victim v = c1_.insert(line, dirty, mem);
+		slot = c1_.inserted_slot();
+		writeback(v, 1);
+	}
+	last_line_ = line;
+	last_slot_ = slot;
+	if (!store) {
+		now += latency;
+		return;
+	}
+	c1_.set_dirty(slot, true);
+	double &oldest = sb_[sb_head_];
+	if (oldest > now)  // store buffer full: wait for its oldest entry
+		now = oldest;
+	oldest = now + latency;
+	sb_head_ = (sb_head_ + 1) % sb_.size();
+}
+
+void Machine::clwb(uint64_t addr)
+{
+	uint64_t line = addr >> line_shift_;
+	stats.flushes++;
+	now += clwb_cycles_;
+	int s = line == last_line_ ? last_slot_ : c1_.find(line);
+	Cache *c = &c1_;
+	if (s < 0 && (s = c2_.find(line)) >= 0)
+		c = &c2_;
+	else if (s < 0 && (s = c3_.find(line)) >= 0)
+		c = &c3_;
+	if (s >= 0 && c->dirty(s)) {  // the only dirty copy (see access_line)
+		c->set_dirty(s, false);
+		write_line(c->mem(s));
+	}
+}
+
+void Machine::clwb_range(uint64_t addr, uint64_t bytes)
+{
+	if (!bytes)
+		return;
+	for (uint64_t l = addr >> line_shift_; l <= (addr + bytes - 1) >> line_shift_; l++)
+		clwb(l << line_shift_);
+}
+
+void Machine::sfence()
+{
+	stats.fences++;
+	now = std::max(now + sfence_cycles_, durable_);
+}
+
+void Machine::bulk_copy(uint64_t bytes, Mem from, Mem to)
+{
+	uint64_t lines = (bytes + line_bytes_ - 1) / line_bytes_;
+	Channel &src = ch_[from];
+	for (uint64_t i = 0; i < lines; i++) {
+		double start = std::max(now, src.read_busy);
+		src.read_busy = start + src.read_cycles;
+		now = std::max(now, start);  // the copy loop cannot run ahead of its reads' bandwidth
+		write_line(to);
+	}
+	if (lines)
+		now = std::max(now, src.read_busy + src.read_latency);
+}
+
+}  // namespace prosper::sim

@@ -1,0 +1,146 @@
+// machine.h -- prosper-sim's timing model: one in-order core, three cache levels, DRAM and NVM.
+//
+// Notes (the model's assumptions; constants and their sources are in sim/config/timing.conf):
+//   - In-order core at core_ghz, `cpi` cycles per instruction when nothing stalls.  The clock
+//     is advanced by the trace's instruction deltas; memory adds stalls on top.
+//   - Loads stall for the latency of the level that hits (L1/L2/L3 hit cycles, or the memory's
+//     read latency plus queueing behind earlier reads of the same memory).  Load-use latency is
+//     fully exposed: no overlap, no prefetching.
+//   - Stores retire into a store buffer of `store_buffer` entries; an entry is held until its
+//     line is in L1 (the fill latency as for a load).  The core stalls only when the buffer is
+//     full.  Stores are write-allocate.
+//   - Caches (Table II): L1/L2/L3 set-associative with true LRU, 64 B lines, write-back.  Fills go
+//     into every level (mostly inclusive, no back-invalidation); a dirty victim is written into
+//     the next level, and from L3 to the memory its line belongs to.  One core: no coherence.
+//   - Memories: a read channel and a write channel per memory, each a bandwidth pipe (line_bytes
+//     per line / GB/s).  Reads take priority over queued writes (read-first scheduling), so they
+//     only wait for earlier reads.  Writes enter a write queue of nvm_write_buffer lines (NVM;
+//     DRAM uses the same depth); the core stalls when a write finds the queue full.  A write is
+//     durable write_ns after it leaves the queue.
+//   - clwb writes a dirty line back (keeping it cached) and costs clwb_cycles to issue; sfence
+//     waits until every write issued so far is durable.  Only the memory-side effect of a flush
+//     is modelled, not its cache-coherence traffic.
+//   - Bulk copies by the OS at interval ends (checkpoint copies) stream without polluting the
+//     caches: lines are read from the source's read channel and pushed into the destination's
+//     write queue; the core waits for the last one (the caller then fences).
+//   - Background traffic (the Prosper tracker's bitmap loads/stores) goes through the caches and
+//     the memory channels, but does not stall the core: the hardware issues it off the pipeline.
+//   - This is a model for comparing mechanisms, calibrated from published constants; it does
+//     not claim cycle accuracy.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "config.h"
+
+namespace prosper::sim {
+
+enum Mem : uint8_t { kDram = 0, kNvm = 1 };
+
+// The counters every mechanism reports (`prosper sim` prints them).
+struct Stats {
+	uint64_t nvm_write_bytes = 0;   // bytes written to NVM media (line write-backs, copies, logs)
+	uint64_t flushes = 0;           // clwb instructions
+	uint64_t fences = 0;            // sfence instructions
+	uint64_t checkpoint_bytes = 0;  // payload copied by checkpoints / commits / log applies
+	uint64_t log_bytes = 0;         // log records written (undo, redo, Romulus)
+	uint64_t bitmap_loads = 0, bitmap_stores = 0;  // Prosper tracker traffic
+	uint64_t checkpoints = 0;       // interval ends handled
+	uint64_t consolidations = 0;    // SSP: pages merged
+};
+
+// Cache -- one set-associative level with true LRU.  Lines are numbered (address / line size).
+class Cache {
+public:
+	struct Victim {
+		uint64_t line;
+		bool valid, dirty;
+		Mem mem;
+	};
+	Cache(uint64_t bytes, unsigned ways, unsigned line_bytes);
+	// index of the way holding `line`, or -1
+	int find(uint64_t line)
+	{
+		uint64_t set = line & set_mask_;
+		uint64_t *t = &tag_[set * ways_];
+		for (unsigned w = 0; w < ways_; w++)
+			if (t[w] == line + 1) {
+				stamp_[set * ways_ + w] = ++clock_;
+				return static_cast<int>(set * ways_ + w);
+			}
+		return -1;
+	}
+	bool dirty(int slot) const { return dirty_[slot]; }
+	void set_dirty(int slot, bool d) { dirty_[slot] = d; }
+	Mem mem(int slot) const { return static_cast<Mem>(mem_[slot]); }
+	// insert a line that is not present; returns what it displaced
+	Victim insert(uint64_t line, bool dirty, Mem mem);
+	int inserted_slot() const { return inserted_; }  // where the last insert() put its line
+
+private:
+	unsigned ways_;
+	uint64_t set_mask_, clock_ = 0;
+	int inserted_ = -1;
+	std::vector<uint64_t> tag_, stamp_;  // tag = line + 1 (0 = empty)
+	std::vector<uint8_t> dirty_, mem_;
+};
+
+class Machine {
+public:
+	explicit Machine(const Config &cfg);
+	double now = 0;  // core cycles
+	Stats stats;
+
+	// The core executes `n` instructions with no stalls.
+	void run_instructions(uint64_t n) { now += n * cpi_; }
+	// A load or store of `size` bytes at `addr`, which lives in `mem`.
+	void access(uint64_t addr, uint32_t size, bool store, Mem mem)
+	{
+		uint64_t first = addr >> line_shift_, last = (addr + size - 1) >> line_shift_;
+		for (uint64_t l = first; l <= last; l++)
+			access_line(l, store, mem);
+	}
+	// Off the core's critical path (caches and channels see it; the clock does not move).
+	void background_access(uint64_t addr, uint32_t size, bool store, Mem mem)
+	{
+		double t = now;
+		access(addr, size, store, mem);
+		now = t;
+	}
+	void clwb(uint64_t addr);             // write the line back if it is dirty anywhere
+	void clwb_range(uint64_t addr, uint64_t bytes);
+	void sfence();
+	// OS copy of `bytes` from `from` to `to` memory, not through the caches (see Notes).
+	void bulk_copy(uint64_t bytes, Mem from, Mem to);
+	// Software work of `cycles`, or of an OS event of `ns` nanoseconds.
+	void compute(double cycles) { now += cycles; }
+	void os_ns(double ns) { now += ns * ghz_; }
+	// A line written straight to a memory's write queue (hardware logs), e.g. Romulus' log.
+	void write_line(Mem mem);
+	double ghz() const { return ghz_; }
+	unsigned line_bytes() const { return line_bytes_; }
+
+private:
+	struct Channel {
+		double read_busy = 0, write_busy = 0;
+		double read_cycles, write_cycles;   // occupancy per line
+		double read_latency, write_latency; // cycles
+		double queue_cycles;                // write-queue depth in cycles of occupancy
+	};
+	void access_line(uint64_t line, bool store, Mem mem);
+	double read_line(Mem mem);  // stall cycles of a line fill from memory
+	void writeback(const Cache::Victim &v, int level);
+
+	double ghz_, cpi_;
+	unsigned line_bytes_, line_shift_;
+	double l1_, l2_, l3_, clwb_cycles_, sfence_cycles_;
+	Cache c1_, c2_, c3_;
+	Channel ch_[2];
+	double durable_ = 0;  // when every write issued so far is durable
+	std::vector<double> sb_;  // store buffer: completion time of each entry (ring)
+	size_t sb_head_ = 0;
+	uint64_t last_line_ = ~0ull;  // L1 fast path: the line of the previous access
+	int last_slot_ = -1;
+};
+
+}  // namespace prosper::sim
