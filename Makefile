@@ -29,7 +29,7 @@ build-asan: setup
 build-fuzz: setup
 	@cmake -S . -B $(FUZZ_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCMAKE_C_COMPILER=clang-16 -DCMAKE_CXX_COMPILER=clang++-16 -DPROSPER_FUZZ=ON >/dev/null
-	@cmake --build $(FUZZ_BUILD) --target fuzz_pool_open gen_corpus
+	@cmake --build $(FUZZ_BUILD) --target fuzz_pool_open fuzz_trace_reader gen_corpus
 
 demo: build
 	@bin/prosper demo

@@ -60,7 +60,7 @@ static std::string make_trace(const std::string &name, const std::function<void(
 	return f;
 }
 
-static const sim::Result &run(const std::string &file, const std::string &stack, const std::string &heap,
+static sim::Result run(const std::string &file, const std::string &stack, const std::string &heap,
 			      sim::Report &rep)
 {
 	sim::Options o;

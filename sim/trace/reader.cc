@@ -34,19 +34,34 @@ Reader::Reader(const std::string &path) : name_(path)
 	file_ = std::fopen(path.c_str(), "rb");
 	if (!file_)
 		throw TraceError(path + ": cannot open: " + std::strerror(errno));
-	parse_header();
+	checked_header();
 }
 
 Reader::Reader(const uint8_t *data, size_t len, const std::string &name) : name_(name), mem_(data), mem_len_(len)
 {
-	parse_header();
+	checked_header();
 }
 
-Reader::~Reader()
+Reader::~Reader() { release(); }
+
+void Reader::release()
 {
 	if (file_)
 		std::fclose(file_);
+	file_ = nullptr;
 	ZSTD_freeDCtx(static_cast<ZSTD_DCtx *>(dctx_));
+	dctx_ = nullptr;
+}
+
+// checked_header -- a constructor that throws runs no destructor: release here.
+void Reader::checked_header()
+{
+	try {
+		parse_header();
+	} catch (...) {
+		release();
+		throw;
+	}
 }
 
 void Reader::fail(const std::string &why) const

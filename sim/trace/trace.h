@@ -61,6 +61,8 @@ public:
 
 private:
 	void parse_header();
+	void checked_header();
+	void release();
 	bool fill(size_t need);  // at least `need` decompressed bytes buffered, or false at EOF
 	[[noreturn]] void fail(const std::string &why) const;
 	[[noreturn]] void fail_header(const std::string &why) const;
