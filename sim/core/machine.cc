@@ -105,10 +105,7 @@ void Machine::access_line(uint64_t line, bool store, Mem mem)
 {
 	double latency;
 	int slot;
-	if (line == last_line_) {
-		slot = last_slot_;
-		latency = l1_;
-	} else if ((slot = c1_.find(line)) >= 0) {
+	if ((slot = l1_lookup(line)) >= 0) {
 		latency = l1_;
 	} else {
 		// The dirty bit moves up with the fill: a line is dirty in at most one level, the
@@ -131,10 +128,10 @@ void Machine::access_line(uint64_t line, bool store, Mem mem)
 			writeback(c2_.insert(line, false, mem), 2);
 		Cache::Victim v = c1_.insert(line, dirty, mem);
 		slot = c1_.inserted_slot();
+		forget_slot(slot);
+		remember(line, slot);
 		writeback(v, 1);
 	}
-	last_line_ = line;
-	last_slot_ = slot;
 	if (!store) {
 		now += latency;
 		return;
@@ -152,7 +149,7 @@ void Machine::clwb(uint64_t addr)
 	uint64_t line = addr >> line_shift_;
 	stats.flushes++;
 	now += clwb_cycles_;
-	int s = line == last_line_ ? last_slot_ : c1_.find(line);
+	int s = l1_lookup(line);
 	Cache *c = &c1_;
 	if (s < 0 && (s = c2_.find(line)) >= 0)
 		c = &c2_;

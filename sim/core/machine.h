@@ -70,6 +70,7 @@ public:
 			}
 		return -1;
 	}
+	void touch(int slot) { stamp_[slot] = ++clock_; }
 	bool dirty(int slot) const { return dirty_[slot]; }
 	void set_dirty(int slot, bool d) { dirty_[slot] = d; }
 	Mem mem(int slot) const { return static_cast<Mem>(mem_[slot]); }
@@ -139,8 +140,39 @@ private:
 	double durable_ = 0;  // when every write issued so far is durable
 	std::vector<double> sb_;  // store buffer: completion time of each entry (ring)
 	size_t sb_head_ = 0;
-	uint64_t last_line_ = ~0ull;  // L1 fast path: the line of the previous access
-	int last_slot_ = -1;
+	// L1 fast path: the lines of the last two accesses and their slots (a program's data line
+	// and a log line alternate in the logging mechanisms).  memo_line_[0] is the most recent.
+	uint64_t memo_line_[2] = {~0ull, ~0ull};
+	int memo_slot_[2] = {-1, -1};
+	int l1_lookup(uint64_t line)
+	{
+		if (line == memo_line_[0])
+			return memo_slot_[0];  // nothing intervened: LRU order unchanged
+		if (line == memo_line_[1]) {
+			c1_.touch(memo_slot_[1]);
+			remember(line, memo_slot_[1]);
+			return memo_slot_[0];
+		}
+		int s = c1_.find(line);
+		if (s >= 0)
+			remember(line, s);
+		return s;
+	}
+	void remember(uint64_t line, int slot)
+	{
+		if (line != memo_line_[0]) {
+			memo_line_[1] = memo_line_[0];
+			memo_slot_[1] = memo_slot_[0];
+		}
+		memo_line_[0] = line;
+		memo_slot_[0] = slot;
+	}
+	void forget_slot(int slot)  // an L1 slot was refilled with another line
+	{
+		for (int i = 0; i < 2; i++)
+			if (memo_slot_[i] == slot)
+				memo_line_[i] = ~0ull;
+	}
 };
 
 }  // namespace prosper::sim
