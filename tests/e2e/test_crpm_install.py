@@ -31,6 +31,9 @@ def test_install_layout(prefix):
         assert os.path.exists(prefix / f), f
     pc = (prefix / "lib/pkgconfig/prosper-crpm.pc").read_text()
     assert f"prefix={prefix}" in pc
+    if os.path.exists(os.path.join(BUILD, "lib", "crpm", "libprosper-crpm-mpi.so")):
+        assert os.path.exists(prefix / "lib/libprosper-crpm-mpi.so")
+        assert os.path.exists(prefix / "lib/pkgconfig/prosper-crpm-mpi.pc")
 
 
 def build(prefix, tmp_path, instrumented):
