@@ -77,7 +77,7 @@ bool Reader::fill(size_t need)
 	if (!dctx_) {
 		dctx_ = ZSTD_createDCtx();
 		in_.resize(ZSTD_DStreamInSize());
-		out_.resize(1 << 20);
+		out_.resize(1 << 16);  // grows when a caller needs more
 	}
 	auto *dctx = static_cast<ZSTD_DCtx *>(dctx_);
 	while (out_len_ - out_pos_ < need) {
