@@ -11,31 +11,38 @@ Cache::Cache(uint64_t bytes, unsigned ways, unsigned line_bytes) : ways_(ways)
 	uint64_t sets = std::max<uint64_t>(1, bytes / line_bytes / ways);
 	sets = std::bit_floor(sets);  // a power of two, so that the set is a mask of the line
 	set_mask_ = sets - 1;
-	tag_.assign(sets * ways, 0);
-	stamp_.assign(sets * ways, 0);
-	dirty_.assign(sets * ways, 0);
-	mem_.assign(sets * ways, 0);
+	way_.assign(sets * ways, Way{0, 0, 0, 0});
 }
 
 Cache::Victim Cache::insert(uint64_t line, bool dirty, Mem mem)
 {
-	uint64_t set = line & set_mask_, base = set * ways_;
-	uint64_t v = base;
+	uint64_t base = (line & set_mask_) * ways_;
+	Way *set = &way_[base];
+	unsigned v = 0;
 	for (unsigned w = 0; w < ways_; w++) {
-		if (tag_[base + w] == 0) {
-			v = base + w;
+		if (set[w].tag == 0) {
+			v = w;
 			break;
 		}
-		if (stamp_[base + w] < stamp_[v])
-			v = base + w;
+		if (set[w].stamp < set[v].stamp)
+			v = w;
 	}
-	Victim out{tag_[v] - 1, tag_[v] != 0, dirty_[v] != 0, static_cast<Mem>(mem_[v])};
-	inserted_ = static_cast<int>(v);
-	tag_[v] = line + 1;
-	stamp_[v] = ++clock_;
-	dirty_[v] = dirty;
-	mem_[v] = mem;
+	Way &x = set[v];
+	Victim out{x.tag - 1, x.tag != 0, x.dirty != 0, static_cast<Mem>(x.mem)};
+	inserted_ = static_cast<int>(base + v);
+	if (++clock_ == 0)
+		renumber();
+	x = Way{line + 1, clock_, static_cast<uint8_t>(dirty), static_cast<uint8_t>(mem)};
 	return out;
+}
+
+// renumber -- the 32-bit clock wrapped: restart every stamp at 0 (loses the order once per
+// 2^32 accesses of this level, a negligible perturbation of LRU).
+void Cache::renumber()
+{
+	for (Way &w : way_)
+		w.stamp = 0;
+	clock_ = 1;
 }
 
 static double cycles_per_line(double gbps, unsigned line, double ghz) { return line / gbps * ghz; }

@@ -61,29 +61,42 @@ public:
 	// index of the way holding `line`, or -1
 	int find(uint64_t line)
 	{
-		uint64_t set = line & set_mask_;
-		uint64_t *t = &tag_[set * ways_];
+		uint64_t base = (line & set_mask_) * ways_;
+		Way *t = &way_[base];
 		for (unsigned w = 0; w < ways_; w++)
-			if (t[w] == line + 1) {
-				stamp_[set * ways_ + w] = ++clock_;
-				return static_cast<int>(set * ways_ + w);
+			if (t[w].tag == line + 1) {
+				if (++clock_ == 0)
+					renumber();
+				t[w].stamp = clock_;
+				return static_cast<int>(base + w);
 			}
 		return -1;
 	}
-	void touch(int slot) { stamp_[slot] = ++clock_; }
-	bool dirty(int slot) const { return dirty_[slot]; }
-	void set_dirty(int slot, bool d) { dirty_[slot] = d; }
-	Mem mem(int slot) const { return static_cast<Mem>(mem_[slot]); }
+	void touch(int slot)
+	{
+		if (++clock_ == 0)
+			renumber();
+		way_[slot].stamp = clock_;
+	}
+	bool dirty(int slot) const { return way_[slot].dirty; }
+	void set_dirty(int slot, bool d) { way_[slot].dirty = d; }
+	Mem mem(int slot) const { return static_cast<Mem>(way_[slot].mem); }
 	// insert a line that is not present; returns what it displaced
 	Victim insert(uint64_t line, bool dirty, Mem mem);
+	void renumber();
 	int inserted_slot() const { return inserted_; }  // where the last insert() put its line
 
 private:
 	unsigned ways_;
-	uint64_t set_mask_, clock_ = 0;
+	uint64_t set_mask_;
+	uint32_t clock_ = 0;
 	int inserted_ = -1;
-	std::vector<uint64_t> tag_, stamp_;  // tag = line + 1 (0 = empty)
-	std::vector<uint8_t> dirty_, mem_;
+	struct Way {  // 16 bytes: a set's ways share few host cache lines
+		uint64_t tag;    // line + 1 (0 = empty)
+		uint32_t stamp;  // LRU age (wraps after 2^32 accesses: renumbered then)
+		uint8_t dirty, mem;
+	};
+	std::vector<Way> way_;
 };
 
 class Machine {
