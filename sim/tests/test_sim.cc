@@ -11,6 +11,7 @@
 #include <string>
 
 #include "../core/simulation.h"
+#include "../trace/kindle.h"
 
 using namespace prosper;
 using trace::kHeap;
@@ -377,6 +378,43 @@ static void test_reader()
 	CHECK_EQ(ev[1].instr, 9000000010ull);
 }
 
+// kindle_tuple -- one 28-byte Kindle record image.
+static std::string kindle_tuple(uint32_t interval, uint32_t offset, char op, int32_t size, char type, int32_t index)
+{
+	char t[28] = {};
+	std::memcpy(t, &interval, 4);
+	std::memcpy(t + 4, &offset, 4);
+	t[8] = op;
+	std::memcpy(t + 9, &size, 4);
+	t[13] = type;
+	std::memcpy(t + 19, &index, 4);
+	return std::string(t, 28);
+}
+
+static void test_kindle_import()
+{
+	std::string img = kindle_tuple(0, 64, 'W', 8, 'S', 0) + kindle_tuple(0, 128, 'R', 4, 'H', 2) +
+			  kindle_tuple(1, 64, 'W', 8, 'S', 0);
+	write_file(path("k.img"), img + kindle_tuple(0, 0, 'Y', 0, 0, 0));
+	CHECK_EQ(trace::import_kindle(path("k.img"), path("k.trace")), 3ull);
+	trace::Reader rd(path("k.trace"));
+	trace::Event ev[8];
+	CHECK_EQ(rd.next(ev, 8), 3ull);
+	CHECK(ev[0].op == kStore && ev[0].region == kStack && ev[0].size == 8);
+	CHECK(ev[1].op == kLoad && ev[1].region == kHeap && ev[1].size == 4);
+	CHECK_EQ(ev[2].instr, 30000000ull);  // Kindle interval 1 starts at 30 M instructions
+	CHECK_EQ(ev[2].addr - ev[0].addr, 0ull);
+	CHECK_EQ(rd.ranges().size(), 1ull);
+	write_file(path("k-cut.img"), img);  // no 'Y'
+	bool refused = false;
+	try {
+		trace::import_kindle(path("k-cut.img"), path("k2.trace"));
+	} catch (const trace::TraceError &e) {
+		refused = std::strstr(e.what(), "record 3") != nullptr;
+	}
+	CHECK(refused);
+}
+
 int main(int argc, char **argv)
 {
 	char tmpl[] = "/tmp/prosper-sim-test.XXXXXX";
@@ -395,6 +433,7 @@ int main(int argc, char **argv)
 	test_prosper();
 	test_config();
 	test_reader();
+	test_kindle_import();
 	std::string rm = "rm -rf " + tmpdir;
 	if (std::system(rm.c_str()) != 0)
 		return 1;
