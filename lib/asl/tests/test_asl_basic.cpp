@@ -300,7 +300,8 @@ static void test_failed_update()
 		v.pop_back();
 		uint64_t before = rt->last_snapshot().seq; // a full log may have asked for some already
 		rt->snapshot(); // would wait forever for the failed operation without op_abort
-		CHECK(rt->last_snapshot().seq == before + 1);
+		// ours, and perhaps one the full log asked for, completed in the background meanwhile
+		CHECK(rt->last_snapshot().seq >= before + 1);
 		v.pop_back();
 	}
 	{
