@@ -1,4 +1,4 @@
-"""prosper trace --out FILE [--interval-instr N] -- PROGRAM [ARGS...]
+"""prosper trace --out FILE [--level N] -- PROGRAM [ARGS...]
 
 Record every load and store of an unmodified program (and its stack's bounds) as a Prosper
 trace (docs/trace-format.md): the Valgrind tool of `prosper hw` writes the uncompressed records

@@ -177,6 +177,13 @@ def markdown(res, cmd, quick, made=None):
           "|---|---:|---:|---:|"]
     for n, r in res.items():
         L.append(f"| {n} | {r['events']} | {r['trace_bytes']} | {r['slowest_events_per_second'] / 1e6:.1f} |")
+    L += ["", "Per combination over all programs (M events per second of the simulator's time in that "
+          "combination, decoding excluded; the machine was shared, see the load average above):", "",
+          "| stack+heap | min | median | max |", "|---|---:|---:|---:|"]
+    combos = sorted({k for r in res.values() for k in r["events_per_second"]})
+    for k in combos:
+        v = sorted(r["events_per_second"][k] / 1e6 for r in res.values() if k in r["events_per_second"])
+        L.append(f"| {k} | {v[0]:.1f} | {v[len(v) // 2]:.1f} | {v[-1]:.1f} |")
     return "\n".join(L) + "\n"
 
 
