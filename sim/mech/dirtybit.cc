@@ -3,7 +3,7 @@
 // heap: every page the program has touched), copies each dirty 4 KiB page to an NVM log, fences,
 // copies it again into the NVM image, fences, clears the dirty bits and invalidates each page's
 // TLB entry.  The first checkpoint of a stack copies its whole active region.
-#include "lineset.h"
+#include "keyset.h"
 #include "mechanism.h"
 
 namespace prosper::sim {

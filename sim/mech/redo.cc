@@ -5,7 +5,7 @@
 // durable), a commit word (8-byte store, clwb, sfence), then apply: clwb every home line
 // written in the interval, sfence, and reset the log.
 // redo-sp logs only stores that are not wholly below the interval's final SP.
-#include "lineset.h"
+#include "keyset.h"
 #include "log_area.h"
 #include "mechanism.h"
 

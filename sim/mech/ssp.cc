@@ -15,7 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "lineset.h"
+#include "keyset.h"
 #include "mechanism.h"
 
 namespace prosper::sim {

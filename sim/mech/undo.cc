@@ -4,7 +4,7 @@
 // line written in the interval, sfence, and truncate the log (one 8-byte store, clwb, sfence).
 // undo-sp logs only stores that are not wholly below the interval's final SP; the lines of the
 // others are still written in place (they live in NVM) but need no commit.
-#include "lineset.h"
+#include "keyset.h"
 #include "log_area.h"
 #include "mechanism.h"
 

@@ -1,5 +1,5 @@
-// lineset.h -- a set of 64-bit keys (line or page numbers) that remembers insertion order:
-// open addressing for membership, a vector for iteration.  clear() is O(size).
+// keyset.h -- a set of 64-bit keys (line or page numbers) that remembers insertion order:
+// open addressing for membership, a vector for iteration.
 #pragma once
 #include <cstdint>
 #include <algorithm>
