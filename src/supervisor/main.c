@@ -808,7 +808,8 @@ int main(int argc, char **argv)
 			return die("%s: the program finished (exit code %d): nothing to resume", pool_path, done->exit_code);
 		const char *why;
 		if (prosper_pool_epoch(s->pool) == 0)
-			return die("%s: no checkpoint was committed (the program ran less than one interval)", pool_path);
+			return die("%s: no checkpoint was committed (the program ran less than one interval, or could not be checkpointed)",
+				   pool_path);
 		if (img_decode(blob, blen, &im, &why) != 0)
 			return die("%s: %s", pool_path, why);
 		char reason[600];
