@@ -11,37 +11,34 @@ Cache::Cache(uint64_t bytes, unsigned ways, unsigned line_bytes) : ways_(ways)
 	uint64_t sets = std::max<uint64_t>(1, bytes / line_bytes / ways);
 	sets = std::bit_floor(sets);  // a power of two, so that the set is a mask of the line
 	set_mask_ = sets - 1;
-	way_.assign(sets * ways, Way{0, 0, 0, 0});
+	tag_.assign(sets * ways, 0);
+	stamp_.assign(sets * ways, 0);
+	flags_.assign(sets * ways, 0);
 }
 
 Cache::Victim Cache::insert(uint64_t line, bool dirty, Mem mem)
 {
 	uint64_t base = (line & set_mask_) * ways_;
-	Way *set = &way_[base];
+	const uint32_t *st = &stamp_[base];
 	unsigned v = 0;
-	for (unsigned w = 0; w < ways_; w++) {
-		if (set[w].tag == 0) {
+	for (unsigned w = 1; w < ways_; w++)  // the oldest; never-used ways have stamp 0
+		if (st[w] < st[v])
 			v = w;
-			break;
-		}
-		if (set[w].stamp < set[v].stamp)
-			v = w;
-	}
-	Way &x = set[v];
-	Victim out{x.tag - 1, x.tag != 0, x.dirty != 0, static_cast<Mem>(x.mem)};
-	inserted_ = static_cast<int>(base + v);
-	if (++clock_ == 0)
-		renumber();
-	x = Way{line + 1, clock_, static_cast<uint8_t>(dirty), static_cast<uint8_t>(mem)};
+	uint64_t slot = base + v;
+	Victim out{tag_[slot] - 1, tag_[slot] != 0, (flags_[slot] & kDirty) != 0,
+		   (flags_[slot] & kNvmFlag) ? kNvm : kDram};
+	inserted_ = static_cast<int>(slot);
+	tag_[slot] = line + 1;
+	flags_[slot] = static_cast<uint8_t>((dirty ? kDirty : 0) | (mem == kNvm ? kNvmFlag : 0));
+	touch(static_cast<int>(slot));
 	return out;
 }
 
-// renumber -- the 32-bit clock wrapped: restart every stamp at 0 (loses the order once per
-// 2^32 accesses of this level, a negligible perturbation of LRU).
+// renumber -- the 32-bit clock wrapped: restart every stamp (loses the LRU order once per 2^32
+// accesses of this level, a negligible perturbation).
 void Cache::renumber()
 {
-	for (Way &w : way_)
-		w.stamp = 0;
+	std::fill(stamp_.begin(), stamp_.end(), 0);
 	clock_ = 1;
 }
 
@@ -148,7 +145,8 @@ void Machine::access_line(uint64_t line, bool store, Mem mem)
 	if (oldest > now)  // store buffer full: wait for its oldest entry
 		now = oldest;
 	oldest = now + latency;
-	sb_head_ = (sb_head_ + 1) % sb_.size();
+	if (++sb_head_ == sb_.size())  // no division on the hot path
+		sb_head_ = 0;
 }
 
 void Machine::clwb(uint64_t addr)

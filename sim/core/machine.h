@@ -50,6 +50,8 @@ struct Stats {
 };
 
 // Cache -- one set-associative level with true LRU.  Lines are numbered (address / line size).
+// Tags, LRU stamps and flags are separate arrays so that a lookup reads only tags (one or two
+// host cache lines per set) and a victim search only stamps.
 class Cache {
 public:
 	struct Victim {
@@ -62,12 +64,10 @@ public:
 	int find(uint64_t line)
 	{
 		uint64_t base = (line & set_mask_) * ways_;
-		Way *t = &way_[base];
+		const uint64_t *t = &tag_[base];
 		for (unsigned w = 0; w < ways_; w++)
-			if (t[w].tag == line + 1) {
-				if (++clock_ == 0)
-					renumber();
-				t[w].stamp = clock_;
+			if (t[w] == line + 1) {
+				touch(static_cast<int>(base + w));
 				return static_cast<int>(base + w);
 			}
 		return -1;
@@ -76,27 +76,25 @@ public:
 	{
 		if (++clock_ == 0)
 			renumber();
-		way_[slot].stamp = clock_;
+		stamp_[slot] = clock_;
 	}
-	bool dirty(int slot) const { return way_[slot].dirty; }
-	void set_dirty(int slot, bool d) { way_[slot].dirty = d; }
-	Mem mem(int slot) const { return static_cast<Mem>(way_[slot].mem); }
+	bool dirty(int slot) const { return flags_[slot] & kDirty; }
+	void set_dirty(int slot, bool d) { flags_[slot] = static_cast<uint8_t>((flags_[slot] & ~kDirty) | (d ? kDirty : 0)); }
+	Mem mem(int slot) const { return (flags_[slot] & kNvmFlag) ? kNvm : kDram; }
 	// insert a line that is not present; returns what it displaced
 	Victim insert(uint64_t line, bool dirty, Mem mem);
 	void renumber();
 	int inserted_slot() const { return inserted_; }  // where the last insert() put its line
 
 private:
+	static constexpr uint8_t kDirty = 1, kNvmFlag = 2;
 	unsigned ways_;
 	uint64_t set_mask_;
 	uint32_t clock_ = 0;
 	int inserted_ = -1;
-	struct Way {  // 16 bytes: a set's ways share few host cache lines
-		uint64_t tag;    // line + 1 (0 = empty)
-		uint32_t stamp;  // LRU age (wraps after 2^32 accesses: renumbered then)
-		uint8_t dirty, mem;
-	};
-	std::vector<Way> way_;
+	std::vector<uint64_t> tag_;    // line + 1 (0 = empty)
+	std::vector<uint32_t> stamp_;  // LRU age; 0 = never used (wraps after 2^32: renumbered)
+	std::vector<uint8_t> flags_;   // kDirty | kNvmFlag
 };
 
 class Machine {
