@@ -18,6 +18,7 @@ from .paths import BUILD, die
 def add_arguments(p):
     p.add_argument("--out", required=True, help="the trace file to write (zstd-compressed)")
     p.add_argument("--level", type=int, default=3, help="zstd compression level (default 3)")
+    p.add_argument("--hw-json", help="also keep the tool's `prosper hw` totals (8-byte granules) as JSON here")
     p.add_argument("command", nargs="*", metavar="-- PROGRAM [ARGS]", help="the program to trace")
 
 
@@ -46,7 +47,8 @@ def main(args):
             # zstd opens the pipe's read end first, so the tool's open for writing never blocks.
             z = subprocess.Popen(["zstd", "-q", f"-{args.level}", "-T0", "-c", fifo], stdout=sink)
             vg = ["valgrind", "--tool=prosper", "--trace-children=no", f"--log-file={tmp}/valgrind.log",
-                  "--gran=8", f"--trace-out={fifo}", prog] + cmd[1:]
+                  "--gran=8", f"--trace-out={fifo}"] + ([f"--json-out={args.hw_json}"] if args.hw_json else []) \
+                + [prog] + cmd[1:]
             p = subprocess.run(vg, env=dict(os.environ, VALGRIND_LIB=libdir))
             if z.wait() != 0:
                 os.unlink(partial)

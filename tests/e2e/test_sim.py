@@ -13,7 +13,8 @@ RECURSIVE = os.path.join(BUILD, "bench", "recursive")
 @pytest.fixture(scope="module")
 def recursive_trace(tmp_path_factory):
     out = tmp_path_factory.mktemp("trace") / "rec.trace"
-    r = prosper("trace", "--out", out, "--", RECURSIVE, "4", "20")
+    hw = out.with_suffix(".hw.json")
+    r = prosper("trace", "--out", out, "--hw-json", hw, "--", RECURSIVE, "4", "100")
     assert r.returncode == 0, r.stderr
     return out
 
@@ -49,3 +50,23 @@ def test_sim_refuses_broken_input(tmp_path, recursive_trace):
     assert r.returncode == 2 and "unknown mechanism" in r.stderr
     r = prosper("trace", "--out", tmp_path / "x.trace", "--", "/no/such/program")
     assert r.returncode == 2
+
+
+def test_sim_prosper_runs_the_tools_tracker(recursive_trace):
+    """The simulator's `prosper` mechanism and the Valgrind tool run the same src/hwmodel code on
+    the same stores; only the interval boundaries differ slightly (the tool checkpoints at
+    superblock entries).  A full table evicts a pseudo-random victim, so a flush a few
+    instructions apart sends the two runs down different (equally likely) eviction sequences:
+    their bitmap traffic agrees within a few percent, not exactly."""
+    tool = json.load(open(recursive_trace.with_suffix(".hw.json")))
+    r = prosper("sim", recursive_trace, "--stack", "prosper", "--json")
+    assert r.returncode == 0, r.stderr
+    sim = [x for x in json.loads(r.stdout)["results"] if x["stack"] == "prosper"][0]
+    c = tool["configs"][0]
+    assert c["gran"] == 8 and tool["checkpoints"] >= 2
+    for key in ("bitmap_loads", "bitmap_stores"):
+        # +16: the tool also flushes the 16-entry table when the program exits
+        assert abs(sim[key] - c[key]) <= 0.05 * c[key] + 16, (key, sim[key], c[key])
+    assert sim["checkpoints"] == tool["checkpoints"]
+    tool_bytes = tool["first_checkpoint_bytes"] + c["bytes"]
+    assert abs(sim["checkpoint_bytes"] - tool_bytes) <= 0.05 * tool_bytes, (sim["checkpoint_bytes"], tool_bytes)
