@@ -20,10 +20,7 @@ Cache::Victim Cache::insert(uint64_t line, bool dirty, Mem mem)
 {
 	uint64_t base = (line & set_mask_) * ways_;
 	const uint32_t *st = &stamp_[base];
-	unsigned v = 0;
-	for (unsigned w = 1; w < ways_; w++)  // the oldest; never-used ways have stamp 0
-		if (st[w] < st[v])
-			v = w;
+	unsigned v = ways_ == 16 ? oldest<16>(st) : ways_ == 8 ? oldest<8>(st) : oldest(st, ways_);
 	uint64_t slot = base + v;
 	Victim out{tag_[slot] - 1, tag_[slot] != 0, (flags_[slot] & kDirty) != 0,
 		   (flags_[slot] & kNvmFlag) ? kNvm : kDram};

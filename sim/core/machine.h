@@ -28,6 +28,7 @@
 //   - This is a model for comparing mechanisms, calibrated from published constants; it does
 //     not claim cycle accuracy.
 #pragma once
+#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -65,12 +66,11 @@ public:
 	{
 		uint64_t base = (line & set_mask_) * ways_;
 		const uint64_t *t = &tag_[base];
-		for (unsigned w = 0; w < ways_; w++)
-			if (t[w] == line + 1) {
-				touch(static_cast<int>(base + w));
-				return static_cast<int>(base + w);
-			}
-		return -1;
+		int w = ways_ == 16 ? match<16>(t, line + 1) : ways_ == 8 ? match<8>(t, line + 1) : match(t, line + 1, ways_);
+		if (w < 0)
+			return -1;
+		touch(static_cast<int>(base + w));
+		return static_cast<int>(base + w);
 	}
 	void touch(int slot)
 	{
@@ -88,6 +88,48 @@ public:
 
 private:
 	static constexpr uint8_t kDirty = 1, kNvmFlag = 2;
+	// The way whose tag is `key` (tags of a set are distinct), or -1.  Every way is compared,
+	// without an early exit: no branch to mispredict, and the common sizes unroll.
+	template <unsigned W>
+	static int match(const uint64_t *t, uint64_t key)
+	{
+		uint32_t hits = 0;
+#pragma GCC unroll 16
+		for (unsigned w = 0; w < W; w++)
+			hits |= static_cast<uint32_t>(t[w] == key) << w;
+		return hits ? std::countr_zero(hits) : -1;
+	}
+	static int match(const uint64_t *t, uint64_t key, unsigned ways)
+	{
+		for (unsigned w = 0; w < ways; w++)
+			if (t[w] == key)
+				return static_cast<int>(w);
+		return -1;
+	}
+	// The first way holding the smallest stamp (the LRU victim; never-used ways have stamp 0).
+	template <unsigned W>
+	static unsigned oldest(const uint32_t *st)
+	{
+		uint32_t m = st[0];
+#pragma GCC unroll 16
+		for (unsigned w = 1; w < W; w++)
+			m = st[w] < m ? st[w] : m;
+		uint32_t at = 0;
+#pragma GCC unroll 16
+		for (unsigned w = 0; w < W; w++)
+			at |= static_cast<uint32_t>(st[w] == m) << w;
+		return static_cast<unsigned>(std::countr_zero(at));
+	}
+	static unsigned oldest(const uint32_t *st, unsigned ways)
+	{
+		uint32_t m = st[0];
+		for (unsigned w = 1; w < ways; w++)
+			m = st[w] < m ? st[w] : m;
+		unsigned v = 0;
+		while (st[v] != m)
+			v++;
+		return v;
+	}
 	unsigned ways_;
 	uint64_t set_mask_;
 	uint32_t clock_ = 0;
