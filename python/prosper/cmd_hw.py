@@ -14,12 +14,11 @@ soundness_mismatches must be 0.  With --json the program's own stdout goes to st
 stdout carries one JSON object.  The exit code is the program's."""
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 
-from .paths import BUILD, die
+from .paths import BUILD, die, program_command
 
 
 def add_arguments(p):
@@ -86,14 +85,7 @@ def summarize(raw):
 
 
 def main(args):
-    cmd = list(args.command)
-    if cmd and cmd[0] == "--":
-        cmd = cmd[1:]
-    if not cmd:
-        die("hw: no program given (usage: prosper hw [OPTIONS] -- PROGRAM [ARGS])")
-    prog = shutil.which(cmd[0]) if os.sep not in cmd[0] else cmd[0]
-    if not prog or not os.path.isfile(prog) or not os.access(prog, os.X_OK):
-        die(f"hw: {cmd[0]}: no such executable")
+    prog, cmd = program_command(args.command, "hw", "prosper hw [OPTIONS] -- PROGRAM [ARGS]")
     grans = _ints(args.gran, "gran", 8, 128)
     if any(g & (g - 1) for g in grans):
         die("hw: granularities are 8, 16, 32, 64 or 128")

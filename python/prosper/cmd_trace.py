@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 
-from .paths import BUILD, die
+from .paths import BUILD, die, program_command
 
 
 def add_arguments(p):
@@ -23,14 +23,7 @@ def add_arguments(p):
 
 
 def main(args):
-    cmd = list(args.command)
-    if cmd and cmd[0] == "--":
-        cmd = cmd[1:]
-    if not cmd:
-        die("trace: no program given (usage: prosper trace --out FILE -- PROGRAM [ARGS])")
-    prog = shutil.which(cmd[0]) if os.sep not in cmd[0] else cmd[0]
-    if not prog or not os.path.isfile(prog) or not os.access(prog, os.X_OK):
-        die(f"trace: {cmd[0]}: no such executable")
+    prog, cmd = program_command(args.command, "trace", "prosper trace --out FILE -- PROGRAM [ARGS]")
     libdir = os.path.join(BUILD, "tool", "lib")
     if not os.access(os.path.join(libdir, "prosper-amd64-linux"), os.X_OK):
         die("trace: the Valgrind tool is not built (run `make build`)")

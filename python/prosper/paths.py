@@ -1,5 +1,6 @@
 """Where the built C tools live, and a helper to run them with exit codes passed through."""
 import os
+import shutil
 import subprocess
 import sys
 
@@ -30,3 +31,17 @@ def exec_tool(relpath, argv):
 
 def run_tool(relpath, argv, **kw):
     return subprocess.run([tool(relpath)] + list(argv), **kw)
+
+
+def program_command(command, who, usage):
+    """program_command -- the `-- PROGRAM [ARGS]` of a subcommand: the argument list with the program
+    found on PATH when it names no directory; a missing program is a usage error (exit 2)."""
+    cmd = list(command)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    if not cmd:
+        die(f"{who}: no program given (usage: {usage})")
+    prog = shutil.which(cmd[0]) if os.sep not in cmd[0] else cmd[0]
+    if not prog or not os.path.isfile(prog) or not os.access(prog, os.X_OK):
+        die(f"{who}: {cmd[0]}: no such executable")
+    return prog, cmd
