@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # asl_bench.sh -- rerun the asl benchmark (paper Figs 7, 8, 12, 13 and section 5.8) and keep its
 # output in bench/results/asl.{json,md}, measured numbers beside the paper's.
-# usage: bench/scripts/asl_bench.sh [--ops N] [--quick]
+# usage: bench/scripts/asl_bench.sh [--ops N] [--quick] [--out DIR]   (DIR default bench/results)
 # Logs and snapshots go to /dev/shm with PMEM2_FORCE_GRANULARITY=CACHE_LINE (clwb + sfence):
 # persistent memory emulated as the paper's Optane, durable across process crashes only.
 # PROSPER_BUILD=dir uses an existing build instead of `make build`.
@@ -14,7 +14,16 @@ else
   make -s build >/dev/null
   build=build
 fi
-out=bench/results/asl.json
+outdir=bench/results args=()
+while (($#)); do
+  case "$1" in
+  --out) outdir=$2; shift 2 ;;
+  *) args+=("$1"); shift ;;
+  esac
+done
+set -- "${args[@]}"
+mkdir -p "$outdir"
+out=$outdir/asl.json
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 {
   printf '{"command": "bench/scripts/asl_bench.sh %s", "date": "%s", "cpu": "%s", "kernel": "%s", "load_before": "%s", "bench": ' \
@@ -25,7 +34,7 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 } > "$out.tmp"
 mv "$out.tmp" "$out"
 # The tables are printed from the same run's JSON, not from a second run.
-python3 - "$out" bench/results/asl.md <<'PY'
+python3 - "$out" "$outdir/asl.md" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
 b = j["bench"]

@@ -2,13 +2,13 @@
 # crpm_bench.sh -- libcrpm's evaluation rerun here (papers/libcrpm-dac2022.txt §5, Table 1):
 # persistent std::map / std::unordered_map under YCSB-style workloads with 128 ms epochs, every
 # variant in one run, then the MPI mini-app with and without checkpoints every 5 iterations.
-# Writes bench/results/crpm_bench.{json,md}; prints the tables.
-# usage: bench/scripts/crpm_bench.sh [--records N] [--ops N] [--ranks N] [--n N] [--iters N]
+# Writes bench/results/crpm_bench.{json,md} (or DIR/ with --out DIR); prints the tables.
+# usage: bench/scripts/crpm_bench.sh [--records N] [--ops N] [--ranks N] [--n N] [--iters N] [--out DIR]
 # Pools live on /dev/shm with PMEM2_FORCE_GRANULARITY=CACHE_LINE: flushes are clwb and fences
 # sfence, as on persistent memory (durable across process crashes, not power loss).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-records=2000000 ops=4000000 ranks=2 n=96 iters=100
+records=2000000 ops=4000000 ranks=2 n=96 iters=100 outdir=bench/results
 while (($#)); do
   case "$1" in
   --records) records=$2; shift 2 ;;
@@ -16,7 +16,8 @@ while (($#)); do
   --ranks) ranks=$2; shift 2 ;;
   --n) n=$2; shift 2 ;;
   --iters) iters=$2; shift 2 ;;
-  *) echo "usage: $0 [--records N] [--ops N] [--ranks N] [--n N] [--iters N]" >&2; exit 2 ;;
+  --out) outdir=$2; shift 2 ;;
+  *) echo "usage: $0 [--records N] [--ops N] [--ranks N] [--n N] [--iters N] [--out DIR]" >&2; exit 2 ;;
   esac
 done
 build=${PROSPER_BUILD:-build}
@@ -24,7 +25,8 @@ build=${PROSPER_BUILD:-build}
 b="$build/bench"
 export PMEM2_FORCE_GRANULARITY=CACHE_LINE
 dir=/dev/shm; [ -w "$dir" ] || dir=${TMPDIR:-/tmp}
-out=bench/results/crpm_bench.json
+mkdir -p "$outdir"
+out=$outdir/crpm_bench.json
 raw=$(mktemp)
 trap 'rm -f "$raw"' EXIT
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
