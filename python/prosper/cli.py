@@ -17,6 +17,7 @@ SUBCOMMANDS = {
     "trace": ("prosper.cmd_trace", "record a program's loads and stores as a trace for `prosper sim`"),
     "sim": ("prosper.cmd_sim", "simulate persistence mechanisms (Prosper, SSP, Romulus, Dirtybit, ...) on a trace"),
     "bench": ("prosper.cmd_bench", "benchmarks: `bench overhead` = slowdown vs native, stack bytes vs exact, restore GB/s"),
+    "eval": ("prosper.cmd_eval", "rerun the papers' experiments; a report with our numbers beside theirs"),
     "demo": ("prosper.cmd_demo", "a short story: a computation killed with SIGKILL, recovered, verified"),
 }
 

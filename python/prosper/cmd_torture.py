@@ -31,6 +31,8 @@ def add_arguments(p):
     p.add_argument("--kills", type=int, default=10, help="SIGKILLs to deliver (default 10)")
     p.add_argument("--seed", type=int, default=1, help="random seed of the kill instants (default 1)")
     p.add_argument("--interval", type=float, default=10.0, help="checkpoint interval in ms (default 10)")
+    p.add_argument("--metadata", choices=["rewrite", "log"], default=None,
+                   help="how each checkpoint keeps registers, map and fds (prosper run --metadata)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--keep", action="store_true", help="keep the working directory for inspection")
     p.add_argument("--timeout", type=float, default=600.0, help="give up after this many seconds (default 600)")
@@ -86,6 +88,8 @@ def main(args):
 
     stats = os.path.join(work, "stats.json")
     common = ["--pool", pool, "--interval", str(args.interval), "--stats-json", stats]
+    if args.metadata:
+        common += ["--metadata", args.metadata]
     kills = resumes = checkpoints = in_window = fresh = 0
     final = None
     errors = []

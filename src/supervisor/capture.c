@@ -434,6 +434,20 @@ static void mark_stacks(struct sup *s, int n)
 	}
 }
 
+/* In log mode the changes of the blob are written into the metadata region now, and the epoch
+ * blob becomes the stub that names it (metalog.h); in rewrite mode the blob stays whole. */
+static int stage_metadata(struct sup *s)
+{
+	const void *out;
+	size_t len;
+	int rc = metalog_stage(s->meta, s->meta_mode, s->pool, s->batch.blob.p, s->batch.blob.len, &out, &len,
+			       &s->meta_st);
+	if (rc || out == s->batch.blob.p)
+		return rc;
+	s->batch.blob.len = 0;
+	return img_buf_put(&s->batch.blob, out, len);
+}
+
 /* Registers, extended state, signal mask and robust-futex list of every (stopped) thread. */
 static int capture_threads(struct sup *s)
 {
@@ -486,7 +500,7 @@ int sup_capture(struct sup *s)
 		return rc;
 	if ((rc = stage_dirty(s)) != 0 || (rc = stage_read(s)) != 0)
 		return rc;
-	if ((rc = build_blob(s, &s->batch.blob, n)) != 0)
+	if ((rc = build_blob(s, &s->batch.blob, n)) != 0 || (rc = stage_metadata(s)) != 0)
 		return rc;
 	memcpy(prev, s->now, (size_t)n * sizeof *prev);
 	nprev = n;
@@ -585,6 +599,7 @@ int sup_commit(struct sup *s)
 		else if (cs.stack_pages && cs.stack * 100 >= cs.stack_pages * DENSE_PERCENT)
 			s->stack_dense_left = DENSE_HOLD;
 	}
+	metalog_committed(s->meta);
 	s->checkpoints++;
 	s->st.stack += cs.stack;
 	s->st.stack_pages += cs.stack_pages;

@@ -4,7 +4,7 @@
  *   prosper-supervise resume [OPTIONS] [--pool PATH]
  *   OPTIONS: --interval MS  --stack-tracker page|diff|full  --heap-tracker page|diff|full
  *            --stack-granularity G  --heap-granularity G  --capacity MIB  --verify
- *            --stats-json PATH
+ *            --stats-json PATH  --metadata log|rewrite
  *
  * The program is launched with ADDR_NO_RANDOMIZE, rseq off and the shim preloaded, seized with
  * ptrace, and stopped every interval for one checkpoint (capture.c).  `resume` relaunches it the
@@ -91,7 +91,7 @@ struct opts {
 	const char *pool, *stats;
 	double interval_ms;
 	uint64_t capacity_mib;
-	int stack_mode, heap_mode;
+	int stack_mode, heap_mode, meta_mode;
 	long stack_gran, heap_gran;
 	char **prog;
 	int nprog;
@@ -121,6 +121,8 @@ static const char usage[] =
 	"  --verify                 commit while stopped and compare the pool with live memory (oracle)\n"
 	"  --stats-json PATH        write statistics as JSON at the end (stdout is the program's)\n"
 	"  --exact-stack-stats      also count the stack's changed 8-byte words (costs a compare)\n"
+	"  --metadata M             rewrite: registers, map and fds written whole every checkpoint\n"
+	"                           (default); log: only their changes, as a redo log (Kindle's way)\n"
 	"See docs/run-resume.md.\n";
 
 static int tracker_mode(const char *s)
@@ -133,7 +135,7 @@ static int tracker_mode(const char *s)
 static int parse(int argc, char **argv, struct opts *o)
 {
 	*o = (struct opts){ .interval_ms = 10, .capacity_mib = 8192, .stack_mode = TRACK_MODE_DIFF,
-			    .heap_mode = TRACK_MODE_DIFF, .stack_gran = 8, .heap_gran = 256 };
+			    .heap_mode = TRACK_MODE_DIFF, .stack_gran = 8, .heap_gran = 256, .meta_mode = META_REWRITE };
 	if (argc < 2 || (strcmp(argv[1], "run") && strcmp(argv[1], "resume")))
 		return die("%s", "the first argument is `run` or `resume`");
 	o->resume = !strcmp(argv[1], "resume");
@@ -160,6 +162,10 @@ static int parse(int argc, char **argv, struct opts *o)
 		else if (!strcmp(a, "--stack-tracker")) {
 			if (!(o->stack_mode = tracker_mode(v)))
 				return die("--stack-tracker is page, diff or full");
+			i++;
+		} else if (!strcmp(a, "--metadata")) {
+			if (!(o->meta_mode = !strcmp(v, "log") ? META_LOG : !strcmp(v, "rewrite") ? META_REWRITE : 0))
+				return die("--metadata is log or rewrite");
 			i++;
 		} else if (!strcmp(a, "--heap-tracker")) {
 			if (!(o->heap_mode = tracker_mode(v)))
@@ -348,6 +354,14 @@ static int recv_hello(int sock, struct shim_hello *h, int *uffd)
 
 /* ------------------------------------------------------------------ the loop */
 
+static int timed_commit(struct sup *s)
+{
+	double t0 = now();
+	int rc = sup_commit(s);
+	s->commit_total += now() - t0;
+	return rc;
+}
+
 /* The commit half of each checkpoint runs on this thread while the program goes on (sup.h). */
 struct worker {
 	pthread_t th;
@@ -368,7 +382,7 @@ static void *worker_main(void *arg)
 		if (!w->busy)
 			break;
 		pthread_mutex_unlock(&w->mu);
-		int rc = sup_commit(w->s);
+		int rc = timed_commit(w->s);
 		pthread_mutex_lock(&w->mu);
 		w->rc = rc;
 		w->busy = 0;
@@ -429,7 +443,7 @@ static void checkpoint(struct sup *s, struct worker *w)
 	double t0 = now();
 	rc = sup_capture(s);
 	if (!rc && s->verify) {
-		rc = sup_commit(s);
+		rc = timed_commit(s);
 		if (!rc)
 			rc = sup_verify(s);
 	}
@@ -634,8 +648,17 @@ static void write_stats(struct sup *s, const char *path, const struct opts *o)
 	const struct ckpt_stats *t = &s->st;
 	struct prosper_pool_stats ps;
 	prosper_pool_stats_get(s->pool, &ps);
+	const struct metalog_stats *ms = &s->meta_st;
 	fprintf(f,
-		"{\"checkpoints\": %llu, \"late\": %llu, \"mean_stop_ms\": %.4f, \"max_stop_ms\": %.4f, "
+		"{\"metadata_mode\": \"%s\", \"metadata_bytes\": %llu, \"metadata_records\": %llu, "
+		"\"metadata_rebuilds\": %llu, \"vma_adds\": %llu, \"vma_removes\": %llu, \"vma_changes\": %llu, "
+		"\"fd_changes\": %llu, \"file_changes\": %llu, \"mean_commit_ms\": %.4f, ",
+		s->meta_mode == META_LOG ? "log" : "rewrite", (unsigned long long)ms->bytes, (unsigned long long)ms->records,
+		(unsigned long long)ms->rebuilds, (unsigned long long)ms->vma_add, (unsigned long long)ms->vma_remove,
+		(unsigned long long)ms->vma_change, (unsigned long long)ms->fd_change, (unsigned long long)ms->file_change,
+		s->checkpoints ? 1e3 * s->commit_total / (double)s->checkpoints : 0.0);
+	fprintf(f,
+		"\"checkpoints\": %llu, \"late\": %llu, \"mean_stop_ms\": %.4f, \"max_stop_ms\": %.4f, "
 		"\"mean_threads\": %.3f, \"thread_capture_us\": %.3f, "
 		"\"stack_bytes\": %llu, \"stack_page_bytes\": %llu, \"stack_exact_bytes\": %llu, \"stack_dense_checkpoints\": %llu, "
 		"\"dense_region_switches\": %llu, "
@@ -737,6 +760,8 @@ int main(int argc, char **argv)
 	s->heap_mode = o.heap_mode;
 	s->stack_gran = (uint32_t)o.stack_gran;
 	s->heap_gran = (uint32_t)o.heap_gran;
+	s->meta_mode = o.meta_mode;
+	s->meta = metalog_new();
 	s->enabled = 1;
 	s->vmas = calloc(MAX_VMAS, sizeof *s->vmas);
 	s->now = calloc(MAX_VMAS, sizeof *s->now);
@@ -810,8 +835,14 @@ int main(int argc, char **argv)
 		if (prosper_pool_epoch(s->pool) == 0)
 			return die("%s: no checkpoint was committed (the program ran less than one interval, or could not be checkpointed)",
 				   pool_path);
+		void *rebuilt = NULL; /* a log-mode epoch: its blob rebuilt from the metadata region, kept */
+		if (metalog_is_stub(blob, blen) && metalog_load(s->pool, blob, blen, &rebuilt, &blen, &why) != 0)
+			return die("%s: %s", pool_path, why);
+		if (rebuilt)
+			blob = rebuilt;
 		if (img_decode(blob, blen, &im, &why) != 0)
 			return die("%s: %s", pool_path, why);
+		metalog_attach(s->meta, s->pool);
 		char reason[600];
 		if (sup_restore_check(s, &im, reason, sizeof reason) != 0)
 			return die("%s", reason);

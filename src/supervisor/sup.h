@@ -3,12 +3,14 @@
  *   capture.c  one checkpoint: registers, map, dirty memory, fds -> one pool epoch
  *   restore.c  rebuild a relaunched process from the committed epoch
  *   image.c    the epoch blob;  procfs.c  /proc readers;  inject.c  syscalls run by the child
+ *   metalog.c  the epoch's metadata as a redo log of changes (--metadata log) or the blob whole
  */
 #ifndef PROSPER_SUP_H
 #define PROSPER_SUP_H
 #include <stdint.h>
 #include <sys/types.h>
 #include "image.h"
+#include "metalog.h"
 #include "procfs.h"
 #include "prosper/pool.h"
 #include "prosper/track.h"
@@ -76,6 +78,10 @@ struct sup {
 	int stack_mode, heap_mode;   /* enum tracker_mode */
 	uint32_t stack_gran, heap_gran;
 	uint64_t commit_delay_us;    /* test hook: widen the window between data and commit */
+	int meta_mode;               /* enum meta_mode: the metadata as a log of changes or whole */
+	struct metalog *meta;
+	struct metalog_stats meta_st;
+	double commit_total;         /* seconds in sup_commit, summed */
 	int stats_exact;             /* also count the stack's changed 8-byte words (costs a compare) */
 	uint64_t sp;                 /* the main thread's, at this stop */
 	struct thr *thr;             /* the program's threads */

@@ -1,0 +1,186 @@
+"""eval_report -- write what `prosper eval` found: results.json, report.md, report.html, plots/.
+
+Rendering only: every value shown is one of the figure's `ours` or `paper` values from
+results.json; nothing here measures or invents a number.  The HTML page is self-contained (inline
+style, no scripts, no remote resources) and shows the plots from plots/*.png beside it."""
+import html
+import json
+import math
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+
+
+def is_num(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def fmt(v):
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float):
+        if v == 0:
+            return "0"
+        if abs(v) >= 1000:
+            return f"{v:,.0f}"
+        return f"{v:.4g}"
+    return str(v)
+
+
+def plot(fig, path):
+    """A bar chart of the numeric columns per row (label = the leading text columns), or lines
+    against the first column when it is numeric.  False when the table has nothing to plot."""
+    t = fig["ours"]
+    cols, rows = t["columns"], t["rows"]
+    if not rows:
+        return False
+    numeric = [i for i, _ in enumerate(cols) if all(is_num(r[i]) or r[i] is None for r in rows)
+               and any(is_num(r[i]) for r in rows)]
+    text = [i for i in range(len(cols)) if i not in numeric]
+    xcol = None
+    if not text and len(numeric) >= 2:
+        xcol, numeric = numeric[0], numeric[1:]
+    if not numeric:
+        return False
+    numeric = numeric[:9]
+    values = [r[i] for r in rows for i in numeric if is_num(r[i])]
+    pos = [v for v in values if v > 0]
+    log = bool(pos) and len(pos) == len(values) and max(pos) / min(pos) > 100
+    f, ax = plt.subplots(figsize=(max(6.0, min(16.0, 0.5 * len(rows) * max(1, len(numeric)) / 2 + 3)), 3.6))
+    if xcol is not None:
+        xs = [r[xcol] for r in rows]
+        for i in numeric:
+            ax.plot(xs, [r[i] if is_num(r[i]) else float("nan") for r in rows], marker="o", label=cols[i])
+        ax.set_xlabel(cols[xcol])
+        xpos = [x for x in xs if is_num(x) and x > 0]
+        if len(xpos) == len(xs) and max(xpos) / min(xpos) > 100:
+            ax.set_xscale("log")
+    else:
+        labels = [" / ".join(str(r[i]) for i in text) for r in rows]
+        width = 0.8 / len(numeric)
+        for k, i in enumerate(numeric):
+            ax.bar([j + k * width for j in range(len(rows))],
+                   [r[i] if is_num(r[i]) else 0 for r in rows], width, label=cols[i])
+        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(rows))])
+        ax.set_xticklabels(labels, rotation=30 if len(rows) > 4 else 0, ha="right" if len(rows) > 4 else "center",
+                           fontsize=8)
+    if log:
+        ax.set_yscale("log")
+    ax.set_title(fig["title"], fontsize=10)
+    ax.legend(fontsize=7, ncol=min(3, len(numeric)))
+    f.tight_layout()
+    f.savefig(path, dpi=90)
+    plt.close(f)
+    return True
+
+
+def md_table(t):
+    out = ["| " + " | ".join(str(c) for c in t["columns"]) + " |", "|" + "---|" * len(t["columns"])]
+    out += ["| " + " | ".join(fmt(v) for v in r) + " |" for r in t["rows"]]
+    return "\n".join(out)
+
+
+def html_table(t):
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in t["columns"])
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(fmt(v))}</td>" for v in r) + "</tr>" for r in t["rows"])
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def paper_md(p):
+    if p is None:
+        return "-"
+    return md_table(p) if isinstance(p, dict) and "columns" in p else str(p)
+
+
+def paper_html(p):
+    if p is None:
+        return "<p>-</p>"
+    return html_table(p) if isinstance(p, dict) and "columns" in p else f"<p>{html.escape(str(p))}</p>"
+
+
+def header_lines(r):
+    m = r["machine"]
+    load = ", ".join(f"{x:.1f}" for x in m["loadavg"])
+    load_end = ", ".join(f"{x:.1f}" for x in m.get("loadavg_end", []))
+    ok = sum(f["status"] == "ok" for f in r["figures"])
+    return [f"`{r['command']}` on {r['date']}, {r['seconds']:.0f} s",
+            f"{m['cpu']}, {m['cores']} cores, Linux {m['kernel']}; load average {load} at the start, {load_end} at the end "
+            "(timed results on a shared machine carry that noise)",
+            f"{ok} of {len(r['figures'])} figures produced; the others are marked missing with the reason."]
+
+
+def write(out, r):
+    os.makedirs(os.path.join(out, "plots"), exist_ok=True)
+    for f in r["figures"]:
+        if f["status"] == "ok":
+            name = f"{f['id']}.png"
+            try:
+                if plot(f, os.path.join(out, "plots", name)):
+                    f["plot"] = f"plots/{name}"
+            except (ValueError, TypeError) as err:  # a table that cannot be drawn is still reported
+                f["plot_error"] = f"{type(err).__name__}: {err}"
+    with open(os.path.join(out, "results.json"), "w") as fh:
+        json.dump(r, fh, indent=1)
+
+    md = ["# Prosper evaluation", ""] + [l + "  " for l in header_lines(r)] + ["", "## Experiments", "",
+          "| experiment | status | seconds | command | note |", "|---|---|---|---|---|"]
+    for e in r["experiments"]:
+        md.append(f"| {e['name']} | {e['status']} | {e['seconds']:.0f} | `{e['command'] or '-'}` | {e['reason']} |")
+    section = None
+    for f in r["figures"]:
+        if f["paper_name"] != section:
+            section = f["paper_name"]
+            md += ["", f"## {section}"]
+        md += ["", f"### {f['title']} (`{f['id']}`)", ""]
+        if f["status"] != "ok":
+            md.append(f"**missing**: {f['reason']}")
+            continue
+        md += ["Ours:", "", md_table(f["ours"]), "", "Paper:", "", paper_md(f["paper"]), ""]
+        if f.get("notes"):
+            md.append(f"Notes: {f['notes']}  ")
+        md.append(f"Made by `{f['command']}` (source `{f['source']}`)")
+        if f.get("plot"):
+            md += ["", f"![{f['id']}]({f['plot']})"]
+    with open(os.path.join(out, "report.md"), "w") as fh:
+        fh.write("\n".join(md) + "\n")
+
+    style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
+             "table{border-collapse:collapse;margin:.5em 0;font-size:13px}td,th{border:1px solid #bbb;padding:2px 6px;"
+             "text-align:right}th{background:#eee}td:first-child{text-align:left}.missing{color:#a00}"
+             ".cols{display:flex;gap:2em;flex-wrap:wrap}code{background:#f4f4f4}img{max-width:100%}")
+    h = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Prosper evaluation</title><style>{style}</style>"
+         "</head><body><h1>Prosper evaluation</h1>"]
+    h += [f"<p>{html.escape(l).replace('`', '')}</p>" for l in header_lines(r)]
+    h.append("<h2>Experiments</h2><table><tr><th>experiment</th><th>status</th><th>seconds</th><th>command</th>"
+             "<th>note</th></tr>")
+    for e in r["experiments"]:
+        h.append(f"<tr><td>{html.escape(e['name'])}</td><td>{e['status']}</td><td>{e['seconds']:.0f}</td>"
+                 f"<td><code>{html.escape(e['command'] or '-')}</code></td><td>{html.escape(e['reason'])}</td></tr>")
+    h.append("</table>")
+    section = None
+    for f in r["figures"]:
+        if f["paper_name"] != section:
+            section = f["paper_name"]
+            h.append(f"<h2>{html.escape(section)}</h2>")
+        h.append(f"<h3 id='{f['id']}'>{html.escape(f['title'])} <small>({f['id']})</small></h3>")
+        if f["status"] != "ok":
+            h.append(f"<p class='missing'>missing: {html.escape(f['reason'])}</p>")
+            continue
+        h.append("<div class='cols'><div><b>Ours</b>" + html_table(f["ours"]) + "</div><div><b>Paper</b>"
+                 + paper_html(f["paper"]) + "</div></div>")
+        if f.get("plot"):
+            h.append(f"<img src='{f['plot']}' alt='{f['id']}'>")
+        if f.get("notes"):
+            h.append(f"<p>{html.escape(f['notes'])}</p>")
+        h.append(f"<p><small>made by <code>{html.escape(f['command'])}</code>, source "
+                 f"<code>{html.escape(f['source'])}</code></small></p>")
+    h.append("</body></html>")
+    with open(os.path.join(out, "report.html"), "w") as fh:
+        fh.write("\n".join(h) + "\n")

@@ -1,0 +1,748 @@
+/* metalog.c -- the metadata of an epoch as slot tables in a redo region (see metalog.h).
+ *
+ * Staging builds the next image of the region in DRAM (a copy of the committed one, or a new
+ * layout for a rebuild), then writes every slot whose bytes differ from the committed image:
+ * one pool write, hence one redo record, per changed slot.  The committed image stays in DRAM
+ * (the "shadow") so the comparison never reads the pool.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "metalog.h"
+#include "prosper/stackckpt.h"
+
+int metalog_mutation;
+
+#define META_MAGIC 0x474F4C4D50535250ull      /* "PRSPMLOG": the region */
+#define META_STUB_MAGIC 0x4255545350535250ull /* "PRSPSTUB": the epoch blob in log mode */
+#define META_VERSION 1u
+#define HEAP_RESERVED 8u   /* offset 0 is never a string, so a zero file slot is free */
+#define CAP_LIMIT (1u << 24)
+
+struct meta_head {
+	uint64_t magic;
+	uint32_t version, head_bytes;
+	uint32_t xstate_bytes, thr_cap;
+	uint32_t vma_cap, fd_cap, file_cap;
+	uint32_t strings_cap, strings_used, reserved;
+};
+
+struct meta_stub {
+	uint64_t magic;
+	uint32_t version, region;
+};
+
+/* Where each part of a region with head h lies. */
+struct layout {
+	uint64_t thr, vma, fd, file, heap, total;
+	uint64_t thr_bytes; /* one thread entry */
+};
+
+static uint64_t round8(uint64_t n) { return (n + 7) & ~7ull; }
+
+static struct layout layout_of(const struct meta_head *h)
+{
+	struct layout l;
+	l.thr = sizeof *h + sizeof(struct img_hdr) + round8(h->xstate_bytes);
+	l.thr_bytes = sizeof(struct img_thread) + round8(h->xstate_bytes);
+	l.vma = l.thr + (uint64_t)h->thr_cap * l.thr_bytes;
+	l.fd = l.vma + (uint64_t)h->vma_cap * sizeof(struct img_vma);
+	l.file = l.fd + (uint64_t)h->fd_cap * sizeof(struct img_fd);
+	l.heap = l.file + (uint64_t)h->file_cap * sizeof(struct img_file);
+	l.total = round8(l.heap + h->strings_cap);
+	return l;
+}
+
+/* A table's committed keys, sorted, with their slots (an entry of the blob while staging). */
+struct keyslot {
+	uint64_t key;
+	uint32_t slot, src;
+};
+
+struct table {
+	struct keyslot *cur, *nxt;
+	size_t ncur, nnxt, cur_alloc, nxt_alloc;
+	uint8_t *used;
+	size_t used_alloc;
+};
+
+/* Interned strings of the heap: open addressing over heap offsets. */
+struct intern {
+	uint32_t *off, *len;
+	size_t cap, n;
+};
+
+struct metalog {
+	uint32_t region;
+	int have_region;
+	uint64_t region_len;
+	int rebuild;              /* the next stage lays the region out again and writes it whole */
+	int pending;              /* staged, not yet confirmed by metalog_committed() */
+	uint8_t *img, *next;      /* committed image (shadow) and the one being staged */
+	uint64_t img_len, next_len;
+	struct table vmas, fds, files;
+	struct intern strs;
+	struct meta_stub stub;
+};
+
+struct metalog *metalog_new(void)
+{
+	struct metalog *m = calloc(1, sizeof *m);
+	if (m)
+		m->rebuild = 1;
+	return m;
+}
+
+static void table_free(struct table *t)
+{
+	free(t->cur);
+	free(t->nxt);
+	free(t->used);
+}
+
+void metalog_delete(struct metalog **pm)
+{
+	struct metalog *m = *pm;
+	if (!m)
+		return;
+	free(m->img);
+	free(m->next);
+	table_free(&m->vmas);
+	table_free(&m->fds);
+	table_free(&m->files);
+	free(m->strs.off);
+	free(m->strs.len);
+	free(m);
+	*pm = NULL;
+}
+
+/* ------------------------------------------------------------------ strings */
+
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static void intern_reset(struct intern *t)
+{
+	t->n = 0;
+	if (t->off)
+		memset(t->off, 0, t->cap * sizeof *t->off);
+}
+
+static int intern_grow(struct intern *t, const uint8_t *heap)
+{
+	size_t cap = t->cap ? 2 * t->cap : 1024;
+	uint32_t *off = calloc(cap, sizeof *off), *len = calloc(cap, sizeof *len);
+	if (!off || !len) {
+		free(off);
+		free(len);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < t->cap; i++) {
+		if (!t->off[i])
+			continue;
+		size_t j = hash_bytes(heap + t->off[i], t->len[i]) & (cap - 1);
+		while (off[j])
+			j = (j + 1) & (cap - 1);
+		off[j] = t->off[i];
+		len[j] = t->len[i];
+	}
+	free(t->off);
+	free(t->len);
+	t->off = off;
+	t->len = len;
+	t->cap = cap;
+	return 0;
+}
+
+/* intern -- offset of the n bytes at s in the heap of the image being staged, appended if new.
+ * IMG_NONE for s == NULL; -ENOSPC when the heap is full, -ENOMEM. */
+static int64_t intern(struct metalog *m, const char *s, size_t n)
+{
+	if (!s)
+		return IMG_NONE;
+	struct meta_head *h = (struct meta_head *)m->next;
+	uint8_t *heap = m->next + layout_of(h).heap;
+	if (2 * (m->strs.n + 1) > m->strs.cap) {
+		int rc = intern_grow(&m->strs, heap);
+		if (rc)
+			return rc;
+	}
+	struct intern *t = &m->strs;
+	size_t j = hash_bytes(s, n) & (t->cap - 1);
+	for (; t->off[j]; j = (j + 1) & (t->cap - 1))
+		if (t->len[j] == n && !memcmp(heap + t->off[j], s, n))
+			return t->off[j];
+	if (h->strings_used + n > h->strings_cap)
+		return -ENOSPC;
+	memcpy(heap + h->strings_used, s, n);
+	t->off[j] = h->strings_used;
+	t->len[j] = (uint32_t)n;
+	t->n++;
+	h->strings_used += (uint32_t)n;
+	return t->off[j];
+}
+
+/* The argv + environment block: argc + envc consecutive strings from off (checked by the caller). */
+static size_t args_block_len(const char *strings, uint32_t off, uint32_t count)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; i < count; i++)
+		n += strlen(strings + off + n) + 1;
+	return n;
+}
+
+/* ------------------------------------------------------------------ slot tables */
+
+static int keys_reserve(struct keyslot **p, size_t *alloc, size_t n)
+{
+	if (n <= *alloc)
+		return 0;
+	size_t a = n < 64 ? 64 : 2 * n;
+	struct keyslot *q = realloc(*p, a * sizeof *q);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*alloc = a;
+	return 0;
+}
+
+static int by_key(const void *a, const void *b)
+{
+	uint64_t x = ((const struct keyslot *)a)->key, y = ((const struct keyslot *)b)->key;
+	return x < y ? -1 : x > y;
+}
+
+/* table_assign -- a slot for each new entry (t->nxt, sorted by key): an entry whose key the
+ * committed table holds keeps its slot (a change, if its bytes differ), the others take free
+ * slots (an add).  Slots whose key is gone are zeroed in `slots` (a remove).  -ENOSPC when cap
+ * slots do not suffice. */
+static int table_assign(struct table *t, int fresh, uint32_t cap, uint8_t *slots, size_t slot_bytes,
+			int is_vma, uint64_t *added, uint64_t *removed)
+{
+	if (t->used_alloc < cap) {
+		uint8_t *u = realloc(t->used, cap);
+		if (!u)
+			return -ENOMEM;
+		t->used = u;
+		t->used_alloc = cap;
+	}
+	memset(t->used, 0, cap);
+	size_t ncur = fresh ? 0 : t->ncur, i = 0, j = 0;
+	while (i < ncur || j < t->nnxt) {
+		if (j == t->nnxt || (i < ncur && t->cur[i].key < t->nxt[j].key)) {
+			if (!(metalog_mutation == 1 && is_vma))
+				memset(slots + (size_t)t->cur[i].slot * slot_bytes, 0, slot_bytes);
+			(*removed)++;
+			i++;
+		} else if (i == ncur || t->nxt[j].key < t->cur[i].key) {
+			t->nxt[j++].slot = UINT32_MAX;
+			(*added)++;
+		} else {
+			t->nxt[j].slot = t->cur[i].slot;
+			t->used[t->cur[i].slot] = 1;
+			i++, j++;
+		}
+	}
+	uint32_t f = 0;
+	for (j = 0; j < t->nnxt; j++) {
+		if (t->nxt[j].slot != UINT32_MAX)
+			continue;
+		while (f < cap && t->used[f])
+			f++;
+		if (f == cap)
+			return -ENOSPC;
+		t->nxt[j].slot = f;
+		t->used[f] = 1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ staging */
+
+static uint32_t cap_for(uint32_t need, uint32_t least, uint32_t old)
+{
+	uint64_t c = 2ull * need > least ? 2ull * need : least;
+	if (c < old)
+		c = old;
+	return c > CAP_LIMIT ? CAP_LIMIT : (uint32_t)c;
+}
+
+/* new_layout -- m->next becomes an empty region sized for im (tables twice what it needs, never
+ * smaller than the committed ones). */
+static int new_layout(struct metalog *m, const struct img *im)
+{
+	const struct img_hdr *h = im->h;
+	const struct meta_head *old = m->img_len >= sizeof *old ? (const struct meta_head *)m->img : NULL;
+	struct meta_head nh = {
+		.magic = META_MAGIC, .version = META_VERSION, .head_bytes = sizeof nh, .xstate_bytes = h->xstate_bytes,
+		.thr_cap = cap_for(h->nthreads, 4, old ? old->thr_cap : 0),
+		.vma_cap = cap_for(h->nvmas, 64, old ? old->vma_cap : 0),
+		.fd_cap = cap_for(h->nfds, 16, old ? old->fd_cap : 0),
+		.file_cap = cap_for(h->nfiles, 16, old ? old->file_cap : 0),
+		.strings_cap = (uint32_t)round8(cap_for(h->strings_bytes + HEAP_RESERVED, 4096, old ? old->strings_cap : 0)),
+		.strings_used = HEAP_RESERVED,
+	};
+	if (nh.vma_cap < h->nvmas || nh.fd_cap < h->nfds || nh.file_cap < h->nfiles || nh.thr_cap < h->nthreads)
+		return -E2BIG;
+	uint64_t len = layout_of(&nh).total;
+	uint8_t *p = realloc(m->next, len);
+	if (!p)
+		return -ENOMEM;
+	memset(p, 0, len);
+	memcpy(p, &nh, sizeof nh);
+	m->next = p;
+	m->next_len = len;
+	intern_reset(&m->strs);
+	return 0;
+}
+
+/* fill_next -- m->next = the image of im: the committed one with the changes (fresh: a new
+ * layout).  -ENOSPC if a table or the heap is full (the caller rebuilds). */
+static int fill_next(struct metalog *m, const struct img *im, int fresh, struct metalog_stats *st)
+{
+	const struct img_hdr *h = im->h;
+	int rc;
+	if (fresh) {
+		if ((rc = new_layout(m, im)) != 0)
+			return rc;
+	} else {
+		const struct meta_head *oh = (const struct meta_head *)m->img;
+		if (oh->xstate_bytes != h->xstate_bytes || h->nthreads > oh->thr_cap || h->nvmas > oh->vma_cap ||
+		    h->nfds > oh->fd_cap || h->nfiles > oh->file_cap)
+			return -ENOSPC;
+		uint8_t *p = realloc(m->next, m->img_len);
+		if (!p)
+			return -ENOMEM;
+		memcpy(p, m->img, m->img_len);
+		m->next = p;
+		m->next_len = m->img_len;
+	}
+	struct layout l = layout_of((struct meta_head *)m->next);
+	uint32_t xb = h->xstate_bytes;
+	/* the context: header with heap offsets, registers and xstate of every thread */
+	struct img_hdr ch = *h;
+	int64_t o[5];
+	o[0] = intern(m, img_s(im, h->exe_str), strlen(img_s(im, h->exe_str)) + 1);
+	o[1] = h->cwd_str == IMG_NONE ? IMG_NONE : intern(m, img_s(im, h->cwd_str), strlen(img_s(im, h->cwd_str)) + 1);
+	o[2] = h->launch_cwd_str == IMG_NONE ? IMG_NONE
+					     : intern(m, img_s(im, h->launch_cwd_str), strlen(img_s(im, h->launch_cwd_str)) + 1);
+	o[3] = h->kernel_str == IMG_NONE ? IMG_NONE : intern(m, img_s(im, h->kernel_str), strlen(img_s(im, h->kernel_str)) + 1);
+	o[4] = intern(m, img_s(im, h->args_str), args_block_len(im->strings, h->args_str, h->argc + h->envc));
+	for (int k = 0; k < 5; k++)
+		if (o[k] < 0)
+			return (int)o[k];
+	ch.exe_str = (uint32_t)o[0], ch.cwd_str = (uint32_t)o[1], ch.launch_cwd_str = (uint32_t)o[2];
+	ch.kernel_str = (uint32_t)o[3], ch.args_str = (uint32_t)o[4];
+	ch.total_bytes = ch.nvmas = ch.nfds = ch.nfiles = ch.strings_bytes = 0;
+	memcpy(m->next + sizeof(struct meta_head), &ch, sizeof ch);
+	memcpy(m->next + sizeof(struct meta_head) + sizeof ch, im->xstate, xb);
+	for (uint32_t t = 0; t < h->nthreads; t++) {
+		uint8_t *e = m->next + l.thr + t * l.thr_bytes;
+		memcpy(e, &im->threads[t], sizeof(struct img_thread));
+		memcpy(e + sizeof(struct img_thread), im->thread_xstate + (size_t)t * xb, xb);
+	}
+
+	/* VMAs by start address */
+	struct table *t = &m->vmas;
+	if ((rc = keys_reserve(&t->nxt, &t->nxt_alloc, h->nvmas)) != 0)
+		return rc;
+	for (uint32_t i = 0; i < h->nvmas; i++)
+		t->nxt[i] = (struct keyslot){ .key = im->vmas[i].start, .src = i };
+	t->nnxt = h->nvmas;
+	qsort(t->nxt, t->nnxt, sizeof *t->nxt, by_key);
+	uint8_t *slots = m->next + l.vma;
+	if ((rc = table_assign(t, fresh, ((struct meta_head *)m->next)->vma_cap, slots, sizeof(struct img_vma), 1,
+			       &st->vma_add, &st->vma_remove)) != 0)
+		return rc;
+	for (size_t j = 0; j < t->nnxt; j++) {
+		struct img_vma v = im->vmas[t->nxt[j].src];
+		int64_t p = v.path == IMG_NONE ? IMG_NONE : intern(m, img_s(im, v.path), strlen(img_s(im, v.path)) + 1);
+		if (p < 0)
+			return (int)p;
+		v.path = (uint32_t)p;
+		uint8_t *dst = slots + (size_t)t->nxt[j].slot * sizeof v;
+		if (!fresh && t->nxt[j].slot < ((const struct meta_head *)m->img)->vma_cap && memcmp(dst, &v, sizeof v) &&
+		    ((const struct img_vma *)dst)->end)
+			st->vma_change++;
+		memcpy(dst, &v, sizeof v);
+	}
+
+	/* fds by number */
+	t = &m->fds;
+	if ((rc = keys_reserve(&t->nxt, &t->nxt_alloc, h->nfds)) != 0)
+		return rc;
+	for (uint32_t i = 0; i < h->nfds; i++)
+		t->nxt[i] = (struct keyslot){ .key = (uint32_t)im->fds[i].fd, .src = i };
+	t->nnxt = h->nfds;
+	qsort(t->nxt, t->nnxt, sizeof *t->nxt, by_key);
+	slots = m->next + l.fd;
+	uint64_t fd_add = 0, fd_remove = 0;
+	if ((rc = table_assign(t, fresh, ((struct meta_head *)m->next)->fd_cap, slots, sizeof(struct img_fd), 0,
+			       &fd_add, &fd_remove)) != 0)
+		return rc;
+	for (size_t j = 0; j < t->nnxt; j++) {
+		struct img_fd f = im->fds[t->nxt[j].src];
+		int64_t p = f.path == IMG_NONE ? IMG_NONE : intern(m, img_s(im, f.path), strlen(img_s(im, f.path)) + 1);
+		if (p < 0)
+			return (int)p;
+		f.path = (uint32_t)p;
+		uint8_t *dst = slots + (size_t)t->nxt[j].slot * sizeof f;
+		st->fd_change += memcmp(dst, &f, sizeof f) != 0;
+		memcpy(dst, &f, sizeof f);
+	}
+	st->fd_change += fd_remove;
+
+	/* mapped files by path */
+	t = &m->files;
+	if ((rc = keys_reserve(&t->nxt, &t->nxt_alloc, h->nfiles)) != 0)
+		return rc;
+	for (uint32_t i = 0; i < h->nfiles; i++) {
+		int64_t p = intern(m, img_s(im, im->files[i].path), strlen(img_s(im, im->files[i].path)) + 1);
+		if (p < 0)
+			return (int)p;
+		t->nxt[i] = (struct keyslot){ .key = (uint64_t)p, .src = i };
+	}
+	t->nnxt = h->nfiles;
+	qsort(t->nxt, t->nnxt, sizeof *t->nxt, by_key);
+	slots = m->next + l.file;
+	uint64_t file_add = 0, file_remove = 0;
+	if ((rc = table_assign(t, fresh, ((struct meta_head *)m->next)->file_cap, slots, sizeof(struct img_file), 0,
+			       &file_add, &file_remove)) != 0)
+		return rc;
+	for (size_t j = 0; j < t->nnxt; j++) {
+		struct img_file f = im->files[t->nxt[j].src];
+		f.path = (uint32_t)t->nxt[j].key;
+		uint8_t *dst = slots + (size_t)t->nxt[j].slot * sizeof f;
+		st->file_change += memcmp(dst, &f, sizeof f) != 0;
+		memcpy(dst, &f, sizeof f);
+	}
+	st->file_change += file_remove;
+	return 0;
+}
+
+static int emit(struct metalog *m, prosper_pool *pool, uint64_t off, uint64_t len, struct metalog_stats *st)
+{
+	int rc = prosper_pool_write(pool, m->region, off, m->next + off, len);
+	if (!rc) {
+		st->records++;
+		st->bytes += prosper_stacklog_record_bytes((uint32_t)len);
+	}
+	return rc;
+}
+
+/* emit_changes -- one write per part of m->next that differs from the committed image. */
+static int emit_changes(struct metalog *m, prosper_pool *pool, struct metalog_stats *st)
+{
+	const struct meta_head *nh = (const struct meta_head *)m->next, *oh = (const struct meta_head *)m->img;
+	struct layout l = layout_of(nh);
+	int rc;
+	uint64_t ctx_end = l.thr + (uint64_t)((const struct img_hdr *)(m->next + sizeof *nh))->nthreads * l.thr_bytes;
+	if (memcmp(m->next, m->img, ctx_end) && (rc = emit(m, pool, 0, ctx_end, st)) != 0)
+		return rc;
+	for (uint64_t off = l.vma; off < l.heap;) {
+		size_t sz = off < l.fd ? sizeof(struct img_vma) : off < l.file ? sizeof(struct img_fd) : sizeof(struct img_file);
+		if (memcmp(m->next + off, m->img + off, sz) && (rc = emit(m, pool, off, sz, st)) != 0)
+			return rc;
+		off += sz;
+	}
+	if (nh->strings_used > oh->strings_used)
+		return emit(m, pool, l.heap + oh->strings_used, nh->strings_used - oh->strings_used, st);
+	return 0;
+}
+
+/* place_region -- the region exists with the length of m->next (added or resized). */
+static int place_region(struct metalog *m, prosper_pool *pool, struct metalog_stats *st)
+{
+	if (!m->have_region) {
+		int id = prosper_pool_region_add(pool, META_REGION_NAME, PROSPER_KIND_OTHER, PROSPER_REGION_REDO, 0,
+						 m->next_len, 0);
+		if (id < 0)
+			return id;
+		m->region = (uint32_t)id;
+		m->have_region = 1;
+		m->region_len = m->next_len;
+		st->bytes += PROSPER_STACKLOG_RECORD; /* the ZERO record of new bytes */
+	} else if (m->region_len != m->next_len) {
+		int rc = prosper_pool_region_resize(pool, m->region, m->next_len);
+		if (rc)
+			return rc;
+		if (m->next_len > m->region_len)
+			st->bytes += PROSPER_STACKLOG_RECORD;
+		m->region_len = m->next_len;
+	}
+	return 0;
+}
+
+int metalog_stage(struct metalog *m, int mode, prosper_pool *pool, const void *blob, size_t len,
+		  const void **out, size_t *out_len, struct metalog_stats *st)
+{
+	int rc;
+	if (mode == META_REWRITE) {
+		if (m->have_region) {
+			/* switched from log mode at a resume: the region goes with this epoch */
+			if ((rc = prosper_pool_region_remove(pool, m->region)) != 0)
+				return rc;
+			m->have_region = 0;
+		}
+		*out = blob;
+		*out_len = len;
+		st->bytes += len;
+		return 0;
+	}
+	struct img im;
+	const char *why;
+	if (img_decode(blob, len, &im, &why) != 0)
+		return -EINVAL;
+	int fresh = m->rebuild || m->pending || !m->img;
+	struct metalog_stats c = { 0 };
+	rc = fill_next(m, &im, fresh, &c);
+	if (rc == -ENOSPC && !fresh) {
+		c = (struct metalog_stats){ 0 };
+		rc = fill_next(m, &im, fresh = 1, &c);
+	}
+	if (rc)
+		return rc;
+	if (fresh) {
+		c.rebuilds++;
+		if ((rc = place_region(m, pool, &c)) != 0 || (rc = emit(m, pool, 0, m->next_len, &c)) != 0)
+			return rc;
+	} else if ((rc = emit_changes(m, pool, &c)) != 0) {
+		return rc;
+	}
+	st->bytes += c.bytes, st->records += c.records, st->rebuilds += c.rebuilds;
+	st->vma_add += c.vma_add, st->vma_remove += c.vma_remove, st->vma_change += c.vma_change;
+	st->fd_change += c.fd_change, st->file_change += c.file_change;
+	m->pending = 1;
+	m->stub = (struct meta_stub){ .magic = META_STUB_MAGIC, .version = META_VERSION, .region = m->region };
+	st->bytes += PROSPER_STACKLOG_HEADER + sizeof m->stub;
+	*out = &m->stub;
+	*out_len = sizeof m->stub;
+	return 0;
+}
+
+static void table_commit(struct table *t)
+{
+	struct keyslot *k = t->cur;
+	size_t a = t->cur_alloc;
+	t->cur = t->nxt, t->cur_alloc = t->nxt_alloc, t->ncur = t->nnxt;
+	t->nxt = k, t->nxt_alloc = a, t->nnxt = 0;
+}
+
+void metalog_committed(struct metalog *m)
+{
+	if (!m->pending)
+		return;
+	m->pending = 0;
+	uint8_t *p = m->img;
+	m->img = m->next, m->img_len = m->next_len;
+	m->next = p, m->next_len = 0;
+	table_commit(&m->vmas);
+	table_commit(&m->fds);
+	table_commit(&m->files);
+	m->rebuild = 0;
+}
+
+/* ------------------------------------------------------------------ the committed epoch */
+
+int metalog_is_stub(const void *blob, size_t len)
+{
+	struct meta_stub s;
+	if (!blob || len != sizeof s)
+		return 0;
+	memcpy(&s, blob, sizeof s);
+	return s.magic == META_STUB_MAGIC;
+}
+
+/* The region a stub names, if the pool holds it: its length, or 0. */
+static uint64_t stub_region(prosper_pool *pool, const void *stub, uint32_t *id)
+{
+	struct meta_stub s;
+	memcpy(&s, stub, sizeof s);
+	struct prosper_region_info info;
+	int i = prosper_pool_region_find(pool, META_REGION_NAME);
+	if (s.version != META_VERSION || i < 0 || prosper_pool_region_get(pool, i, &info) || info.id != s.region ||
+	    info.mode != PROSPER_REGION_REDO)
+		return 0;
+	*id = info.id;
+	return info.length;
+}
+
+void metalog_attach(struct metalog *m, prosper_pool *pool)
+{
+	size_t len = 0;
+	const void *blob = prosper_pool_blob(pool, &len);
+	m->rebuild = 1;
+	m->have_region = 0;
+	if (metalog_is_stub(blob, len) && (m->region_len = stub_region(pool, blob, &m->region)) != 0)
+		m->have_region = 1;
+}
+
+static int by_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* A string of the region's heap: absent, or starting inside the used part and ending there. */
+static int heap_ok(const uint8_t *heap, uint32_t used, uint32_t off)
+{
+	return off == IMG_NONE || (off >= HEAP_RESERVED && off < used && memchr(heap + off, 0, used - off));
+}
+
+/* rebuild -- the image.h blob of region image r (checked by the caller's layout test). */
+static int rebuild(const uint8_t *r, struct img_buf *out)
+{
+	const struct meta_head *mh = (const void *)r;
+	struct layout l = layout_of(mh);
+	const uint8_t *heap = r + l.heap;
+	uint32_t used = mh->strings_used;
+	struct img_hdr h;
+	memcpy(&h, r + sizeof *mh, sizeof h);
+	if (h.xstate_bytes != mh->xstate_bytes || h.nthreads > mh->thr_cap || !heap_ok(heap, used, h.exe_str) ||
+	    !heap_ok(heap, used, h.cwd_str) || !heap_ok(heap, used, h.launch_cwd_str) ||
+	    !heap_ok(heap, used, h.kernel_str) || !heap_ok(heap, used, h.args_str) || h.args_str == IMG_NONE ||
+	    h.exe_str == IMG_NONE)
+		return -EINVAL;
+	struct img_buf strings = { 0 }, vmas = { 0 }, fds = { 0 }, files = { 0 };
+	uint64_t *keys = malloc(((size_t)mh->vma_cap + mh->fd_cap + mh->file_cap + 1) * sizeof *keys);
+	int rc = -EINVAL;
+	if (!keys)
+		return -ENOMEM;
+	h.exe_str = img_str(&strings, (const char *)heap + h.exe_str);
+	if (h.cwd_str != IMG_NONE)
+		h.cwd_str = img_str(&strings, (const char *)heap + h.cwd_str);
+	if (h.launch_cwd_str != IMG_NONE)
+		h.launch_cwd_str = img_str(&strings, (const char *)heap + h.launch_cwd_str);
+	if (h.kernel_str != IMG_NONE)
+		h.kernel_str = img_str(&strings, (const char *)heap + h.kernel_str);
+	uint32_t at = h.args_str;
+	h.args_str = (uint32_t)strings.len;
+	for (uint32_t i = 0; i < h.argc + h.envc; i++) {
+		if (!heap_ok(heap, used, at) || at == IMG_NONE)
+			goto out;
+		img_str(&strings, (const char *)heap + at);
+		at += (uint32_t)strlen((const char *)heap + at) + 1;
+	}
+	/* VMAs in address order, fds in fd order, files in heap order; key << 24 | slot sorts them */
+	size_t n = 0;
+	for (uint32_t s = 0; s < mh->vma_cap; s++) {
+		struct img_vma v;
+		memcpy(&v, r + l.vma + (size_t)s * sizeof v, sizeof v);
+		if (v.end)
+			keys[n++] = (v.start >> 12) << 24 | s;
+	}
+	qsort(keys, n, sizeof *keys, by_u64);
+	for (size_t i = 0; i < n; i++) {
+		struct img_vma v;
+		memcpy(&v, r + l.vma + (keys[i] & 0xFFFFFF) * sizeof v, sizeof v);
+		if (!heap_ok(heap, used, v.path))
+			goto out;
+		if (v.path != IMG_NONE)
+			v.path = img_str(&strings, (const char *)heap + v.path);
+		img_buf_put(&vmas, &v, sizeof v);
+	}
+	h.nvmas = (uint32_t)n;
+	n = 0;
+	for (uint32_t s = 0; s < mh->fd_cap; s++) {
+		struct img_fd f;
+		memcpy(&f, r + l.fd + (size_t)s * sizeof f, sizeof f);
+		if (f.type)
+			keys[n++] = (uint64_t)(uint32_t)f.fd << 24 | s;
+	}
+	qsort(keys, n, sizeof *keys, by_u64);
+	for (size_t i = 0; i < n; i++) {
+		struct img_fd f;
+		memcpy(&f, r + l.fd + (keys[i] & 0xFFFFFF) * sizeof f, sizeof f);
+		if (!heap_ok(heap, used, f.path))
+			goto out;
+		if (f.path != IMG_NONE)
+			f.path = img_str(&strings, (const char *)heap + f.path);
+		img_buf_put(&fds, &f, sizeof f);
+	}
+	h.nfds = (uint32_t)n;
+	n = 0;
+	for (uint32_t s = 0; s < mh->file_cap; s++) {
+		struct img_file f;
+		memcpy(&f, r + l.file + (size_t)s * sizeof f, sizeof f);
+		if (f.path)
+			keys[n++] = (uint64_t)f.path << 24 | s;
+	}
+	qsort(keys, n, sizeof *keys, by_u64);
+	for (size_t i = 0; i < n; i++) {
+		struct img_file f;
+		memcpy(&f, r + l.file + (keys[i] & 0xFFFFFF) * sizeof f, sizeof f);
+		if (!heap_ok(heap, used, f.path) || f.path == IMG_NONE)
+			goto out;
+		f.path = img_str(&strings, (const char *)heap + f.path);
+		img_buf_put(&files, &f, sizeof f);
+	}
+	h.nfiles = (uint32_t)n;
+	uint64_t xb = h.xstate_bytes;
+	h.strings_bytes = (uint32_t)strings.len;
+	h.total_bytes = (uint32_t)(sizeof h + xb + h.nthreads * (sizeof(struct img_thread) + xb) + vmas.len + fds.len +
+				   files.len + strings.len);
+	out->len = 0;
+	rc = -ENOMEM;
+	if (img_buf_put(out, &h, sizeof h) || img_buf_put(out, r + sizeof *mh + sizeof h, xb))
+		goto out;
+	for (uint32_t t = 0; t < h.nthreads; t++)
+		if (img_buf_put(out, r + l.thr + t * l.thr_bytes, sizeof(struct img_thread)))
+			goto out;
+	for (uint32_t t = 0; t < h.nthreads; t++)
+		if (img_buf_put(out, r + l.thr + t * l.thr_bytes + sizeof(struct img_thread), xb))
+			goto out;
+	if (img_buf_put(out, vmas.p, vmas.len) || img_buf_put(out, fds.p, fds.len) || img_buf_put(out, files.p, files.len) ||
+	    img_buf_put(out, strings.p, strings.len))
+		goto out;
+	rc = 0;
+out:
+	free(keys);
+	free(strings.p);
+	free(vmas.p);
+	free(fds.p);
+	free(files.p);
+	return rc;
+}
+
+int metalog_load(prosper_pool *pool, const void *stub, size_t stub_len, void **blob, size_t *blob_len,
+		 const char **why)
+{
+	*why = "the metadata log region is missing, damaged or from another version";
+	uint32_t id = 0;
+	uint64_t len = metalog_is_stub(stub, stub_len) ? stub_region(pool, stub, &id) : 0;
+	if (len < sizeof(struct meta_head) || len > (1ull << 31))
+		return -EINVAL;
+	uint8_t *r = malloc(len);
+	if (!r)
+		return -ENOMEM;
+	int rc = prosper_pool_region_read(pool, id, 0, r, len);
+	struct meta_head mh;
+	memcpy(&mh, r, sizeof mh);
+	if (!rc && (mh.magic != META_MAGIC || mh.version != META_VERSION || mh.head_bytes != sizeof mh ||
+		    mh.thr_cap > CAP_LIMIT || mh.vma_cap > CAP_LIMIT || mh.fd_cap > CAP_LIMIT || mh.file_cap > CAP_LIMIT ||
+		    mh.xstate_bytes > (1u << 20) || mh.strings_cap > (1u << 30) || mh.strings_used > mh.strings_cap ||
+		    mh.strings_used < HEAP_RESERVED || layout_of(&mh).total != len))
+		rc = -EINVAL;
+	struct img_buf out = { 0 };
+	if (!rc)
+		rc = rebuild(r, &out);
+	free(r);
+	struct img im;
+	const char *w;
+	if (!rc && img_decode(out.p, out.len, &im, &w) != 0)
+		rc = -EINVAL;
+	if (rc) {
+		free(out.p);
+		return rc;
+	}
+	*why = NULL;
+	*blob = out.p;
+	*blob_len = out.len;
+	return 0;
+}

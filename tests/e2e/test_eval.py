@@ -1,0 +1,88 @@
+"""prosper eval: every figure is present or explicitly missing, and every number of ours comes
+from a file written in that run (issue 10, item 4)."""
+import json
+import os
+import subprocess
+import sys
+import time
+from html import escape
+
+import pytest
+
+from conftest import PROSPER, ROOT
+
+sys.path.insert(0, os.path.join(ROOT, "python"))
+from prosper.eval_experiments import FIGURES  # noqa: E402  (the report's table of contents)
+
+
+def values(node, out):
+    """Every number and boolean in a JSON document."""
+    if isinstance(node, dict):
+        for v in node.values():
+            values(v, out)
+    elif isinstance(node, list):
+        for v in node:
+            values(v, out)
+    elif isinstance(node, (int, float)) and not isinstance(node, bool):
+        out.add(float(node))
+    elif isinstance(node, bool):
+        out.add(node)
+    return out
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("eval") / "r"
+    start = time.time()
+    p = subprocess.run([PROSPER, "eval", "--tiny", "--out", str(out)], capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return out, start, json.loads((out / "results.json").read_text())
+
+
+def test_every_figure_present_or_marked_missing(report):
+    out, _, r = report
+    ids = [f["id"] for f in r["figures"]]
+    assert ids[:len(FIGURES)] == [fid for fid, _, _ in FIGURES]
+    html = (out / "report.html").read_text()
+    md = (out / "report.md").read_text()
+    for f in r["figures"]:
+        assert f["id"] in html and f["id"] in md
+        if f["status"] == "ok":
+            assert f["ours"]["rows"], f["id"]
+            assert f["paper"] and f["command"] and f["source"], f["id"]
+            if f.get("plot"):
+                assert (out / f["plot"]).stat().st_size > 0
+        else:
+            assert f["status"] == "missing" and f["reason"], f["id"]
+            assert f["ours"] is None  # never filled from elsewhere
+            assert "missing: " + escape(f["reason"]) in html, f["id"]
+    assert sum(f["status"] == "ok" for f in r["figures"]) >= 20
+    for e in r["experiments"]:
+        assert e["status"] in ("ok", "missing"), e  # nothing that exists failed
+
+
+def test_every_number_comes_from_this_runs_files(report):
+    out, start, r = report
+    for f in r["figures"]:
+        if f["status"] != "ok":
+            continue
+        src = out / f["source"]
+        assert src.is_file() and src.stat().st_mtime >= start - 1, f["source"]
+        assert os.path.commonpath([str(src.resolve()), str((out / "raw").resolve())]) == str((out / "raw").resolve())
+        found = values(json.loads(src.read_text()), set())
+        for row in f["ours"]["rows"]:
+            for v in row:
+                if isinstance(v, bool):
+                    assert v in found, (f["id"], v)
+                elif isinstance(v, (int, float)):
+                    assert float(v) in found, (f["id"], v, f["source"])
+
+
+def test_refuses_a_directory_that_holds_something_else(tmp_path):
+    keep = tmp_path / "precious.txt"
+    keep.write_text("mine")
+    p = subprocess.run([PROSPER, "eval", "--tiny", "--out", str(tmp_path)], capture_output=True, text=True)
+    assert p.returncode == 2 and "not empty" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    assert keep.read_text() == "mine"
+    p = subprocess.run([PROSPER, "eval", "--only", "nosuch", "--out", str(tmp_path / "x")], capture_output=True, text=True)
+    assert p.returncode == 2 and "unknown experiment" in p.stderr
