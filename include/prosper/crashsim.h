@@ -50,6 +50,47 @@ struct prosper_crashsim_result {
 void prosper_crashsim_config_default(struct prosper_crashsim_config *c);
 int prosper_crashsim_run(const struct prosper_crashsim_config *c, struct prosper_crashsim_result *r);
 
+/* ---- other workloads (crpm containers: lib/crpm/crashsim_crpm.c) ----
+ * The simulator drives any code that persists through a pool on its media.  The media is a
+ * shared mapping of a memory file, so a workload may map parts of it a second time (crpm maps
+ * its segments at the container's address).  The simulator crashes the run at a persist point,
+ * recovers each crash image with prosper_pool_open_mem (crashing inside it too) and asks the
+ * workload whether the recovered pool holds exactly one of the epochs the crash may leave. */
+struct prosper_pool;
+
+struct prosper_crash_progress {
+	uint64_t lo, hi;  /* a crash now must recover an epoch in [lo, hi] */
+	int create_done;  /* the pool exists (before: no pool or an empty one) */
+	int failed;       /* 1: an I/O error stopped the run; 2: an unexpected error (a bug) */
+};
+
+struct prosper_crash_workload {
+	void *ctx;
+	size_t media_bytes;
+	/* The whole workload on media of media_bytes at base (a MAP_SHARED mapping of fd) observed
+	 * through pp.  A crash longjmps out of a persist call; pr is kept current throughout. */
+	void (*run)(void *ctx, uint8_t *base, int fd, struct prosper_persist *pp, struct prosper_crash_progress *pr);
+	/* Free the run's handles (pool, mappings of the media) without touching the media; the
+	 * references of its epochs stay.  Called after a crash, before its images are checked. */
+	void (*release)(void *ctx);
+	/* Forget the run entirely (after its images were checked, or its end). */
+	void (*reset)(void *ctx);
+	/* pool was recovered from a crash image at base/fd and names an epoch in [lo, hi]: 0 if it
+	 * holds exactly what the run committed as that epoch, else -1 and a reason. */
+	int (*check)(void *ctx, struct prosper_pool *pool, uint8_t *base, int fd, char *why, size_t whylen);
+	/* Optional: one more epoch on the recovered pool (committed as epoch e; cont owns it from
+	 * now on, release frees it) whose reference is installed before its commit; a crash
+	 * longjmps out.  Returns 0, or -1 with a reason if it failed without a crash.  cont_forget
+	 * drops that reference again, after the images of the continued run were checked. */
+	int (*cont)(void *ctx, struct prosper_pool *pool, uint8_t *base, int fd, uint64_t e, uint64_t *rng, char *why,
+		    size_t whylen);
+	void (*cont_forget)(void *ctx);
+	int io_errors;    /* also inject a failing flush at every flush (the workload copes with -EIO) */
+};
+
+int prosper_crashsim_run_workload(const struct prosper_crashsim_config *c, const struct prosper_crash_workload *w,
+				  struct prosper_crashsim_result *r);
+
 /* Mutation catalogue: each entry is a persist site removed or a protocol step changed. */
 int prosper_crashsim_mutant_count(void);
 /* Describe mutant i: fills the config fields and returns a name. */

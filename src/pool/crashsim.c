@@ -12,9 +12,14 @@
  *   - Intermediate values between two persist points of the same line are not modelled.
  *   - The workload is deterministic in the seed, so crash point c of a run is reached again by
  *     re-running the workload with the crash armed at c.
+ *
+ * The engine (media, crash images, exploration) drives any struct prosper_crash_workload; the
+ * pool's own workload (regions of every mode, a model of their bytes) is defined here too.
  */
 #include <errno.h>
 #include <setjmp.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +44,8 @@ static uint64_t rng_below(uint64_t *s, uint64_t n) { return n ? rng_next(s) % n 
 /* ---------------------------------------------------------------- simulated media */
 
 struct sim {
-	uint8_t *m;            /* what the CPU sees: the pool's base */
+	uint8_t *m;            /* what the CPU sees: the pool's base, a shared mapping of fd */
+	int fd;                /* memory file holding m (a workload may map it again) */
 	uint8_t *d;            /* what is durable */
 	size_t size;
 	int gran;
@@ -117,7 +123,14 @@ static int sim_init(struct sim *s, size_t size, int gran, uint64_t skip_mask)
 	memset(s, 0, sizeof *s);
 	s->size = size;
 	s->gran = gran;
-	s->m = malloc(size);
+	s->fd = memfd_create("prosper-crashsim", MFD_CLOEXEC);
+	if (s->fd < 0 || ftruncate(s->fd, (off_t)size))
+		return -errno;
+	s->m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
+	if (s->m == MAP_FAILED) {
+		s->m = NULL;
+		return -errno;
+	}
 	s->d = malloc(size);
 	s->pending = malloc(size / LINE * sizeof *s->pending);
 	s->is_pending = calloc(size / LINE, 1);
@@ -143,7 +156,10 @@ static void sim_reset(struct sim *s, const uint8_t *image)
 
 static void sim_free(struct sim *s)
 {
-	free(s->m);
+	if (s->m)
+		munmap(s->m, s->size);
+	if (s->fd >= 0)
+		close(s->fd);
 	free(s->d);
 	free(s->pending);
 	free(s->is_pending);
@@ -273,25 +289,30 @@ struct workload {
 	struct model cur;             /* the caller's working state */
 	struct model snap[MAXEPOCHS]; /* committed states, by epoch */
 	int nsnap;
-	int create_done;
-	uint64_t committed;
-	int in_commit;
-	int failed;                   /* an operation returned an I/O error */
+	struct prosper_crash_progress *pr;
+	/* a continued epoch (wl_cont): the reference it replaced */
+	struct model cont_saved;
+	uint64_t cont_e;
+	int cont_nsnap, cont_active;
 };
 
-static void wl_reset(struct workload *w)
+/* wl_release -- free the pool handle without touching the media; references stay. */
+static void wl_release(void *ctx)
 {
+	struct workload *w = ctx;
 	if (w->pool)
 		prosper_pool_abandon(&w->pool);
+}
+
+static void wl_reset(void *ctx)
+{
+	struct workload *w = ctx;
+	wl_release(w);
 	model_free(&w->cur);
 	w->cur.blob_len = 0;
 	for (int i = 0; i < w->nsnap; i++)
 		model_free(&w->snap[i]);
 	w->nsnap = 0;
-	w->create_done = 0;
-	w->committed = 0;
-	w->in_commit = 0;
-	w->failed = 0;
 }
 
 static void fill_random(uint8_t *p, size_t n, uint64_t *rng)
@@ -381,15 +402,18 @@ static int wl_op(prosper_pool *p, struct model *m, uint64_t *rng, uint32_t seg)
 }
 
 /* wl_run -- the full workload on the simulated media; returns normally only if no crash. */
-static void wl_run(struct workload *w, struct sim *s)
+static void wl_run(void *ctx, uint8_t *base, int fd, struct prosper_persist *pp, struct prosper_crash_progress *pr)
 {
+	struct workload *w = ctx;
+	(void)fd;
+	w->pr = pr;
 	uint64_t rng = w->seed * 0x9E3779B97F4A7C15ull + 1;
-	int rc = prosper_pool_create_mem(s->m, w->size, &w->cfg, &s->pp, &w->pool);
+	int rc = prosper_pool_create_mem(base, w->size, &w->cfg, pp, &w->pool);
 	if (rc) {
-		w->failed = 1;
+		pr->failed = 1;
 		return;
 	}
-	w->create_done = 1;
+	pr->create_done = 1;
 	model_copy(&w->snap[0], &w->cur);
 	w->nsnap = 1;
 	for (int e = 1; e <= w->epochs && e < MAXEPOCHS; e++) {
@@ -397,19 +421,19 @@ static void wl_run(struct workload *w, struct sim *s)
 		/* Every workload has a stack from the first epoch on (more may come and go). */
 		if (e == 1 && (rc = wl_add(w->pool, &w->cur, "stack", PROSPER_REGION_REDO,
 					   w->cfg.seg_size + 1 + rng_below(&rng, w->cfg.seg_size / 2))) != 0) {
-			w->failed = rc == -EIO ? 1 : 2;
+			pr->failed = rc == -EIO ? 1 : 2;
 			return;
 		}
 		for (int i = 0; i < ops; i++) {
 			rc = wl_op(w->pool, &w->cur, &rng, w->cfg.seg_size);
 			if (rc == -EIO) {
-				w->failed = 1;
+				pr->failed = 1;
 				return;
 			}
 			if (rc == -ENOSPC)
 				continue;
 			if (rc) {
-				w->failed = 2; /* not expected: a bug */
+				pr->failed = 2; /* not expected: a bug */
 				return;
 			}
 		}
@@ -418,16 +442,68 @@ static void wl_run(struct workload *w, struct sim *s)
 		/* the reference of the epoch being committed exists before the commit starts */
 		model_copy(&w->snap[e], &w->cur);
 		w->nsnap = e + 1;
-		w->in_commit = 1;
+		pr->hi = (uint64_t)e;
 		rc = prosper_pool_commit(w->pool, w->cur.blob, w->cur.blob_len);
 		if (rc) {
-			/* in_commit stays set: a failed commit may or may not have become durable */
-			w->failed = rc == -EIO ? 1 : 2;
+			/* hi stays: a failed commit may or may not have become durable */
+			pr->failed = rc == -EIO ? 1 : 2;
 			return;
 		}
-		w->in_commit = 0;
-		w->committed = (uint64_t)e;
+		pr->lo = (uint64_t)e;
 	}
+}
+
+static int wl_check(void *ctx, prosper_pool *p, uint8_t *base, int fd, char *why, size_t whylen)
+{
+	struct workload *w = ctx;
+	(void)base, (void)fd;
+	uint64_t e = prosper_pool_epoch(p);
+	if (e >= (uint64_t)w->nsnap) {
+		snprintf(why, whylen, "recovered epoch %llu, which was never committed", (unsigned long long)e);
+		return -1;
+	}
+	return check_pool(p, &w->snap[e], why, whylen);
+}
+
+/* wl_cont -- a few more operations and a commit on a recovered pool (epoch e); the reference
+ * of e+1 is the model they change, installed first. */
+static int wl_cont(void *ctx, prosper_pool *p, uint8_t *base, int fd, uint64_t e, uint64_t *rng, char *why,
+		   size_t whylen)
+{
+	struct workload *w = ctx;
+	(void)base, (void)fd;
+	w->pool = p;
+	if (e + 1 >= MAXEPOCHS)
+		return 0;
+	w->cont_saved = w->snap[e + 1];
+	w->cont_e = e;
+	w->cont_nsnap = w->nsnap;
+	w->cont_active = 1;
+	model_copy(&w->snap[e + 1], &w->snap[e]);
+	if (w->nsnap < (int)e + 2)
+		w->nsnap = (int)e + 2;
+	struct model *m = &w->snap[e + 1];
+	for (int i = 0; i < 4; i++)
+		if (wl_op(p, m, rng, w->cfg.seg_size) == -EIO)
+			break;
+	m->blob_len = 3;
+	memcpy(m->blob, "abc", 3);
+	if (prosper_pool_commit(p, m->blob, m->blob_len) != 0) {
+		snprintf(why, whylen, "commit after recovery failed: %s", prosper_pool_errormsg());
+		return -1;
+	}
+	return 0;
+}
+
+static void wl_cont_forget(void *ctx)
+{
+	struct workload *w = ctx;
+	if (!w->cont_active)
+		return;
+	model_free(&w->snap[w->cont_e + 1]);
+	w->snap[w->cont_e + 1] = w->cont_saved;
+	w->nsnap = w->cont_nsnap;
+	w->cont_active = 0;
 }
 
 /* ---------------------------------------------------------------- checking crash images */
@@ -435,7 +511,8 @@ static void wl_run(struct workload *w, struct sim *s)
 struct run {
 	const struct prosper_crashsim_config *cfg;
 	struct prosper_crashsim_result *res;
-	struct workload *w;
+	const struct prosper_crash_workload *wl;
+	struct prosper_crash_progress pr; /* of the run being explored */
 	struct sim rec;        /* media for recovering an image (and crashing inside it) */
 	uint8_t *img;
 	uint64_t rng;
@@ -496,14 +573,14 @@ static int recover_and_check(struct run *r, const uint8_t *image, uint64_t lo, u
 		return -1;
 	}
 	uint64_t e = prosper_pool_epoch(p);
-	if (e < lo || e > hi || e >= (uint64_t)r->w->nsnap) {
+	if (e < lo || e > hi) {
 		snprintf(why, sizeof why, "recovered epoch %llu, expected %llu..%llu", (unsigned long long)e,
 			 (unsigned long long)lo, (unsigned long long)hi);
 		fail(r, "%s", why);
 		prosper_pool_abandon(&p);
 		return -1;
 	}
-	if (check_pool(p, &r->w->snap[e], why, sizeof why)) {
+	if (r->wl->check(r->wl->ctx, p, r->rec.m, r->rec.fd, why, sizeof why)) {
 		fail(r, "%s", why);
 		prosper_pool_abandon(&p);
 		return -1;
@@ -554,50 +631,33 @@ static void nested(struct run *r, const uint8_t *image, uint64_t lo, uint64_t hi
  * recover again: the repairs and the in-DRAM view after recovery must be right too. */
 static void continued(struct run *r, const uint8_t *image, uint64_t lo, uint64_t hi)
 {
+	const struct prosper_crash_workload *wl = r->wl;
 	prosper_pool *p = NULL;
-	if (recover_and_check(r, image, lo, hi, 0, 0, &p) != 0 || !p)
+	if (!wl->cont || recover_and_check(r, image, lo, hi, 0, 0, &p) != 0 || !p)
 		return;
 	uint64_t e = prosper_pool_epoch(p);
-	struct model m;
-	model_copy(&m, &r->w->snap[e]);
 	uint8_t *after = malloc(r->rec.size);
 	uint32_t *units = malloc(r->rec.size / LINE * sizeof *units);
 	uint8_t *choice = malloc(r->rec.size / LINE);
 	jmp_buf env;
 	r->rec.env = &env;
 	r->rec.crash_at = r->rec.points + 1 + rng_below(&r->rng, 40);
-	int crashed = 0;
-	if (setjmp(env)) {
+	volatile int crashed = 0;
+	char why[400];
+	if (setjmp(env))
 		crashed = 1;
-	} else {
-		for (int i = 0; i < 4; i++)
-			if (wl_op(p, &m, &r->rng, r->w->cfg.seg_size) == -EIO)
-				break;
-		m.blob_len = 3;
-		memcpy(m.blob, "abc", 3);
-		if (prosper_pool_commit(p, m.blob, m.blob_len) != 0)
-			fail(r, "%s", "commit after recovery failed");
-	}
+	else if (wl->cont(wl->ctx, p, r->rec.m, r->rec.fd, e, &r->rng, why, sizeof why))
+		fail(r, "%s", why);
 	r->rec.crash_at = 0;
-	prosper_pool_abandon(&p);
+	wl->release(wl->ctx);
 	size_t n = inflight(&r->rec, units);
 	random_choice(choice, n, &r->rng);
 	build_image(&r->rec, units, n, choice, &r->rng, after);
-	/* The reference of epoch e+1 is the continued model; install it temporarily. */
-	struct model saved = r->w->snap[e + 1 < MAXEPOCHS ? e + 1 : e];
-	int nsnap = r->w->nsnap;
-	if (e + 1 < MAXEPOCHS) {
-		r->w->snap[e + 1] = m;
-		if (r->w->nsnap < (int)e + 2)
-			r->w->nsnap = (int)e + 2;
-	}
 	r->res->states++;
 	r->res->continued_states++;
 	recover_and_check(r, after, crashed ? e : e + 1, e + 1, 0, 0, NULL);
-	if (e + 1 < MAXEPOCHS)
-		r->w->snap[e + 1] = saved;
-	r->w->nsnap = nsnap;
-	model_free(&m);
+	if (wl->cont_forget)
+		wl->cont_forget(wl->ctx);
 	free(after);
 	free(units);
 	free(choice);
@@ -619,9 +679,8 @@ static void deeper(struct run *r, int rc, int may_be_empty, uint64_t lo, uint64_
 /* explore -- all crash images of one crash point. */
 static void explore(struct run *r, struct sim *s, uint64_t budget)
 {
-	struct workload *w = r->w;
-	uint64_t lo = w->committed, hi = w->in_commit ? w->committed + 1 : w->committed;
-	int may_be_empty = !w->create_done;
+	uint64_t lo = r->pr.lo, hi = r->pr.hi;
+	int may_be_empty = !r->pr.create_done;
 	uint32_t *units = malloc(s->size / LINE * sizeof *units);
 	uint8_t *choice = malloc(s->size / LINE);
 	size_t n = inflight(s, units);
@@ -680,7 +739,6 @@ void prosper_crashsim_config_default(struct prosper_crashsim_config *c)
 
 int prosper_crashsim_run(const struct prosper_crashsim_config *c, struct prosper_crashsim_result *res)
 {
-	memset(res, 0, sizeof *res);
 	struct workload w;
 	memset(&w, 0, sizeof w);
 	w.seed = c->seed;
@@ -696,90 +754,102 @@ int prosper_crashsim_run(const struct prosper_crashsim_config *c, struct prosper
 	if (sz < 0)
 		return (int)sz;
 	w.size = (size_t)sz;
+	struct prosper_crash_workload wl = {
+		.ctx = &w, .media_bytes = w.size, .run = wl_run, .release = wl_release, .reset = wl_reset,
+		.check = wl_check, .cont = wl_cont, .cont_forget = wl_cont_forget, .io_errors = 1,
+	};
+	return prosper_crashsim_run_workload(c, &wl, res);
+}
 
-	struct run r = { .cfg = c, .res = res, .w = &w, .rng = c->seed ^ 0xC0FFEEull };
+/* run_once -- the workload on media s from garbage, crashing at persist point crash_at and
+ * failing flush fail_at (0: never); 1 if it was cut short by a crash. */
+static int run_once(const struct prosper_crash_workload *wl, struct sim *s, const uint8_t *garbage, uint64_t crash_at,
+		    uint64_t fail_at, struct prosper_crash_progress *pr)
+{
+	jmp_buf env;
+	sim_reset(s, garbage);
+	s->env = &env;
+	s->crash_at = crash_at;
+	s->fail_at = fail_at;
+	memset(pr, 0, sizeof *pr);
+	if (setjmp(env)) {
+		pool_loading_abandon(); /* a pool whose create or open was cut short, if any */
+		wl->release(wl->ctx);
+		return 1;
+	}
+	wl->run(wl->ctx, s->m, s->fd, &s->pp, pr);
+	wl->release(wl->ctx);
+	return 0;
+}
+
+int prosper_crashsim_run_workload(const struct prosper_crashsim_config *c, const struct prosper_crash_workload *wl,
+				  struct prosper_crashsim_result *res)
+{
+	memset(res, 0, sizeof *res);
+	size_t size = wl->media_bytes;
+	struct run r = { .cfg = c, .res = res, .wl = wl, .rng = c->seed ^ 0xC0FFEEull };
 	uint64_t skip = c->skip_site >= 0 ? 1ull << c->skip_site : 0;
 	struct sim s;
-	uint8_t *garbage = malloc(w.size);
-	r.img = malloc(w.size);
-	r.units = malloc(w.size / LINE * sizeof *r.units);
-	if (sim_init(&s, w.size, c->granularity, skip) || sim_init(&r.rec, w.size, c->granularity, skip) ||
-	    !garbage || !r.img)
+	uint8_t *garbage = malloc(size);
+	r.img = malloc(size);
+	r.units = malloc(size / LINE * sizeof *r.units);
+	if (sim_init(&s, size, c->granularity, skip) || sim_init(&r.rec, size, c->granularity, skip) || !garbage ||
+	    !r.img || !r.units)
 		return -ENOMEM;
 	/* Media starts as garbage: nothing may rely on a fresh file reading zero. */
 	uint64_t g = c->seed + 77;
-	fill_random(garbage, w.size, &g);
+	fill_random(garbage, size, &g);
 	int saved_mutation = pool_mutation;
 	pool_mutation = c->mutation;
 
 	/* Dry run: how many persist points, per site. */
-	sim_reset(&s, garbage);
 	s.per_site = res->points_per_site;
-	jmp_buf env;
-	s.env = &env;
-	if (!setjmp(env))
-		wl_run(&w, &s);
+	run_once(wl, &s, garbage, 0, 0, &r.pr);
 	s.per_site = NULL;
 	uint64_t points = s.points;
-	res->epochs = w.committed;
-	if (w.failed == 2 && !c->mutation && c->skip_site < 0) {
+	res->epochs = r.pr.lo;
+	if (r.pr.failed == 2 && !c->mutation && c->skip_site < 0) {
 		snprintf(res->first_failure, sizeof res->first_failure, "workload failed: %s", prosper_pool_errormsg());
 		res->inconsistent++;
 	}
-	wl_reset(&w);
+	wl->reset(wl->ctx);
 
-	for (volatile uint64_t cp = 1; cp <= points; cp++) {
+	for (uint64_t cp = 1; cp <= points; cp++) {
 		/* spread what is left of the budget over the points that are left */
 		uint64_t left = c->states > res->states ? c->states - res->states : 0;
-		volatile uint64_t per_point = (left + (points - cp)) / (points - cp + 1);
+		uint64_t per_point = (left + (points - cp)) / (points - cp + 1);
 		if (per_point < 1)
 			per_point = 1;
-		sim_reset(&s, garbage);
-		s.crash_at = cp;
-		if (!setjmp(env)) {
-			wl_run(&w, &s);
-			wl_reset(&w);
-			continue; /* the run did not reach cp (cannot happen: it is deterministic) */
+		int crashed = run_once(wl, &s, garbage, cp, 0, &r.pr);
+		if (crashed) { /* always: the run is deterministic */
+			res->crash_points++;
+			r.point = cp;
+			r.site = s.crash_site;
+			explore(&r, &s, per_point);
 		}
-		if (!w.create_done)
-			pool_loading_abandon();
-		res->crash_points++;
-		r.point = cp;
-		r.site = s.crash_site;
-		explore(&r, &s, per_point);
-		wl_reset(&w);
+		wl->reset(wl->ctx);
 		if (c->stop_at_first && res->inconsistent)
 			break;
 	}
 
 	/* I/O errors: a flush that fails must leave the committed epoch intact. */
-	for (volatile uint64_t f = 1; !(c->stop_at_first && res->inconsistent); f++) {
-		sim_reset(&s, garbage);
-		s.fail_at = f;
-		s.crash_at = 0;
-		if (setjmp(env)) {
-			wl_reset(&w);
+	for (uint64_t f = 1; wl->io_errors && !(c->stop_at_first && res->inconsistent); f++) {
+		int crashed = run_once(wl, &s, garbage, 0, f, &r.pr);
+		if (crashed || !r.pr.failed) { /* every flush done: no more failure points */
+			wl->reset(wl->ctx);
 			break;
 		}
-		wl_run(&w, &s);
-		if (!w.failed) { /* every flush done: no more failure points */
-			wl_reset(&w);
-			break;
-		}
-		if (w.failed == 2 && !c->mutation && c->skip_site < 0) {
+		if (r.pr.failed == 2 && !c->mutation && c->skip_site < 0) {
 			res->inconsistent++;
 			if (!res->first_failure[0])
 				snprintf(res->first_failure, sizeof res->first_failure, "I/O error at flush %llu led to: %s",
 					 (unsigned long long)f, prosper_pool_errormsg());
 		}
 		/* after the error the process gives up: what is durable is D */
-		uint64_t lo = w.committed, hi = w.in_commit ? w.committed + 1 : w.committed;
-		if (w.pool)
-			prosper_pool_abandon(&w.pool);
-		memcpy(r.img, s.d, w.size);
+		memcpy(r.img, s.d, size);
 		res->states++;
-		recover_and_check(&r, r.img, lo, hi, !w.create_done, 0, NULL);
-		wl_reset(&w);
+		recover_and_check(&r, r.img, r.pr.lo, r.pr.hi, !r.pr.create_done, 0, NULL);
+		wl->reset(wl->ctx);
 		if (f > 4 * points + 100)
 			break;
 	}
