@@ -66,6 +66,7 @@ enum prosper_region_kind {
 	PROSPER_KIND_DATA = 3,  /* .data/.bss of an executable or library */
 	PROSPER_KIND_ANON = 4,  /* anonymous mmap */
 	PROSPER_KIND_CRPM = 5,  /* a crpm container heap */
+	PROSPER_KIND_NVM = 6,   /* NVM-resident memory of a supervised program (prosper_nvm_alloc) */
 };
 
 #define PROSPER_REGION_NAME_MAX 48

@@ -67,7 +67,7 @@ static const char *mode_name(uint32_t m)
 
 static const char *kind_name(uint32_t k)
 {
-	static const char *const n[] = { "other", "stack", "heap", "data", "anon", "crpm" };
+	static const char *const n[] = { "other", "stack", "heap", "data", "anon", "crpm", "nvm" };
 	return k < sizeof n / sizeof n[0] ? n[k] : "?";
 }
 

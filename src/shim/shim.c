@@ -4,7 +4,8 @@
  *   - in resume mode, then stop itself (SIGSTOP): the supervisor rebuilds the process around
  *     this stop through the syscall gate below and never lets the constructor return;
  *   - record the signal handlers the program installs, in its own .bss, so that a checkpoint
- *     carries them.
+ *     carries them;
+ *   - offer the NVM request gate that libprosper-nvm calls (shim_proto.h).
  * Raw system calls where libc state could be in flux; no allocation; no stack protector (the
  * canary lives in the TCB, which a restore overwrites). */
 #include <dlfcn.h>
@@ -30,6 +31,19 @@ __asm__(".text\n"
 	"\tsyscall\n"
 	"\tint3\n"
 	".size prosper_shim_gate, 3\n");
+
+/* The NVM request gate (shim_proto.h): exported, libprosper-nvm refers to it weakly. */
+__asm__(".text\n"
+	".globl prosper_shim_nvm_gate\n"
+	".type prosper_shim_nvm_gate, @function\n"
+	"prosper_shim_nvm_gate:\n"
+	"\tint3\n"
+	"\tret\n"
+	".size prosper_shim_nvm_gate, 2\n");
+extern char prosper_shim_nvm_gate[];
+
+/* Where the supervisor writes the pool's path before it makes the program open it (NVM). */
+static char prosper_shim_nvm_path[SHIM_NVM_PATH_MAX];
 
 static struct shim_sigtab prosper_shim_sigtab;
 
@@ -93,7 +107,9 @@ __attribute__((constructor)) static void prosper_shim_init(void)
 		return;
 	int sock = atoi(s);
 	struct shim_hello h = { .status = 'U', .gate = (uint64_t)(uintptr_t)prosper_shim_gate,
-				.sigtab = (uint64_t)(uintptr_t)&prosper_shim_sigtab };
+				.sigtab = (uint64_t)(uintptr_t)&prosper_shim_sigtab,
+				.nvm_gate = (uint64_t)(uintptr_t)prosper_shim_nvm_gate,
+				.nvm_path = (uint64_t)(uintptr_t)prosper_shim_nvm_path };
 	h.resume = getenv("PROSPER_SHIM_RESUME") != NULL;
 	unsetenv("PROSPER_SHIM_SOCK");
 	unsetenv("PROSPER_SHIM_RESUME");

@@ -7,6 +7,11 @@
  * The signal table lives in the shim's .bss, which is part of every checkpoint: after a resume
  * rebuilt memory, it holds the handlers the program had installed, in the kernel's own layout,
  * ready to be passed to rt_sigaction by injected system calls.
+ *
+ * NVM requests (include/prosper/nvm.h): libprosper-nvm calls prosper_shim_nvm_gate(op, arg), an
+ * `int3; ret` in the shim.  The supervisor sees the SIGTRAP stop with rip == nvm_gate + 1, reads
+ * op from rdi and arg from rsi, puts its answer in rax (an address or 0 on success, -errno on
+ * failure, -ENOSYS: not checkpointing, use plain memory) and continues without the signal.
  */
 #ifndef PROSPER_SHIM_PROTO_H
 #define PROSPER_SHIM_PROTO_H
@@ -29,6 +34,11 @@ struct shim_hello {
 	char pad[6];
 	uint64_t gate;      /* address of `syscall; int3` */
 	uint64_t sigtab;    /* address of struct shim_sigtab */
+	uint64_t nvm_gate;  /* address of prosper_shim_nvm_gate (`int3; ret`) */
+	uint64_t nvm_path;  /* SHIM_NVM_PATH_MAX bytes in the shim where the supervisor puts the pool's path */
 };
+
+enum shim_nvm_op { SHIM_NVM_ALLOC = 1, SHIM_NVM_FREE = 2 };
+#define SHIM_NVM_PATH_MAX 4096
 
 #endif
