@@ -1,7 +1,9 @@
 /* capture.c -- one checkpoint of a stopped child = one pool epoch (DESIGN D3).
  *
- * Order inside a stop: registers -> map (regions follow it: added, resized, removed) -> dirty
- * memory of every saved mapping -> fds, cwd, signal mask -> blob -> commit.
+ * Order inside a stop: registers -> NVM memory written in the interval write-protected again
+ * (nvm.c) -> map (regions follow it: added, resized, removed) -> dirty memory of every saved
+ * mapping -> fds, cwd, signal mask -> blob -> commit.  NVM-resident mappings are shared mappings
+ * of the pool itself: never saved here, never in the blob.
  *
  * What is saved: every private, readable mapping that is not code: writable ones, anonymous
  * ones, and read-only file mappings that hold private pages (relocated data made read-only by
@@ -343,6 +345,8 @@ static int build_blob(struct sup *s, struct img_buf *out, int nmaps)
 	const struct known_file *exe = sup_known_file(s, s->exe);
 	for (int i = 0; i < nmaps; i++) {
 		const struct vma *v = &s->now[i];
+		if (sup_nvm_find(s, v->start))
+			continue; /* NVM memory: the pool's region table is its record (nvm.c, N3) */
 		if (vma_is_special(v) && !strcmp(v->path, "[vdso]"))
 			h.vdso = v->start;
 		struct img_vma iv = { .start = v->start, .end = v->end, .offset = v->offset, .region = IMG_NONE,
@@ -483,6 +487,8 @@ int sup_capture(struct sup *s)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	s->thread_capture_seconds += (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	s->thread_captures += (uint64_t)s->nthr;
+	if ((rc = sup_nvm_stop(s)) != 0)
+		return rc;
 	const struct user_regs_struct *regs = &s->thr[0].regs;
 	s->sp = regs->rsp;
 	if (!s->checkpoints && !s->tid_offset) {
@@ -587,9 +593,12 @@ int sup_commit(struct sup *s)
 		if (rc)
 			return rc;
 	}
+	int rc = sup_nvm_commit(s);
+	if (rc)
+		return rc;
 	if (s->commit_delay_us)
 		usleep((useconds_t)s->commit_delay_us);
-	int rc = prosper_pool_commit(s->pool, s->batch.blob.p, s->batch.blob.len);
+	rc = prosper_pool_commit(s->pool, s->batch.blob.p, s->batch.blob.len);
 	if (rc)
 		return rc;
 	/* adapt the stack's granularity to the density just seen */

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "inject.h"
@@ -11,7 +12,17 @@
 int inject_open(struct inject *in, pid_t pid, uint64_t gate)
 {
 	in->pid = pid;
+	in->tgid = pid;
 	in->gate = gate;
+	in->deferred = 0;
+	char status[64], line[128];
+	snprintf(status, sizeof status, "/proc/%d/status", (int)pid);
+	FILE *f = fopen(status, "r");
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "Tgid: %d", &in->tgid) == 1)
+			break;
+	if (f)
+		fclose(f);
 	if (ptrace(PTRACE_GETREGS, pid, 0, &in->base) != 0)
 		return -errno;
 	char p[64];
@@ -25,14 +36,26 @@ int inject_open_thread(struct inject *in, const struct inject *proc, pid_t tid)
 	*in = *proc;
 	in->pid = tid;
 	in->mem_fd = -1; /* not owned */
+	in->deferred = 0;
 	return ptrace(PTRACE_GETREGS, tid, 0, &in->base) != 0 ? -errno : 0;
 }
 
 void inject_close(struct inject *in)
 {
+	for (int sig = 1; sig <= 64; sig++)
+		if (in->deferred >> (sig - 1) & 1)
+			syscall(SYS_tgkill, in->tgid, in->pid, sig);
+	in->deferred = 0;
 	if (in->mem_fd >= 0)
 		close(in->mem_fd);
 	in->mem_fd = -1;
+}
+
+/* Is this signal-delivery stop the gate's own int3? */
+static int at_gate_trap(struct inject *in, int sig)
+{
+	struct user_regs_struct r;
+	return sig == SIGTRAP && ptrace(PTRACE_GETREGS, in->pid, 0, &r) == 0 && r.rip == in->gate + 3;
 }
 
 long inject_syscall(struct inject *in, long nr, long a1, long a2, long a3, long a4, long a5, long a6)
@@ -53,6 +76,27 @@ long inject_syscall(struct inject *in, long nr, long a1, long a2, long a3, long 
 	for (;;) {
 		if (waitpid(in->pid, &st, __WALL) != in->pid || !WIFSTOPPED(st))
 			return -ESRCH;
+		if ((st >> 16) == PTRACE_EVENT_STOP) {
+			/* an interrupt of the checkpoint loop that was pending: consumed here, sent again by
+			 * the loop (inject.h) */
+			if (ptrace(PTRACE_CONT, in->pid, 0, 0) != 0)
+				return -ESRCH;
+			continue;
+		}
+		if (!(st >> 16) && !at_gate_trap(in, WSTOPSIG(st))) {
+			/* a signal that was pending or arrived meanwhile: a fault of the interrupted instruction
+			 * is dropped (it happens again when that instruction runs again), any other is held back
+			 * and raised again by inject_close */
+			int sig = WSTOPSIG(st);
+			siginfo_t si;
+			int fault = (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE) &&
+				    ptrace(PTRACE_GETSIGINFO, in->pid, 0, &si) == 0 && si.si_code > 0 && si.si_code != SI_KERNEL;
+			if (!fault && sig >= 1 && sig <= 64)
+				in->deferred |= 1ull << (sig - 1);
+			if (ptrace(PTRACE_CONT, in->pid, 0, 0) != 0)
+				return -ESRCH;
+			continue;
+		}
 		if ((st >> 16) != PTRACE_EVENT_CLONE)
 			break;
 		/* an injected clone(): note the new thread, let the call return */

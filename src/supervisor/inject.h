@@ -9,7 +9,12 @@
  *
  * Invariants: orig_rax is -1 in every injected context, so the kernel's syscall-restart logic
  * never rewrites it; a stop other than the gate's SIGTRAP is an error (-EPROTO), reported, and
- * the child is then killed by the caller (a half-restored process must never run).
+ * the child is then killed by the caller (a half-restored process must never run).  Two stops
+ * are not errors, since calls are also injected into a running program (NVM memory, nvm.c): an
+ * interrupt stop (PTRACE_EVENT_STOP) is consumed -- the checkpoint loop sends its interrupt
+ * again -- and a signal pending or arriving meanwhile is held back and raised again by
+ * inject_close, except a fault of the interrupted instruction, which recurs by itself.  (A
+ * pending int3 of the NVM gate is raised again as SIGTRAP and is served when it stops.)
  */
 #ifndef PROSPER_SUP_INJECT_H
 #define PROSPER_SUP_INJECT_H
@@ -24,6 +29,8 @@ struct inject {
 	struct user_regs_struct base;
 	int mem_fd;         /* /proc/PID/mem, for writes that ignore page protections */
 	pid_t cloned;       /* the thread an injected clone() created (its first stop is the caller's) */
+	pid_t tgid;         /* the process of pid */
+	uint64_t deferred;  /* signals that arrived during a call (bit s-1: signal s), raised at close */
 };
 
 int inject_open(struct inject *in, pid_t pid, uint64_t gate);

@@ -457,6 +457,28 @@ static void checkpoint(struct sup *s, struct worker *w)
 		worker_start_commit(w);
 }
 
+/* A signal-delivery stop that is an NVM request or a first write to clean NVM memory (nvm.c):
+ * served once the commit under way is done (the pool has one user at a time), the thread goes on
+ * without the signal.  Returns 0 when the stop is not ours.  Memory that can no longer be kept
+ * consistent ends the program: the last checkpoint stays resumable. */
+static int nvm_stop(struct sup *s, struct worker *w, pid_t tid, int sig)
+{
+	if (!sup_nvm_claims(s, tid, sig))
+		return 0;
+	if (w) {
+		int rc = worker_wait(w);
+		if (rc)
+			checkpoint_failed(s, rc);
+	}
+	char why[300];
+	if (sup_nvm_serve(s, tid, sig, why, sizeof why) != 0) {
+		fprintf(stderr, "%s: %s; stopping the program, the last checkpoint (epoch %llu) is kept\n", cmd, why,
+			(unsigned long long)prosper_pool_epoch(s->pool));
+		kill(s->pid, SIGKILL);
+	}
+	return 1;
+}
+
 static int is_stop_signal(int sig) { return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU; }
 
 /* Is tid a thread of process pid?  (A forked child's first stop looks like a new thread's.) */
@@ -570,7 +592,7 @@ static int supervise(struct sup *s, struct opts *o, int sigfd)
 					else if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK)
 						disable(s, "the program forked (multi-process programs are not persisted)");
 					ptrace(PTRACE_CONT, pid, 0, 0);
-				} else {
+				} else if (!nvm_stop(s, have_worker ? &w : NULL, pid, sig)) {
 					ptrace(PTRACE_CONT, pid, 0, (void *)(long)sig); /* signal-delivery stop: deliver it */
 				}
 				/* An interrupt sent while the thread sat in another stop can be lost when that stop
@@ -667,7 +689,8 @@ static void write_stats(struct sup *s, const char *path, const struct opts *o)
 		"\"mismatches\": %llu, \"verified_bytes\": %llu, \"epoch\": %llu, "
 		"\"stack_tracker\": \"%s\", \"heap_tracker\": \"%s\", \"stack_granularity\": %u, \"heap_granularity\": %u, "
 		"\"interval_ms\": %g, \"resumed\": %s, \"restore_seconds\": %.6f, \"restore_memory_seconds\": %.6f, "
-		"\"restored_bytes\": %llu, "
+		"\"restored_bytes\": %llu, \"nvm_regions\": %d, \"nvm_faults\": %llu, \"nvm_dirty_bytes\": %llu, "
+		"\"pool_cow_bytes\": %llu, "
 		"\"disabled\": %s%s%s}\n",
 		(unsigned long long)s->checkpoints, (unsigned long long)s->late,
 		s->checkpoints ? 1e3 * s->stop_total / s->checkpoints : 0.0, 1e3 * s->stop_max,
@@ -680,7 +703,8 @@ static void write_stats(struct sup *s, const char *path, const struct opts *o)
 		(unsigned long long)t->mismatches, (unsigned long long)t->verified_bytes,
 		(unsigned long long)prosper_pool_epoch(s->pool), names[o->stack_mode], names[o->heap_mode],
 		s->stack_gran, s->heap_gran, o->interval_ms, o->resume ? "true" : "false", s->restore_seconds, s->restore_memory_seconds,
-		(unsigned long long)s->restored_bytes, s->disabled_reason ? "\"" : "null",
+		(unsigned long long)s->restored_bytes, s->nnvm, (unsigned long long)s->nvm_faults,
+		(unsigned long long)s->nvm_dirty_bytes, (unsigned long long)ps.cow_bytes, s->disabled_reason ? "\"" : "null",
 		s->disabled_reason ? s->disabled_reason : "", s->disabled_reason ? "\"" : "");
 	fclose(f);
 }
@@ -803,7 +827,7 @@ int main(int argc, char **argv)
 		struct prosper_pool_config cfg;
 		prosper_pool_config_default(&cfg);
 		cfg.capacity = o.capacity_mib << 20;
-		cfg.seg_size = 64u << 10;   /* most mappings are small: keep their slots small */
+		cfg.seg_size = SUP_SEG_SIZE;
 		cfg.max_regions = 4096;
 		if (prosper_pool_create(pool_path, &cfg, &s->pool) != 0)
 			return die("%s: %s", pool_path, prosper_pool_errormsg());
@@ -869,6 +893,9 @@ int main(int argc, char **argv)
 		if ((rc = launch(&c, exe, args, env, envc, s->launch_cwd, 1, 0)) != 0)
 			return die("cannot relaunch %s: %s", exe, strerror(-rc));
 	}
+	if (!realpath(pool_path, s->pool_path))
+		snprintf(s->pool_path, sizeof s->pool_path, "%s", pool_path);
+	s->nvm_seg = SUP_SEG_SIZE;
 	s->pid = c.pid;
 	s->thr[0].tid = c.pid;
 	s->nthr = 1;
@@ -887,9 +914,14 @@ int main(int argc, char **argv)
 		if (l > 0)
 			s->exe[l] = 0;
 	}
-	struct shim_hello hello;
+	struct shim_hello hello = { 0 };
 	int uffd = -1;
 	rc = recv_hello(c.sock, &hello, &uffd);
+	if (rc == 0 || rc == -ENOSYS || rc == -EPROTO) {
+		s->gate = hello.gate;
+		s->nvm_gate = hello.nvm_gate;
+		s->nvm_path_addr = hello.nvm_path;
+	}
 	if (o.resume) {
 		if (rc != 0 || !hello.resume) {
 			/* the child may be dying already (its socket closes before its exit is reported) */

@@ -9,7 +9,8 @@
  *   2. munmap of every mapping the checkpoint does not have exactly, brk to the saved break,
  *      growth of the stack down to the saved range, mmap of every saved mapping that is missing
  *      (files from their file and offset, the rest anonymous), with final protections;
- *   3. the memory of every saved mapping, written from the pool through /proc/PID/mem;
+ *   3. the memory of every saved mapping, written from the pool through /proc/PID/mem; NVM-resident
+ *      memory is mapped from the pool file again at its address instead (nvm.c: no copy);
  *   4. glibc's cached tid, fds (files truncated to their checkpointed size, reopened at the same
  *      numbers with the same flags and offsets), cwd, umask, signal handlers and mask;
  *   5. registers and extended state, with an interrupted system call set up to restart.
@@ -476,7 +477,8 @@ int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *he
 		snprintf(why, whylen, "no room for the restorer's scratch page");
 		goto out;
 	}
-	if (rebuild_map(s, &r, im, fresh, nf))
+	if (rebuild_map(s, &r, im, fresh, nf) ||
+	    sup_nvm_restore(s, &r.in, (uint64_t)scratch_str(&r, s->pool_path), why, whylen))
 		goto out;
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -4,6 +4,7 @@
  *   restore.c  rebuild a relaunched process from the committed epoch
  *   image.c    the epoch blob;  procfs.c  /proc readers;  inject.c  syscalls run by the child
  *   metalog.c  the epoch's metadata as a redo log of changes (--metadata log) or the blob whole
+ *   nvm.c      NVM-resident memory (prosper_nvm_alloc): direct pool regions mapped into the child
  */
 #ifndef PROSPER_SUP_H
 #define PROSPER_SUP_H
@@ -19,6 +20,7 @@
 #define MAX_FDS 1024
 #define MAX_RANGES 65536
 #define MAX_FILES 1024
+#define SUP_SEG_SIZE (64u << 10) /* pool segments: most mappings are small, keep their slots small */
 
 enum tracker_mode { TRACK_MODE_PAGE = 1, TRACK_MODE_DIFF = 2, TRACK_MODE_FULL = 3 };
 
@@ -62,6 +64,15 @@ struct thr {
 	uint64_t sigmask, robust_head, robust_len;
 	size_t xlen;
 	uint8_t xstate[4096 * 4];
+};
+
+/* An NVM-resident allocation: a direct pool region mapped at [start, start + len) (nvm.c). */
+struct nvm_region {
+	uint32_t id;
+	uint64_t start, len;       /* len: whole segments */
+	uint8_t *written;          /* per segment: writable in the epoch being built */
+	uint8_t *committing;       /* per segment: written in the epoch the commit is making durable */
+	int any_written, any_committing;
 };
 
 struct known_file {
@@ -117,6 +128,14 @@ struct sup {
 	uint64_t thread_captures;        /* threads captured, summed over checkpoints */
 	uint64_t restored_bytes;
 	const char *disabled_reason;
+	/* NVM-resident memory (nvm.c) */
+	char pool_path[4096];         /* absolute: the program opens it to map its NVM regions */
+	uint64_t gate, nvm_gate, nvm_path_addr; /* the shim's syscall gate, NVM gate, path buffer */
+	uint64_t nvm_seg, nvm_next;   /* segment size; the next free NVM address */
+	struct nvm_region *nvm;
+	int nnvm, nvm_cap;
+	uint8_t *nvm_zeros;           /* a segment of zeros: the committed copy of a new segment */
+	uint64_t nvm_faults, nvm_dirty_bytes;
 };
 
 /* capture.c: a checkpoint in two halves.  sup_capture() runs while the child is stopped: map,
@@ -137,5 +156,19 @@ struct shim_hello;
 int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *hello, char *why, size_t whylen);
 /* The checks that need no child: files, kernel, CPU.  0 or -1 with why. */
 int sup_restore_check(struct sup *s, const struct img *im, char *why, size_t whylen);
+
+/* nvm.c (see there).  sup_nvm_claims: is this signal-delivery stop an NVM request at the gate
+ * (SIGTRAP) or a first write to a clean NVM segment (SIGSEGV)?  sup_nvm_serve handles it and
+ * continues the thread without the signal; the caller must have waited for the commit under way
+ * (the pool is not thread-safe, and N2).  -1 with why: the NVM memory cannot stay consistent.
+ * sup_nvm_stop (at a stop, in sup_capture) re-protects what was written; sup_nvm_commit (in
+ * sup_commit) names its changed blocks; sup_nvm_restore maps the committed regions again. */
+struct inject;
+int sup_nvm_claims(struct sup *s, pid_t tid, int sig);
+int sup_nvm_serve(struct sup *s, pid_t tid, int sig, char *why, size_t whylen);
+int sup_nvm_stop(struct sup *s);
+int sup_nvm_commit(struct sup *s);
+int sup_nvm_restore(struct sup *s, struct inject *in, uint64_t path_addr, char *why, size_t whylen);
+struct nvm_region *sup_nvm_find(struct sup *s, uint64_t addr);
 
 #endif

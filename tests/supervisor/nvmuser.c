@@ -1,0 +1,118 @@
+/* nvmuser -- a program that keeps part of its state in NVM-resident memory (prosper_nvm_alloc)
+ * and part in DRAM, for the kill -9 / resume tests and the NVM-vs-DRAM benchmark.
+ *
+ * usage: nvmuser mixed MIB ROUNDS    state split between MIB MiB of NVM and MIB MiB of DRAM that
+ *                                    depend on each other; a second NVM allocation is made and
+ *                                    freed midway (and one writes NVM through memset/memcpy);
+ *                                    every round first checks that the NVM round counter equals
+ *                                    the DRAM one (a checkpoint whose NVM and DRAM parts came from
+ *                                    different instants prints INCONSISTENT and exits 3)
+ *        nvmuser nvm|dram MIB ROUNDS the benchmark: MIB MiB in NVM or in DRAM (malloc), each round
+ *                                    writes 64 random words into every 64 KiB of it and sleeps 2 ms
+ * Prints progress lines and a final checksum of both memories; the output does not depend on
+ * where the memory lives or on interruptions. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "prosper/nvm.h"
+
+static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001B3ull; }
+
+static uint64_t lcg(uint64_t *x)
+{
+	*x = *x * 6364136223846793005ull + 1442695040888963407ull;
+	return *x >> 17;
+}
+
+static uint64_t fold(const uint64_t *a, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++)
+		h = mix(h, a[i]);
+	return h;
+}
+
+static void *must(void *p, const char *what)
+{
+	if (!p) {
+		perror(what);
+		exit(2);
+	}
+	return p;
+}
+
+static int mixed(size_t words, int rounds)
+{
+	uint64_t *nvm = must(prosper_nvm_alloc(words * 8), "prosper_nvm_alloc");
+	uint64_t *dram = must(calloc(words, 8), "calloc");
+	uint64_t *extra = NULL, dram_round = 0, x = 42;
+	for (int r = 0; r < rounds; r++) {
+		if (nvm[0] != dram_round) {
+			printf("INCONSISTENT round %d: nvm %llu dram %llu\n", r, (unsigned long long)nvm[0],
+			       (unsigned long long)dram_round);
+			return 3;
+		}
+		for (int j = 0; j < 3000; j++) {
+			size_t a = 1 + lcg(&x) % (words - 1), b = lcg(&x) % words;
+			nvm[a] = mix(nvm[a], dram[b] + (uint64_t)r);
+			dram[b] = mix(dram[b], nvm[a]);
+		}
+		if (r == rounds / 3)
+			extra = must(prosper_nvm_alloc(1u << 20), "prosper_nvm_alloc");
+		if (extra) {
+			memset(extra + (r % 64) * 2048, r & 0xff, 2048 * 8);
+			memcpy(extra + ((r + 7) % 64) * 2048, dram, 4096);
+			nvm[1] = mix(nvm[1], fold(extra, 1u << 17));
+		}
+		if (r == 2 * rounds / 3 && extra) {
+			if (prosper_nvm_free(extra) != 0) {
+				perror("prosper_nvm_free");
+				return 2;
+			}
+			extra = NULL;
+		}
+		nvm[0] = ++dram_round;
+		if (r % 50 == 0)
+			printf("round %d nvm %016llx dram %016llx\n", r, (unsigned long long)fold(nvm, words),
+			       (unsigned long long)fold(dram, words));
+	}
+	printf("end nvm %016llx dram %016llx\n", (unsigned long long)fold(nvm, words),
+	       (unsigned long long)fold(dram, words));
+	return prosper_nvm_free(nvm) == 0 ? 0 : 2;
+}
+
+static int bench(int in_nvm, size_t words, int rounds)
+{
+	uint64_t *m = in_nvm ? must(prosper_nvm_alloc(words * 8), "prosper_nvm_alloc") : must(calloc(words, 8), "calloc");
+	uint64_t x = 7;
+	struct timespec pause = { 0, 2 * 1000 * 1000 };
+	for (int r = 0; r < rounds; r++) {
+		for (size_t seg = 0; seg < words; seg += 8192)
+			for (int j = 0; j < 64; j++) {
+				size_t a = seg + lcg(&x) % 8192;
+				if (a < words)
+					m[a] = mix(m[a], (uint64_t)r);
+			}
+		nanosleep(&pause, NULL);
+	}
+	printf("end %016llx\n", (unsigned long long)fold(m, words));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 4 || atoi(argv[2]) < 1 || atoi(argv[3]) < 1) {
+		fprintf(stderr, "usage: nvmuser mixed|nvm|dram MIB ROUNDS\n");
+		return 2;
+	}
+	size_t words = (size_t)atoi(argv[2]) << 17;
+	int rounds = atoi(argv[3]);
+	if (!strcmp(argv[1], "mixed"))
+		return mixed(words, rounds);
+	if (!strcmp(argv[1], "nvm") || !strcmp(argv[1], "dram"))
+		return bench(argv[1][0] == 'n', words, rounds);
+	fprintf(stderr, "usage: nvmuser mixed|nvm|dram MIB ROUNDS\n");
+	return 2;
+}
