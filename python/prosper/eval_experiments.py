@@ -65,6 +65,11 @@ def sim_figures(d):
                                [[p] + [r["fig9"][per][c] for per in periods for c in combos] for p, r in res.items()]),
                          paper.get("fig9", ""), "heap+stack combinations per SSP consolidation period; "
                                                 "time normalized to no persistence"),
+        "prosper-fig12": (table(["program"] + [f"{g} B" for g in ("8", "16", "32", "64", "128")],
+                                [[p] + [r["fig12"][g]["normalized"] for g in ("8", "16", "32", "64", "128")]
+                                 for p, r in res.items() if "fig12" in r]),
+                          paper.get("fig12", ""), "Prosper's tracker alone (prosper-track), time normalized to no "
+                                                  "tracking, by tracking granularity (model)"),
         "ours-sim-speed": (table(["program", "events", "slowest mechanism events/s"],
                                  [[p, r["events"], r["slowest_events_per_second"]] for p, r in res.items()]),
                            "target (issue 5): >= 2e7 trace events per second per mechanism",
@@ -290,7 +295,7 @@ EXPERIMENTS = [
 # Which figure ids each experiment produces (so a missing figure names the experiment and why).
 PRODUCES = {
     "hw": ["prosper-fig2", "prosper-fig4", "prosper-fig10a", "prosper-fig10b", "prosper-fig11", "prosper-fig13"],
-    "sim": ["prosper-fig3", "prosper-fig8", "prosper-fig9", "ours-sim-speed"],
+    "sim": ["prosper-fig3", "prosper-fig8", "prosper-fig9", "prosper-fig12", "ours-sim-speed"],
     "kindle-pagetable": ["kindle-fig4", "kindle-table3", "kindle-table4"],
     "kindle-ssp-interval": ["kindle-fig5"],
     "kindle-hscc": ["kindle-fig6", "kindle-table5", "kindle-table6"],

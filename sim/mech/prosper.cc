@@ -9,6 +9,10 @@
 //     into an NVM redo buffer, sfence, then applied to the NVM stack image, sfence.  The first
 //     checkpoint copies the whole active region.
 //   - Stack only: it needs the traced stack's bounds.
+//   - `prosper-track` is the tracker alone (paper Fig 12, tracking overhead): the same stores and
+//     bitmap write-outs, and the table flush at each interval end, but no inspection and no copy;
+//     the bitmap is cleared for free, as the paper's user-space IPC leaves the OS's work out.
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
@@ -23,7 +27,8 @@ namespace {
 
 class Prosper : public Mechanism {
 public:
-	explicit Prosper(const Context &c) : c_(c), word_cycles_(c.cfg.get("bitmap_word_cycles"))
+	Prosper(const Context &c, bool track_only)
+		: c_(c), word_cycles_(c.cfg.get("bitmap_word_cycles")), track_only_(track_only)
 	{
 		if (c.region != trace::kStack || c.stack.end <= c.stack.start)
 			throw std::invalid_argument("prosper needs the stack region of a trace (REGION record)");
@@ -57,6 +62,12 @@ public:
 		prosper_hw_set_gran(&hw_, 0);
 		prosper_hw_flush(&hw_);
 		prosper_hw_set_gran(&hw_, gran);
+		if (track_only_) {
+			std::fill(bitmap_.begin(), bitmap_.end(), 0);
+			m.stats.bitmap_loads = hw_.c.bitmap_loads;
+			m.stats.bitmap_stores = hw_.c.bitmap_stores;
+			return;
+		}
 		uint64_t base = c_.stack.start;
 		uint64_t active_lo = std::min(std::max(sp >= 128 ? sp - 128 : 0, base), c_.stack.end);
 		prosper_stack_inspect_stats st{};
@@ -107,10 +118,13 @@ private:
 	std::vector<uint64_t> bitmap_;
 	uint64_t len_, runs_ = 0, bytes_ = 0;
 	bool first_ = true;
+	bool track_only_;
 };
 
 PROSPER_REGISTER_MECHANISM({"prosper", "DRAM stack, HW sub-page dirty tracking, two-step copy at interval end", true,
-			    [](const Context &c) { return std::make_unique<Prosper>(c); }});
+			    [](const Context &c) { return std::make_unique<Prosper>(c, false); }});
+PROSPER_REGISTER_MECHANISM({"prosper-track", "Prosper's tracker alone: bitmap traffic, no checkpoint (Fig 12)", true,
+			    [](const Context &c) { return std::make_unique<Prosper>(c, true); }});
 
 }  // namespace
 }  // namespace prosper::sim

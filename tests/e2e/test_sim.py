@@ -70,3 +70,21 @@ def test_sim_prosper_runs_the_tools_tracker(recursive_trace):
     assert sim["checkpoints"] == tool["checkpoints"]
     tool_bytes = tool["first_checkpoint_bytes"] + c["bytes"]
     assert abs(sim["checkpoint_bytes"] - tool_bytes) <= 0.05 * tool_bytes, (sim["checkpoint_bytes"], tool_bytes)
+
+
+def test_sim_prosper_track_is_the_tracker_without_checkpoints(recursive_trace, tmp_path):
+    """Fig 12's mechanism: the same stores through the same tracker as `prosper` (same bitmap
+    traffic), nothing copied; coarser granules mean fewer bitmap words touched."""
+    r = prosper("sim", recursive_trace, "--stack", "prosper,prosper-track", "--json")
+    assert r.returncode == 0, r.stderr
+    res = {x["stack"]: x for x in json.loads(r.stdout)["results"]}
+    track, full = res["prosper-track"], res["prosper"]
+    assert track["checkpoint_bytes"] == 0 and full["checkpoint_bytes"] > 0
+    assert track["bitmap_stores"] > 0
+    assert (track["bitmap_loads"], track["bitmap_stores"]) == (full["bitmap_loads"], full["bitmap_stores"])
+    assert track["cycles"] < full["cycles"] and track["normalized"] >= 1.0
+    conf = tmp_path / "gran128.conf"
+    conf.write_text("prosper_log_gran = 7\n")
+    r = prosper("sim", recursive_trace, "--stack", "prosper-track", "--config", conf, "--json")
+    coarse = [x for x in json.loads(r.stdout)["results"] if x["stack"] == "prosper-track"][0]
+    assert coarse["bitmap_stores"] < track["bitmap_stores"]
