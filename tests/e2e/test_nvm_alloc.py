@@ -6,6 +6,7 @@ fork ends checkpointing and later allocations fall back to plain memory."""
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -63,3 +64,25 @@ def test_a_fork_ends_checkpointing_and_nvm_memory_goes_on(pool_dir, tmp_path):
 def test_bad_arguments_are_refused():
     r = subprocess.run([NVMUSER, "nvm", "0", "1"], capture_output=True, text=True)
     assert r.returncode == 2 and "usage" in r.stderr
+
+
+def test_benchmark_script_measures_both_memories(tmp_path):
+    """bench/scripts/nvm_alloc.py on a tiny configuration: a row per memory and pattern, NVM rows
+    copy on write and nothing of the NVM at the stop, DRAM rows the other way round."""
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                          "bench", "scripts", "nvm_alloc.py")
+    r = subprocess.run([sys.executable, script, "--sizes", "2", "--rounds", "20", "--out", str(tmp_path)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads((tmp_path / "nvm_alloc.json").read_text())["rows"]
+    assert sorted((x["pattern"], x["memory"]) for x in rows) == [
+        ("dense", "dram"), ("dense", "nvm"), ("sparse", "dram"), ("sparse", "nvm")]
+    for x in rows:
+        if x["memory"] == "nvm":
+            assert x["cow_bytes_per_ckpt"] > 0 and x["nvm_faults_per_ckpt"] > 0
+            assert x["stop_copy_bytes_per_ckpt"] < 1 << 20
+        else:
+            assert x["cow_bytes_per_ckpt"] == 0 and x["stop_copy_bytes_per_ckpt"] > 1 << 20
+    assert "| 2 | dense | nvm |" in (tmp_path / "nvm_alloc.md").read_text()
+    r = subprocess.run([sys.executable, script, "--sizes", "x"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--sizes" in r.stderr
