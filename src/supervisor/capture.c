@@ -609,6 +609,8 @@ int sup_commit(struct sup *s)
 			s->stack_dense_left = DENSE_HOLD;
 	}
 	metalog_committed(s->meta);
+	if (!s->checkpoints)
+		s->meta_first_bytes = s->meta_st.bytes;
 	s->checkpoints++;
 	s->st.stack += cs.stack;
 	s->st.stack_pages += cs.stack_pages;

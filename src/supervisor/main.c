@@ -674,11 +674,11 @@ static void write_stats(struct sup *s, const char *path, const struct opts *o)
 	fprintf(f,
 		"{\"metadata_mode\": \"%s\", \"metadata_bytes\": %llu, \"metadata_records\": %llu, "
 		"\"metadata_rebuilds\": %llu, \"vma_adds\": %llu, \"vma_removes\": %llu, \"vma_changes\": %llu, "
-		"\"fd_changes\": %llu, \"file_changes\": %llu, \"mean_commit_ms\": %.4f, ",
+		"\"fd_changes\": %llu, \"file_changes\": %llu, \"metadata_first_bytes\": %llu, \"mean_commit_ms\": %.4f, ",
 		s->meta_mode == META_LOG ? "log" : "rewrite", (unsigned long long)ms->bytes, (unsigned long long)ms->records,
 		(unsigned long long)ms->rebuilds, (unsigned long long)ms->vma_add, (unsigned long long)ms->vma_remove,
 		(unsigned long long)ms->vma_change, (unsigned long long)ms->fd_change, (unsigned long long)ms->file_change,
-		s->checkpoints ? 1e3 * s->commit_total / (double)s->checkpoints : 0.0);
+		(unsigned long long)s->meta_first_bytes, s->checkpoints ? 1e3 * s->commit_total / (double)s->checkpoints : 0.0);
 	fprintf(f,
 		"\"checkpoints\": %llu, \"late\": %llu, \"mean_stop_ms\": %.4f, \"max_stop_ms\": %.4f, "
 		"\"mean_threads\": %.3f, \"thread_capture_us\": %.3f, "

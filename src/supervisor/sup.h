@@ -92,6 +92,7 @@ struct sup {
 	int meta_mode;               /* enum meta_mode: the metadata as a log of changes or whole */
 	struct metalog *meta;
 	struct metalog_stats meta_st;
+	uint64_t meta_first_bytes;   /* meta_st.bytes after the first checkpoint (a full layout in log mode) */
 	double commit_total;         /* seconds in sup_commit, summed */
 	int stats_exact;             /* also count the stack's changed 8-byte words (costs a compare) */
 	uint64_t sp;                 /* the main thread's, at this stop */
@@ -135,7 +136,6 @@ struct sup {
 	struct nvm_region *nvm;
 	int nnvm, nvm_cap;
 	uint8_t *nvm_zeros;           /* a segment of zeros: the committed copy of a new segment */
-	struct inject *nvm_proc;      /* the program's /proc/PID/mem, opened at the first NVM call */
 	uint64_t nvm_faults, nvm_dirty_bytes;
 };
 
