@@ -12,6 +12,9 @@
 
 using namespace prosper;
 
+bool is_pagetable_command(int argc, char **argv);
+int pagetable_main(int argc, char **argv);
+
 static void usage(FILE *f)
 {
 	std::fprintf(f,
@@ -45,7 +48,7 @@ static void json_result(const sim::Result &r, bool last)
 		    last ? "" : ",");
 }
 
-static std::string json_escape(const std::string &s)
+std::string json_escape(const std::string &s)  // also used by ptmain.cc
 {
 	std::string o;
 	for (char c : s) {
@@ -60,6 +63,8 @@ static std::string json_escape(const std::string &s)
 
 int main(int argc, char **argv)
 {
+	if (is_pagetable_command(argc, argv))
+		return pagetable_main(argc, argv);  // ptmain.cc: --pagetable, --synth
 	sim::Options opt;
 	sim::Config cfg;
 	bool json = false;

@@ -34,6 +34,8 @@
  *     instruction position is its superblock's entry count plus the index of its instruction in
  *     the superblock (side exits make later superblocks start "late", as for the intervals).
  *     Loads are instrumented only when tracing, so `prosper hw` pays nothing for them.
+ *   - The trace also records the address space changing after start-up (mmap, munmap, mremap,
+ *     brk) as MAP/UNMAP records of whole pages, from the core's memory-event callbacks.
  */
 #include "pub_tool_basics.h"
 #include "pub_tool_tooliface.h"
@@ -150,7 +152,7 @@ static inline void bit_set(UChar *bm, ULong i) { bm[i >> 3] |= (UChar)(1 << (i &
 /*--- Trace recording (docs/trace-format.md)               ---*/
 /*------------------------------------------------------------*/
 
-enum { TR_ADVANCE = 0, TR_LOAD = 1, TR_STORE = 2, TR_REGION = 3, TR_END = 127 };
+enum { TR_ADVANCE = 0, TR_LOAD = 1, TR_STORE = 2, TR_REGION = 3, TR_MAP = 4, TR_UNMAP = 5, TR_END = 127 };
 enum { TR_OTHER = 0, TR_STACK = 1, TR_HEAP = 2 };
 #define TR_RECORD 24
 
@@ -217,7 +219,7 @@ static void trace_open(void)
 	Int n = VG_(snprintf)(head, sizeof head,
 			      "PROSPER-TRACE 1\nrecord 24\nfield instr_delta u32 0\nfield op u8 4\n"
 			      "field region u8 5\nfield size u16 6\nfield addr u64 8\nfield sp u64 16\n"
-			      "op 0 advance\nop 1 load\nop 2 store\nop 3 region\nop 127 end\n"
+			      "op 0 advance\nop 1 load\nop 2 store\nop 3 region\nop 4 map\nop 5 unmap\nop 127 end\n"
 			      "region 0 other\nregion 1 stack\nregion 2 heap\nprogram %s\nend\n",
 			      VG_(args_the_exename) ? VG_(args_the_exename) : "?");
 	VG_(memcpy)(trace_buf, head, n);
@@ -438,6 +440,37 @@ static VG_REGPARM(3) void pr_trace(Addr a, UWord packed, UWord sp)
 	UWord size = (packed >> 8) & 0xFFFFFF;
 	trace_put(delta, (UChar)(packed & 0xFF), region_of(a), size > 0xFFFF ? 0xFFFF : (UShort)size, a, sp);
 }
+
+/* trace_mapping -- the address space changed: a MAP or UNMAP record of whole pages [lo, hi), at
+ * the position of the previous record (the system call that did it). */
+static void trace_mapping(UChar op, UChar region, UShort prot, Addr lo, Addr hi)
+{
+	if (trace_fd >= 0 && hi > lo)
+		trace_put(trace_advance(trace_last_pos), op, region, prot, lo, hi);
+}
+
+static void pr_new_mem_mmap(Addr a, SizeT len, Bool rr, Bool ww, Bool xx, ULong di_handle)
+{
+	trace_mapping(TR_MAP, region_of(a), (UShort)((rr ? 1 : 0) | (ww ? 2 : 0) | (xx ? 4 : 0)), VG_PGROUNDDN(a),
+		      VG_PGROUNDUP(a + len));
+}
+
+static void pr_die_mem_munmap(Addr a, SizeT len) { trace_mapping(TR_UNMAP, 0, 0, VG_PGROUNDDN(a), VG_PGROUNDUP(a + len)); }
+
+/* mremap: the moved pages are a new mapping (Valgrind reports the old range's death apart). */
+static void pr_copy_mem_remap(Addr from, Addr to, SizeT len)
+{
+	trace_mapping(TR_MAP, region_of(to), 3, VG_PGROUNDDN(to), VG_PGROUNDUP(to + len));
+}
+
+/* brk moves by bytes: the page holding the old break stays mapped, so only whole pages past it
+ * come and go. */
+static void pr_new_mem_brk(Addr a, SizeT len, ThreadId tid)
+{
+	trace_mapping(TR_MAP, TR_HEAP, 3, VG_PGROUNDUP(a), VG_PGROUNDUP(a + len));
+}
+
+static void pr_die_mem_brk(Addr a, SizeT len) { trace_mapping(TR_UNMAP, 0, 0, VG_PGROUNDUP(a), VG_PGROUNDUP(a + len)); }
 
 static void pr_post_mem_write(CorePart part, ThreadId tid, Addr a, SizeT size)
 {
@@ -892,6 +925,11 @@ static void pr_pre_clo_init(void)
 	VG_(needs_command_line_options)(pr_process_cmd_line_option, pr_print_usage, pr_print_debug_usage);
 	VG_(needs_client_requests)(pr_handle_client_request);
 	VG_(track_post_mem_write)(pr_post_mem_write);
+	VG_(track_new_mem_mmap)(pr_new_mem_mmap);
+	VG_(track_die_mem_munmap)(pr_die_mem_munmap);
+	VG_(track_copy_mem_remap)(pr_copy_mem_remap);
+	VG_(track_new_mem_brk)(pr_new_mem_brk);
+	VG_(track_die_mem_brk)(pr_die_mem_brk);
 	VG_(track_pre_thread_ll_exit)(pr_thread_exit);
 }
 

@@ -220,6 +220,19 @@ size_t Reader::next(Event *out, size_t max)
 			instr_ += delta;
 			ranges_.push_back(Range{region, size, addr, sp});
 			break;
+		case kMap:
+		case kUnmap:
+			if (sp <= addr)
+				fail("a mapping whose end is not above its start");
+			if ((addr | sp) & 4095)
+				fail("a mapping not aligned to 4 KiB pages");
+			if (op == kMap ? size > (kProtRead | kProtWrite | kProtExec) : size != 0)
+				fail("a mapping with protection bits " + std::to_string(size));
+			instr_ += delta;
+			mappings_++;
+			if (deliver_mappings_)
+				out[n++] = Event{instr_, addr, sp, size, op, region};
+			break;
 		case kEnd:
 			if (addr != record_)
 				fail("END says " + std::to_string(addr) + " records, the trace has " + std::to_string(record_));

@@ -6,7 +6,11 @@
 //   - every record's op is known and its region id is declared in the header;
 //   - instruction positions (the running sum of instr_delta) never go backwards;
 //   - the stream ends with exactly one END record whose count equals the records before it,
-//     followed by nothing: a truncated or padded trace is refused.
+//     followed by nothing: a truncated or padded trace is refused;
+//   - MAP/UNMAP records (the address space changing) cover whole 4 KiB pages, end above their
+//     start, and a MAP's protection is 0..7.  They reach the caller only if it asked for them
+//     (deliver_mappings); otherwise they are checked and skipped, so that every consumer written
+//     before they existed still sees loads and stores only.
 #pragma once
 #include <cstdint>
 #include <cstdio>
@@ -17,18 +21,21 @@
 
 namespace prosper::trace {
 
-enum Op : uint8_t { kAdvance = 0, kLoad = 1, kStore = 2, kRegion = 3, kEnd = 127 };
+enum Op : uint8_t { kAdvance = 0, kLoad = 1, kStore = 2, kRegion = 3, kMap = 4, kUnmap = 5, kEnd = 127 };
+// A MAP record's protection bits (its size field).
+enum Prot : uint8_t { kProtRead = 1, kProtWrite = 2, kProtExec = 4 };
 enum Region : uint8_t { kOther = 0, kStack = 1, kHeap = 2 };
 constexpr uint32_t kVersion = 1;
 constexpr size_t kRecordBytes = 24;
 
-// One decoded access.  `instr` is the absolute instruction position.
+// One decoded access.  `instr` is the absolute instruction position.  With deliver_mappings,
+// also kMap / kUnmap events: [addr, sp) is the range, size the protection (kMap) or 0.
 struct Event {
 	uint64_t instr;
 	uint64_t addr;
 	uint64_t sp;
 	uint32_t size;
-	uint8_t op;      // kLoad or kStore (the reader consumes the other ops)
+	uint8_t op;      // kLoad or kStore (and kMap / kUnmap when asked for)
 	uint8_t region;  // kOther / kStack / kHeap
 };
 
@@ -54,6 +61,9 @@ public:
 	Reader(const uint8_t *data, size_t len, const std::string &name);
 	~Reader();
 	size_t next(Event *out, size_t max);
+	// From now on next() also returns kMap / kUnmap events.
+	void deliver_mappings(bool on) { deliver_mappings_ = on; }
+	uint64_t mappings() const { return mappings_; }  // MAP and UNMAP records read so far
 	const std::vector<Range> &ranges() const { return ranges_; }
 	const std::string &program() const { return program_; }
 	uint64_t records() const { return record_; }
@@ -75,8 +85,8 @@ private:
 	std::vector<uint8_t> in_, out_;        // compressed input, decompressed output
 	size_t in_pos_ = 0, in_len_ = 0, out_pos_ = 0, out_len_ = 0;
 	bool in_eof_ = false, frame_done_ = true;
-	bool ended_ = false;
-	uint64_t record_ = 0, instr_ = 0;
+	bool ended_ = false, deliver_mappings_ = false;
+	uint64_t record_ = 0, instr_ = 0, mappings_ = 0;
 	std::vector<Range> ranges_;
 	std::string program_;
 };
@@ -88,6 +98,10 @@ public:
 	~Writer();
 	void region(uint8_t region, uint32_t tid, uint64_t start, uint64_t end);
 	void access(uint64_t instr, uint8_t op, uint8_t region, uint32_t size, uint64_t addr, uint64_t sp);
+	// The address space changed at `instr`: [start, end) mapped (region: kHeap for anonymous
+	// memory, kOther for files; prot: Prot bits) or unmapped.
+	void map(uint64_t instr, uint8_t region, uint8_t prot, uint64_t start, uint64_t end);
+	void unmap(uint64_t instr, uint64_t start, uint64_t end);
 	void close();  // writes END; the destructor calls it
 	// The raw (uncompressed) header text; exposed for tests that craft broken traces.
 	static std::string header(const std::string &program);
@@ -96,6 +110,7 @@ public:
 
 private:
 	void put(uint32_t delta, uint8_t op, uint8_t region, uint16_t size, uint64_t addr, uint64_t sp);
+	uint32_t delta_to(uint64_t instr);  // ADVANCE records as needed; the delta left for the next record
 	void flush(bool end);
 	FILE *file_ = nullptr;
 	void *cctx_ = nullptr;

@@ -13,7 +13,7 @@ std::string Writer::header(const std::string &program)
 {
 	return "PROSPER-TRACE 1\nrecord 24\nfield instr_delta u32 0\nfield op u8 4\nfield region u8 5\n"
 	       "field size u16 6\nfield addr u64 8\nfield sp u64 16\nop 0 advance\nop 1 load\nop 2 store\n"
-	       "op 3 region\nop 127 end\nregion 0 other\nregion 1 stack\nregion 2 heap\nprogram " +
+	       "op 3 region\nop 4 map\nop 5 unmap\nop 127 end\nregion 0 other\nregion 1 stack\nregion 2 heap\nprogram " +
 	       program + "\nend\n";
 }
 
@@ -64,7 +64,7 @@ void Writer::region(uint8_t region, uint32_t tid, uint64_t start, uint64_t end)
 	put(0, kRegion, region, static_cast<uint16_t>(tid), start, end);
 }
 
-void Writer::access(uint64_t instr, uint8_t op, uint8_t region, uint32_t size, uint64_t addr, uint64_t sp)
+uint32_t Writer::delta_to(uint64_t instr)
 {
 	if (instr < last_instr_)
 		instr = last_instr_;
@@ -74,7 +74,25 @@ void Writer::access(uint64_t instr, uint8_t op, uint8_t region, uint32_t size, u
 		d -= 0xFFFFFFFFull;
 	}
 	last_instr_ = instr;
-	put(static_cast<uint32_t>(d), op, region, static_cast<uint16_t>(size > 0xFFFF ? 0xFFFF : size), addr, sp);
+	return static_cast<uint32_t>(d);
+}
+
+void Writer::access(uint64_t instr, uint8_t op, uint8_t region, uint32_t size, uint64_t addr, uint64_t sp)
+{
+	uint32_t d = delta_to(instr);
+	put(d, op, region, static_cast<uint16_t>(size > 0xFFFF ? 0xFFFF : size), addr, sp);
+}
+
+void Writer::map(uint64_t instr, uint8_t region, uint8_t prot, uint64_t start, uint64_t end)
+{
+	uint32_t d = delta_to(instr);
+	put(d, kMap, region, prot, start, end);
+}
+
+void Writer::unmap(uint64_t instr, uint64_t start, uint64_t end)
+{
+	uint32_t d = delta_to(instr);
+	put(d, kUnmap, 0, 0, start, end);
 }
 
 void Writer::flush(bool end)

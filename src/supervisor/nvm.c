@@ -135,7 +135,7 @@ static long nvm_alloc(struct sup *s, struct inject *in, uint64_t size)
 		return -ENOMEM;
 	struct nvm_region *r = nvm_add(s, (uint32_t)id, start, len);
 	long rc = r ? 0 : -ENOMEM;
-	if (!rc && inject_write(in, s->nvm_path_addr, s->pool_path, strlen(s->pool_path) + 1) != 0)
+	if (!rc && inject_write(s->nvm_proc, s->nvm_path_addr, s->pool_path, strlen(s->pool_path) + 1) != 0)
 		rc = -EIO;
 	/* new segments: writable at once, all of them compared at the next stop */
 	if (!rc)
@@ -167,6 +167,21 @@ static long nvm_free(struct sup *s, struct inject *in, uint64_t addr)
 	return rc ? -EIO : 0;
 }
 
+/* nvm_inject -- control thread tid (stopped) for injected calls.  /proc/PID/mem is opened once
+ * per program and shared: a fault costs two stops of the thread, not a file open. */
+static int nvm_inject(struct sup *s, pid_t tid, struct inject *in)
+{
+	if (!s->nvm_proc) {
+		struct inject *p = calloc(1, sizeof *p);
+		if (!p || inject_open(p, tid, s->gate) != 0) {
+			free(p);
+			return -1;
+		}
+		s->nvm_proc = p;
+	}
+	return inject_open_thread(in, s->nvm_proc, tid);
+}
+
 int sup_nvm_claims(struct sup *s, pid_t tid, int sig)
 {
 	if (sig == SIGTRAP && s->nvm_gate) {
@@ -185,7 +200,7 @@ int sup_nvm_claims(struct sup *s, pid_t tid, int sig)
 static int serve_request(struct sup *s, pid_t tid)
 {
 	struct inject in;
-	if (inject_open(&in, tid, s->gate) != 0)
+	if (nvm_inject(s, tid, &in) != 0)
 		return -1;
 	struct user_regs_struct regs = in.base;
 	long op = (long)regs.rdi, arg = (long)regs.rsi, answer;
@@ -219,7 +234,7 @@ static int serve_fault(struct sup *s, pid_t tid, char *why, size_t whylen)
 		return -1;
 	}
 	struct inject in;
-	if (inject_open(&in, tid, s->gate) != 0)
+	if (nvm_inject(s, tid, &in) != 0)
 		return -1;
 	long m = inject_syscall(&in, SYS_mprotect, (long)(r->start + (uint64_t)k * s->nvm_seg), (long)s->nvm_seg,
 			       PROT_READ | PROT_WRITE, 0, 0, 0);
@@ -257,7 +272,7 @@ int sup_nvm_stop(struct sup *s)
 		if (s->thr[i].stopped && !s->thr[i].listening)
 			t = &s->thr[i];
 	struct inject in;
-	if (!t || inject_open(&in, t->tid, s->gate) != 0)
+	if (!t || nvm_inject(s, t->tid, &in) != 0)
 		return -ESRCH;
 	int rc = 0;
 	for (int i = 0; i < s->nnvm && !rc; i++) {

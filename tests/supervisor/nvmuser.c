@@ -7,15 +7,21 @@
  *                                    every round first checks that the NVM round counter equals
  *                                    the DRAM one (a checkpoint whose NVM and DRAM parts came from
  *                                    different instants prints INCONSISTENT and exits 3)
- *        nvmuser nvm|dram MIB ROUNDS the benchmark: MIB MiB in NVM or in DRAM (malloc), each round
- *                                    writes 64 random words into every 64 KiB of it and sleeps 2 ms
+ *        nvmuser fork MIB ROUNDS     NVM memory written before and after a fork (which ends
+ *                                    checkpointing: later allocations are plain memory)
+ *        nvmuser nvm|dram MIB ROUNDS [SEGS]
+ *                                    the benchmark: MIB MiB in NVM or in DRAM (calloc); each round
+ *                                    writes 64 random words into each of SEGS 64 KiB pieces of it
+ *                                    (default all; fewer: the next ones at each round) and sleeps 2 ms
  * Prints progress lines and a final checksum of both memories; the output does not depend on
  * where the memory lives or on interruptions. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 #include "prosper/nvm.h"
 
 static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001B3ull; }
@@ -83,15 +89,18 @@ static int mixed(size_t words, int rounds)
 	return prosper_nvm_free(nvm) == 0 ? 0 : 2;
 }
 
-static int bench(int in_nvm, size_t words, int rounds)
+static int bench(int in_nvm, size_t words, int rounds, size_t segs)
 {
 	uint64_t *m = in_nvm ? must(prosper_nvm_alloc(words * 8), "prosper_nvm_alloc") : must(calloc(words, 8), "calloc");
 	uint64_t x = 7;
+	size_t nsegs = (words + 8191) / 8192, next = 0;
 	struct timespec pause = { 0, 2 * 1000 * 1000 };
+	if (!segs || segs > nsegs)
+		segs = nsegs;
 	for (int r = 0; r < rounds; r++) {
-		for (size_t seg = 0; seg < words; seg += 8192)
+		for (size_t i = 0; i < segs; i++, next = (next + 1) % nsegs)
 			for (int j = 0; j < 64; j++) {
-				size_t a = seg + lcg(&x) % 8192;
+				size_t a = next * 8192 + lcg(&x) % 8192;
 				if (a < words)
 					m[a] = mix(m[a], (uint64_t)r);
 			}
@@ -101,18 +110,42 @@ static int bench(int in_nvm, size_t words, int rounds)
 	return 0;
 }
 
+static int forked(size_t words, int rounds)
+{
+	uint64_t *a = must(prosper_nvm_alloc(words * 8), "prosper_nvm_alloc"), x = 3;
+	struct timespec pause = { 0, 1000 * 1000 };
+	for (int r = 0; r < rounds; r++) {
+		for (int j = 0; j < 1000; j++)
+			a[lcg(&x) % words] += (uint64_t)r;
+		nanosleep(&pause, NULL);
+	}
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, NULL, 0);
+	for (size_t i = 0; i < words; i++)
+		a[i] = mix(a[i], i);
+	uint64_t *b = must(prosper_nvm_alloc(1u << 20), "prosper_nvm_alloc");
+	for (size_t i = 0; i < (1u << 17); i++)
+		b[i] = a[i % words] + i;
+	printf("end a %016llx b %016llx\n", (unsigned long long)fold(a, words), (unsigned long long)fold(b, 1u << 17));
+	return prosper_nvm_free(b) == 0 && prosper_nvm_free(a) == 0 ? 0 : 2;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 4 || atoi(argv[2]) < 1 || atoi(argv[3]) < 1) {
-		fprintf(stderr, "usage: nvmuser mixed|nvm|dram MIB ROUNDS\n");
+	if (argc < 4 || argc > 5 || atoi(argv[2]) < 1 || atoi(argv[3]) < 1) {
+		fprintf(stderr, "usage: nvmuser mixed|fork|nvm|dram MIB ROUNDS [SEGS]\n");
 		return 2;
 	}
 	size_t words = (size_t)atoi(argv[2]) << 17;
 	int rounds = atoi(argv[3]);
 	if (!strcmp(argv[1], "mixed"))
 		return mixed(words, rounds);
+	if (!strcmp(argv[1], "fork"))
+		return forked(words, rounds);
 	if (!strcmp(argv[1], "nvm") || !strcmp(argv[1], "dram"))
-		return bench(argv[1][0] == 'n', words, rounds);
-	fprintf(stderr, "usage: nvmuser mixed|nvm|dram MIB ROUNDS\n");
+		return bench(argv[1][0] == 'n', words, rounds, argc == 5 ? (size_t)atoi(argv[4]) : 0);
+	fprintf(stderr, "usage: nvmuser mixed|fork|nvm|dram MIB ROUNDS [SEGS]\n");
 	return 2;
 }

@@ -1,0 +1,172 @@
+// ptmain.cc -- the page-table study's command line (main.cc hands over to it):
+//   prosper-sim TRACE --pagetable SCHEME[,SCHEME...] [--interval-ms MS] [--config FILE] [--json]
+//   prosper-sim --synth SPEC OUT        (synthetic allocation traces, trace/synth.h)
+// Exit codes as main.cc: 0 ok, 1 failure, 2 usage error or refused input.
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+
+#include "core/ptstudy.h"
+#include "trace/synth.h"
+#include "trace/trace.h"
+
+using namespace prosper;
+
+std::string json_escape(const std::string &s);  // main.cc
+bool is_pagetable_command(int argc, char **argv);
+int pagetable_main(int argc, char **argv);
+
+namespace {
+
+void usage(FILE *f)
+{
+	std::fprintf(f, "usage: prosper-sim TRACE --pagetable SCHEME[,SCHEME...] [--interval-ms MS] [--config FILE] [--json]\n"
+			"       prosper-sim --synth seq:SIZE|stride:PAGES:GAP|allocfree:TOTAL:CHUNK[:PASSES] OUT\n"
+			"schemes: persistent, rebuild, volatile\n");
+}
+
+void print_json(const sim::PtOptions &opt, const sim::PtReport &rep)
+{
+	std::printf("{\"trace\": \"%s\", \"program\": \"%s\", \"events\": %llu, \"mappings\": %llu, "
+		    "\"instructions\": %llu, \"interval_ms\": %g, \"results\": [\n",
+		    json_escape(opt.trace).c_str(), json_escape(rep.program).c_str(), (unsigned long long)rep.events,
+		    (unsigned long long)rep.mappings, (unsigned long long)rep.instructions, opt.interval_ms);
+	for (size_t i = 0; i < rep.results.size(); i++) {
+		const sim::PtResult &r = rep.results[i];
+		auto levels = [](const uint64_t *v) {
+			return "[" + std::to_string(v[1]) + ", " + std::to_string(v[2]) + ", " + std::to_string(v[3]) + ", " +
+			       std::to_string(v[4]) + "]";
+		};
+		std::printf("    {\"scheme\": \"%s\", \"cycles\": %.0f, \"ms\": %.6f, \"resume_ms\": %.6f, \"checkpoints\": %llu, "
+			    "\"faults\": %llu, \"pages_unmapped\": %llu, \"tlb_misses\": %llu, \"walks\": %llu, "
+			    "\"entry_writes\": %s, \"tables_allocated\": %s, \"tables_freed\": %s, \"max_pages\": %llu, "
+			    "\"max_table_pages\": %llu, \"list_entry_writes\": %llu, \"pages_walked\": %llu, "
+			    "\"flushes\": %llu, \"fences\": %llu, \"nvm_write_bytes\": %llu}%s\n",
+			    r.scheme.c_str(), r.cycles, r.ms, r.resume_ms, (unsigned long long)r.stats.checkpoints,
+			    (unsigned long long)r.faults, (unsigned long long)r.pages_unmapped,
+			    (unsigned long long)r.tlb_misses, (unsigned long long)r.walks, levels(r.entry_writes).c_str(),
+			    levels(r.tables_allocated).c_str(), levels(r.tables_freed).c_str(),
+			    (unsigned long long)r.max_pages, (unsigned long long)r.max_table_pages,
+			    (unsigned long long)r.list_entry_writes, (unsigned long long)r.pages_walked,
+			    (unsigned long long)r.stats.flushes, (unsigned long long)r.stats.fences,
+			    (unsigned long long)r.stats.nvm_write_bytes, i + 1 == rep.results.size() ? "" : ",");
+	}
+	std::printf("]}\n");
+}
+
+void print_table(const sim::PtOptions &opt, const sim::PtReport &rep)
+{
+	std::printf("prosper-sim: %s (%s): %llu accesses, %llu mappings, %llu instructions, %g ms intervals\n",
+		    opt.trace.c_str(), rep.program.c_str(), (unsigned long long)rep.events, (unsigned long long)rep.mappings,
+		    (unsigned long long)rep.instructions, opt.interval_ms);
+	std::printf("%-10s %12s %10s %8s %10s %10s %10s %10s %10s\n", "scheme", "ms", "resume_ms", "ckpts", "faults",
+		    "pte_writes", "tables", "flushes", "list_wr");
+	for (auto &r : rep.results) {
+		uint64_t writes = r.entry_writes[1] + r.entry_writes[2] + r.entry_writes[3] + r.entry_writes[4];
+		uint64_t tables = r.tables_allocated[1] + r.tables_allocated[2] + r.tables_allocated[3];
+		std::printf("%-10s %12.3f %10.3f %8llu %10llu %10llu %10llu %10llu %10llu\n", r.scheme.c_str(), r.ms,
+			    r.resume_ms, (unsigned long long)r.stats.checkpoints, (unsigned long long)r.faults,
+			    (unsigned long long)writes, (unsigned long long)tables, (unsigned long long)r.stats.flushes,
+			    (unsigned long long)r.list_entry_writes);
+	}
+}
+
+}  // namespace
+
+bool is_pagetable_command(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (std::string(argv[i]) == "--pagetable" || std::string(argv[i]) == "--synth")
+			return true;
+	return false;
+}
+
+int pagetable_main(int argc, char **argv)
+{
+	sim::PtOptions opt;
+	sim::Config cfg;
+	bool json = false;
+	std::string config_path, synth_spec, synth_out;
+	try {
+		for (int i = 1; i < argc; i++) {
+			std::string a = argv[i];
+			auto value = [&]() -> std::string {
+				if (i + 1 >= argc)
+					throw std::invalid_argument(a + " needs a value");
+				return argv[++i];
+			};
+			if (a == "--synth") {
+				synth_spec = value();
+				synth_out = value();
+			} else if (a == "--pagetable") {
+				opt.schemes.clear();
+				std::stringstream ss(value());
+				for (std::string t; std::getline(ss, t, ',');)
+					if (!t.empty())
+						opt.schemes.push_back(t);
+			} else if (a == "--interval-ms") {
+				std::string v = value();
+				char *end;
+				opt.interval_ms = std::strtod(v.c_str(), &end);
+				if (*end || !(opt.interval_ms > 0))
+					throw std::invalid_argument("--interval-ms takes a positive number");
+			} else if (a == "--config") {
+				config_path = value();
+			} else if (a == "--json") {
+				json = true;
+			} else if (!a.empty() && a[0] == '-') {
+				throw std::invalid_argument("unknown option " + a + " (with --pagetable or --synth)");
+			} else if (opt.trace.empty()) {
+				opt.trace = a;
+			} else {
+				throw std::invalid_argument("one trace only");
+			}
+		}
+		if (!synth_spec.empty()) {
+			if (!opt.trace.empty())
+				throw std::invalid_argument("--synth takes no trace");
+			trace::write_synthetic(synth_spec, synth_out);
+			std::fprintf(stderr, "prosper-sim: synthetic trace %s written to %s\n", synth_spec.c_str(),
+				     synth_out.c_str());
+			return 0;
+		}
+		if (opt.trace.empty())
+			throw std::invalid_argument("no trace given");
+		if (opt.schemes.empty())
+			throw std::invalid_argument("--pagetable takes at least one scheme");
+		if (!config_path.empty())
+			cfg.load(config_path);
+	} catch (const trace::TraceError &e) {
+		std::fprintf(stderr, "prosper-sim: %s\n", e.what());
+		return 2;
+	} catch (const sim::ConfigError &e) {
+		std::fprintf(stderr, "prosper-sim: %s\n", e.what());
+		return 2;
+	} catch (const std::exception &e) {
+		std::fprintf(stderr, "prosper-sim: %s\n", e.what());
+		usage(stderr);
+		return 2;
+	}
+	sim::PtReport rep;
+	try {
+		rep = sim::simulate_pagetable(opt, cfg);
+	} catch (const trace::TraceError &e) {
+		std::fprintf(stderr, "prosper-sim: %s\n", e.what());
+		return 2;
+	} catch (const sim::ConfigError &e) {
+		std::fprintf(stderr, "prosper-sim: %s\n", e.what());
+		return 2;
+	} catch (const std::invalid_argument &e) {
+		std::fprintf(stderr, "prosper-sim: %s\n", e.what());
+		return 2;
+	} catch (const std::exception &e) {
+		std::fprintf(stderr, "prosper-sim: %s\n", e.what());
+		return 1;
+	}
+	if (json)
+		print_json(opt, rep);
+	else
+		print_table(opt, rep);
+	return 0;
+}

@@ -1,0 +1,88 @@
+"""NVM-resident memory (prosper_nvm_alloc, docs/run-resume.md "NVM-resident memory"): a program
+that keeps part of its state in NVM memory and part in DRAM, killed with SIGKILL at random
+instants and resumed again and again, ends with exactly the output of a native run (where the same
+calls give plain memory); its NVM memory is never copied at a checkpoint but copied on write; a
+fork ends checkpointing and later allocations fall back to plain memory."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import BUILD, prosper
+
+LONG = os.environ.get("PROSPER_LONG") == "1"
+NVMUSER = os.path.join(BUILD, "tests", "supervisor", "nvmuser")
+SUP = os.path.join(BUILD, "src", "supervisor", "prosper-supervise")
+
+
+def supervise(pool_dir, tmp_path, *args):
+    pool, stats = os.path.join(pool_dir, "nvm.prosper"), tmp_path / "stats.json"
+    r = subprocess.run([SUP, "run", "--pool", pool, "--stats-json", str(stats), "--", NVMUSER, *map(str, args)],
+                       capture_output=True, text=True, timeout=300)
+    return r, json.loads(stats.read_text()), pool
+
+
+def test_nvm_and_dram_state_survive_kills():
+    """The program checks at every round that its NVM round counter equals its DRAM one (prints
+    INCONSISTENT otherwise), allocates and frees a second NVM area midway, and writes NVM through
+    memset/memcpy; the native run is the reference."""
+    kills = 20 if LONG else 8
+    r = prosper("torture", "--kills", kills, "--seed", 5, "--json", "--", NVMUSER, "mixed", 2, 2000, timeout=900)
+    assert r.returncode in (0, 1), r.stderr
+    res = json.loads(r.stdout)
+    assert res["identical"], res["differences"]
+    assert res["kills"] >= kills * 3 // 4 and res["resumes"] >= kills // 2
+
+
+def test_nvm_memory_is_copied_on_write_not_at_checkpoints(pool_dir, tmp_path):
+    native = subprocess.run([NVMUSER, "nvm", "8", "40"], capture_output=True, text=True)
+    r, st, pool = supervise(pool_dir, tmp_path, "nvm", 8, 40)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == native.stdout
+    assert st["checkpoints"] >= 3 and st["nvm_faults"] > 0
+    # 8 MiB written in every interval: none of it is copied at a stop (only the program's small
+    # DRAM), all of it reaches the pool through copy-on-write and the committed blocks
+    assert st["other_page_bytes"] + st["new_mapping_bytes"] < 1 << 20
+    assert st["pool_cow_bytes"] > 8 << 20 and st["nvm_dirty_bytes"] > 8 << 20
+    regions = json.loads(prosper("inspect", "--json", pool).stdout)["regions"]
+    nvm = [g for g in regions if g["kind"] == "nvm"]
+    assert len(nvm) == 1 and nvm[0]["mode"] == "direct" and nvm[0]["length"] == 8 << 20
+    assert int(nvm[0]["vaddr"], 16) >= 0x600000000000
+
+
+def test_a_fork_ends_checkpointing_and_nvm_memory_goes_on(pool_dir, tmp_path):
+    native = subprocess.run([NVMUSER, "fork", "2", "40"], capture_output=True, text=True)
+    r, st, _ = supervise(pool_dir, tmp_path, "fork", 2, 40)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == native.stdout
+    assert "forked" in (st["disabled"] or "")
+    assert st["nvm_faults"] > 0 and st["nvm_regions"] == 0  # both areas freed, the second one plain
+
+
+def test_bad_arguments_are_refused():
+    r = subprocess.run([NVMUSER, "nvm", "0", "1"], capture_output=True, text=True)
+    assert r.returncode == 2 and "usage" in r.stderr
+
+
+def test_benchmark_script_measures_both_memories(tmp_path):
+    """bench/scripts/nvm_alloc.py on a tiny configuration: a row per memory and pattern, NVM rows
+    copy on write and nothing of the NVM at the stop, DRAM rows the other way round."""
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                          "bench", "scripts", "nvm_alloc.py")
+    r = subprocess.run([sys.executable, script, "--sizes", "2", "--rounds", "20", "--out", str(tmp_path)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads((tmp_path / "nvm_alloc.json").read_text())["rows"]
+    assert sorted((x["pattern"], x["memory"]) for x in rows) == [
+        ("dense", "dram"), ("dense", "nvm"), ("sparse", "dram"), ("sparse", "nvm")]
+    for x in rows:
+        if x["memory"] == "nvm":
+            assert x["cow_bytes_per_ckpt"] > 0 and x["nvm_faults_per_ckpt"] > 0
+            assert x["stop_copy_bytes_per_ckpt"] < 1 << 20
+        else:
+            assert x["cow_bytes_per_ckpt"] == 0 and x["stop_copy_bytes_per_ckpt"] > 1 << 20
+    assert "| 2 | dense | nvm |" in (tmp_path / "nvm_alloc.md").read_text()
+    r = subprocess.run([sys.executable, script, "--sizes", "x"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--sizes" in r.stderr
