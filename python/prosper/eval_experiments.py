@@ -221,24 +221,24 @@ def torture_figures(d):
         "prosper torture on a bench program (`identical` is 1 when the final output matched)")}
 
 
+def dict_rows(rows):
+    """A list of row objects as a table; columns in order of first appearance."""
+    cols = []
+    for r in rows:
+        cols += [k for k in r if k not in cols]
+    return table(cols, [[r.get(c) for c in cols] for r in rows])
+
+
 def kindle_figures(d):
     """The Kindle studies already write the report's shape: figures {id: {title, ours, paper, notes}}."""
     out = {}
     for fid, f in d["figures"].items():
-        rows = f["ours"]
-        cols = []
-        for r in rows:
-            cols += [k for k in r if k not in cols]
-        ours = table(cols, [[r.get(c) for c in cols] for r in rows])
         paper = f["paper"]
         if isinstance(paper, list) and paper and isinstance(paper[0], dict):
-            pc = []
-            for r in paper:
-                pc += [k for k in r if k not in pc]
-            paper = table(pc, [[r.get(c) for c in pc] for r in paper])
+            paper = dict_rows(paper)
         elif not isinstance(paper, str):
             paper = json.dumps(paper)
-        out[fid] = (ours, paper, f.get("notes", ""))
+        out[fid] = (dict_rows(f["ours"]), paper, f.get("notes", ""))
     return out
 
 
