@@ -22,7 +22,7 @@ namespace {
 void usage(FILE *f)
 {
 	std::fprintf(f, "usage: prosper-sim TRACE --pagetable SCHEME[,SCHEME...] [--interval-ms MS] [--config FILE] [--json]\n"
-			"       prosper-sim --synth seq:SIZE|stride:PAGES:GAP|allocfree:TOTAL:CHUNK[:PASSES] OUT\n"
+			"       prosper-sim --synth seq:SIZE|stride:PAGES:GAP[:PASSES]|allocfree:TOTAL:CHUNK[:PASSES] OUT\n"
 			"schemes: persistent, rebuild, volatile\n");
 }
 

@@ -5,15 +5,17 @@
 //
 // SPEC (sizes take a K, M or G suffix; plain numbers are bytes):
 //   seq:SIZE              Fig 4a: map SIZE, store to each page in address order, unmap it.
-//   stride:PAGES:GAP      Fig 4b: PAGES mappings of one 4 KiB page, GAP apart, each stored to
-//                         right after its mmap; then all unmapped.
+//   stride:PAGES:GAP[:PASSES]
+//                         Fig 4b: PAGES mappings of one 4 KiB page, GAP apart, each stored to
+//                         right after its mmap; then every page read PASSES times (default 0);
+//                         then all unmapped.
 //   allocfree:TOTAL:CHUNK[:PASSES]
 //                         Tables III/IV: map TOTAL, store to each page; twice: unmap the first
 //                         CHUNK, map it again, then read each page of the new CHUNK (PASSES = 0,
 //                         Table III) or read every page of TOTAL PASSES times (Table IV); unmap
 //                         all.
-// Mappings start at 1 TiB-aligned virtual addresses, so they share no page-table page with
-// anything else.
+// Mappings start at 16 TiB (1 TiB-aligned) and stay below 80 TiB, so they share no page-table
+// page with anything else.
 #pragma once
 #include <cstdint>
 #include <string>
