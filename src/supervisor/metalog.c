@@ -218,6 +218,12 @@ static int by_key(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static void sort_keys(struct table *t)
+{
+	if (t->nnxt) /* t->nxt may still be NULL */
+		qsort(t->nxt, t->nnxt, sizeof *t->nxt, by_key);
+}
+
 /* table_assign -- a slot for each new entry (t->nxt, sorted by key): an entry whose key the
  * committed table holds keeps its slot (a change, if its bytes differ), the others take free
  * slots (an add).  Slots whose key is gone are zeroed in `slots` (a remove).  -ENOSPC when cap
@@ -355,7 +361,7 @@ static int fill_next(struct metalog *m, const struct img *im, int fresh, struct 
 	for (uint32_t i = 0; i < h->nvmas; i++)
 		t->nxt[i] = (struct keyslot){ .key = im->vmas[i].start, .src = i };
 	t->nnxt = h->nvmas;
-	qsort(t->nxt, t->nnxt, sizeof *t->nxt, by_key);
+	sort_keys(t);
 	uint8_t *slots = m->next + l.vma;
 	if ((rc = table_assign(t, fresh, ((struct meta_head *)m->next)->vma_cap, slots, sizeof(struct img_vma), 1,
 			       &st->vma_add, &st->vma_remove)) != 0)
@@ -380,7 +386,7 @@ static int fill_next(struct metalog *m, const struct img *im, int fresh, struct 
 	for (uint32_t i = 0; i < h->nfds; i++)
 		t->nxt[i] = (struct keyslot){ .key = (uint32_t)im->fds[i].fd, .src = i };
 	t->nnxt = h->nfds;
-	qsort(t->nxt, t->nnxt, sizeof *t->nxt, by_key);
+	sort_keys(t);
 	slots = m->next + l.fd;
 	uint64_t fd_add = 0, fd_remove = 0;
 	if ((rc = table_assign(t, fresh, ((struct meta_head *)m->next)->fd_cap, slots, sizeof(struct img_fd), 0,
@@ -409,7 +415,7 @@ static int fill_next(struct metalog *m, const struct img *im, int fresh, struct 
 		t->nxt[i] = (struct keyslot){ .key = (uint64_t)p, .src = i };
 	}
 	t->nnxt = h->nfiles;
-	qsort(t->nxt, t->nnxt, sizeof *t->nxt, by_key);
+	sort_keys(t);
 	slots = m->next + l.file;
 	uint64_t file_add = 0, file_remove = 0;
 	if ((rc = table_assign(t, fresh, ((struct meta_head *)m->next)->file_cap, slots, sizeof(struct img_file), 0,

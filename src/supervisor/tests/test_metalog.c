@@ -269,7 +269,7 @@ struct mwl {
 	uint64_t seed;
 	struct prosper_pool_config cfg;
 	prosper_pool *pool;
-	struct metalog *m;
+	struct metalog *m, *cont_m;
 	struct pstate st[MAXE + 2];      /* the process at each epoch */
 	struct img_buf ref[MAXE + 2];    /* its whole blob (the reference) */
 	int nref;
@@ -330,6 +330,7 @@ static void mwl_release(void *ctx)
 	struct mwl *w = ctx;
 	if (w->pool)
 		prosper_pool_abandon(&w->pool);
+	metalog_delete(&w->cont_m);
 }
 
 static void mwl_reset(void *ctx)
@@ -391,10 +392,10 @@ static int mwl_cont(void *ctx, prosper_pool *pool, uint8_t *base, int fd, uint64
 	blob_of(&w->st[n], &w->ref[n]);
 	if ((uint64_t)w->nref < n + 1)
 		w->nref = (int)n + 1;
-	struct metalog *m = metalog_new();
-	metalog_attach(m, pool);
-	int rc = checkpoint(w, pool, m, (int)n);
-	metalog_delete(&m);
+	/* the new supervisor's metalog: freed by release (a crash longjmps out of the checkpoint) */
+	w->cont_m = metalog_new();
+	metalog_attach(w->cont_m, pool);
+	int rc = checkpoint(w, pool, w->cont_m, (int)n);
 	if (rc)
 		return snprintf(why, whylen, "a checkpoint after recovery failed: %s", prosper_pool_errormsg()), -1;
 	return 0;
@@ -413,6 +414,12 @@ static void mwl_cont_forget(void *ctx)
 }
 
 static struct mwl W;
+
+static void free_refs(void)
+{
+	for (int e = 0; e < MAXE + 2; e++)
+		free(W.ref[e].p);
+}
 
 static int run(int mode, int gran, uint64_t states, const struct prosper_crashsim_config *mut, int quiet,
 	       struct prosper_crashsim_result *res)
@@ -453,6 +460,7 @@ static int run(int mode, int gran, uint64_t states, const struct prosper_crashsi
 int main(void)
 {
 	int fails = 0;
+	atexit(free_refs);
 	uint64_t states = getenv("PROSPER_LONG") ? 60000 : 4000;
 	struct prosper_crashsim_result res;
 	/* both modes, both failure models: nothing inconsistent, and the script did what it should */
