@@ -40,11 +40,16 @@ static void json_result(const sim::Result &r, bool last)
 	std::printf("    {\"stack\": \"%s\", \"heap\": \"%s\", \"cycles\": %.0f, \"normalized\": %.6f, "
 		    "\"nvm_write_bytes\": %llu, \"flushes\": %llu, \"fences\": %llu, \"checkpoint_bytes\": %llu, "
 		    "\"log_bytes\": %llu, \"bitmap_loads\": %llu, \"bitmap_stores\": %llu, \"checkpoints\": %llu, "
-		    "\"consolidations\": %llu, \"seconds\": %.6f, \"events_per_second\": %.0f}%s\n",
+		    "\"consolidations\": %llu, \"llc_misses\": %llu, \"pages_migrated\": %llu, "
+		    "\"pages_written_back\": %llu, \"scan_cycles\": %.0f, \"select_cycles\": %.0f, \"copy_cycles\": %.0f, "
+		    "\"seconds\": %.6f, \"events_per_second\": %.0f}%s\n",
 		    r.stack.c_str(), r.heap.c_str(), r.cycles, r.normalized, (unsigned long long)s.nvm_write_bytes,
 		    (unsigned long long)s.flushes, (unsigned long long)s.fences, (unsigned long long)s.checkpoint_bytes,
 		    (unsigned long long)s.log_bytes, (unsigned long long)s.bitmap_loads, (unsigned long long)s.bitmap_stores,
-		    (unsigned long long)s.checkpoints, (unsigned long long)s.consolidations, r.seconds, r.events_per_second,
+		    (unsigned long long)s.checkpoints, (unsigned long long)s.consolidations,
+		    (unsigned long long)s.llc_misses, (unsigned long long)s.pages_migrated,
+		    (unsigned long long)s.pages_written_back, s.scan_cycles, s.select_cycles, s.copy_cycles, r.seconds,
+		    r.events_per_second,
 		    last ? "" : ",");
 }
 

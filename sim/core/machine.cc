@@ -123,6 +123,7 @@ void Machine::access_line(uint64_t line, bool store, Mem mem)
 			c3_.set_dirty(s3, false);
 		} else {
 			latency = l3_ + read_line(mem);
+			stats.llc_misses++;
 			writeback(c3_.insert(line, false, mem), 3);
 		}
 		if (s2 < 0)

@@ -48,6 +48,9 @@ struct Stats {
 	uint64_t bitmap_loads = 0, bitmap_stores = 0;  // Prosper tracker traffic
 	uint64_t checkpoints = 0;       // interval ends handled
 	uint64_t consolidations = 0;    // SSP: pages merged
+	uint64_t llc_misses = 0;        // lines filled from memory (HSCC counts them per page)
+	uint64_t pages_migrated = 0, pages_written_back = 0;  // HSCC: NVM->DRAM, dirty DRAM->NVM
+	double scan_cycles = 0, select_cycles = 0, copy_cycles = 0;  // HSCC: OS migration time by step
 };
 
 // Cache -- one set-associative level with true LRU.  Lines are numbered (address / line size).
