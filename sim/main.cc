@@ -1,5 +1,6 @@
 // main.cc -- prosper-sim: `prosper-sim TRACE [--stack M,...] [--heap M,...] [--interval-ms N]
-// [--config FILE] [--json]`, `prosper-sim --list`, `prosper-sim --import-kindle IN OUT`.
+// [--config FILE] [--json]`, `prosper-sim --list`, `prosper-sim --import-kindle IN OUT`,
+// `prosper-sim --export-kindle TRACE OUT`.
 // Exit codes: 0 ok, 1 failure, 2 usage error or refused input (bad trace, config, mechanism).
 #include <cstdio>
 #include <cstdlib>
@@ -21,7 +22,8 @@ static void usage(FILE *f)
 		     "usage: prosper-sim TRACE [--stack MECH[,MECH...]] [--heap MECH[,MECH...]] [--interval-ms MS]\n"
 		     "                   [--config FILE] [--json]\n"
 		     "       prosper-sim --list\n"
-		     "       prosper-sim --import-kindle KINDLE_IMAGE OUT_TRACE\n");
+		     "       prosper-sim --import-kindle KINDLE_IMAGE OUT_TRACE\n"
+		     "       prosper-sim --export-kindle TRACE OUT_KINDLE_IMAGE\n");
 }
 
 static std::vector<std::string> split(const std::string &s)
@@ -92,6 +94,15 @@ int main(int argc, char **argv)
 				uint64_t n = trace::import_kindle(in, out);
 				std::fprintf(stderr, "prosper-sim: %llu Kindle tuples written to %s\n", (unsigned long long)n,
 					     out.c_str());
+				return 0;
+			} else if (a == "--export-kindle") {
+				std::string in = value(), out = value();
+				trace::KindleExport x = trace::export_kindle(in, out);
+				std::fprintf(stderr,
+					     "prosper-sim: %llu Kindle tuples (%llu stack and %llu heap areas) written to %s; "
+					     "%llu accesses to other memory have no Kindle area and were left out\n",
+					     (unsigned long long)x.tuples, (unsigned long long)x.stack_areas,
+					     (unsigned long long)x.heap_areas, out.c_str(), (unsigned long long)x.other_skipped);
 				return 0;
 			} else if (a == "--stack") {
 				opt.stack = split(value());

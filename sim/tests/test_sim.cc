@@ -11,35 +11,13 @@
 #include <string>
 
 #include "../core/simulation.h"
-#include "../trace/kindle.h"
+#include "check.h"
 
 using namespace prosper;
 using trace::kHeap;
 using trace::kLoad;
 using trace::kStack;
 using trace::kStore;
-
-static int failures = 0;
-#define CHECK(cond)                                                                   \
-	do {                                                                          \
-		if (!(cond)) {                                                        \
-			std::fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); \
-			failures++;                                                   \
-		}                                                                     \
-	} while (0)
-#define CHECK_EQ(a, b)                                                                                     \
-	do {                                                                                               \
-		auto va = (a);                                                                             \
-		auto vb = (b);                                                                             \
-		if (!(va == vb)) {                                                                         \
-			std::fprintf(stderr, "%s:%d: FAILED: %s == %s (%llu vs %llu)\n", __FILE__, __LINE__, #a, #b, \
-				     (unsigned long long)va, (unsigned long long)vb);                      \
-			failures++;                                                                \
-		}                                                                                          \
-	} while (0)
-
-static std::string tmpdir;
-static std::string path(const std::string &name) { return tmpdir + "/" + name; }
 
 // The synthetic process: a 64 KiB stack at kStackLo with SP in its middle; a heap elsewhere.
 constexpr uint64_t kStackLo = 0x7ffff0000000ull, kStackHi = kStackLo + 65536, kSp = kStackLo + 32768;
@@ -296,7 +274,6 @@ static std::string raw_records(int n)
 	return raw;
 }
 
-static void write_file(const std::string &f, const std::string &bytes) { std::ofstream(f, std::ios::binary) << bytes; }
 
 static void end_record(std::string &raw, uint64_t n) { trace::Writer::put_record(raw, 0, trace::kEnd, 0, 0, n, 0); }
 
@@ -378,51 +355,13 @@ static void test_reader()
 	CHECK_EQ(ev[1].instr, 9000000010ull);
 }
 
-// kindle_tuple -- one 28-byte Kindle record image.
-static std::string kindle_tuple(uint32_t interval, uint32_t offset, char op, int32_t size, char type, int32_t index)
-{
-	char t[28] = {};
-	std::memcpy(t, &interval, 4);
-	std::memcpy(t + 4, &offset, 4);
-	t[8] = op;
-	std::memcpy(t + 9, &size, 4);
-	t[13] = type;
-	std::memcpy(t + 19, &index, 4);
-	return std::string(t, 28);
-}
-
-static void test_kindle_import()
-{
-	std::string img = kindle_tuple(0, 64, 'W', 8, 'S', 0) + kindle_tuple(0, 128, 'R', 4, 'H', 2) +
-			  kindle_tuple(1, 64, 'W', 8, 'S', 0);
-	write_file(path("k.img"), img + kindle_tuple(0, 0, 'Y', 0, 0, 0));
-	CHECK_EQ(trace::import_kindle(path("k.img"), path("k.trace")), 3ull);
-	trace::Reader rd(path("k.trace"));
-	trace::Event ev[8];
-	CHECK_EQ(rd.next(ev, 8), 3ull);
-	CHECK(ev[0].op == kStore && ev[0].region == kStack && ev[0].size == 8);
-	CHECK(ev[1].op == kLoad && ev[1].region == kHeap && ev[1].size == 4);
-	CHECK_EQ(ev[2].instr, 30000000ull);  // Kindle interval 1 starts at 30 M instructions
-	CHECK_EQ(ev[2].addr - ev[0].addr, 0ull);
-	CHECK_EQ(rd.ranges().size(), 1ull);
-	write_file(path("k-cut.img"), img);  // no 'Y'
-	bool refused = false;
-	try {
-		trace::import_kindle(path("k-cut.img"), path("k2.trace"));
-	} catch (const trace::TraceError &e) {
-		refused = std::strstr(e.what(), "record 3") != nullptr;
-	}
-	CHECK(refused);
-}
-
 int main(int argc, char **argv)
 {
-	char tmpl[] = "/tmp/prosper-sim-test.XXXXXX";
 	if (argc == 3 && std::strcmp(argv[1], "--write-broken") == 0) {
 		write_broken(argv[2]);
 		return 0;
 	}
-	tmpdir = mkdtemp(tmpl);
+	make_tmpdir();
 	test_none_cycles();
 	test_flush();
 	test_sp_awareness();
@@ -433,13 +372,5 @@ int main(int argc, char **argv)
 	test_prosper();
 	test_config();
 	test_reader();
-	test_kindle_import();
-	std::string rm = "rm -rf " + tmpdir;
-	if (std::system(rm.c_str()) != 0)
-		return 1;
-	if (failures)
-		std::fprintf(stderr, "test_sim: %d failures\n", failures);
-	else
-		std::printf("test_sim: all passed\n");
-	return failures ? 1 : 0;
+	return finish("test_sim");
 }

@@ -136,6 +136,7 @@ struct sup {
 	struct nvm_region *nvm;
 	int nnvm, nvm_cap;
 	uint8_t *nvm_zeros;           /* a segment of zeros: the committed copy of a new segment */
+	struct inject *nvm_proc;      /* the program's /proc/PID/mem, opened at the first NVM call */
 	uint64_t nvm_faults, nvm_dirty_bytes;
 };
 
