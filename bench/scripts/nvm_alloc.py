@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""nvm_alloc.py [--sizes 4,16,64] [--rounds 100] [--sparse-segs 16] [--pool-dir DIR] [--out DIR]
+"""nvm_alloc.py [--sizes 4,16,64] [--rounds 100] [--sparse-segs 4] [--pool-dir DIR] [--out DIR]
 
 What a checkpoint costs when N MiB of a program's memory is NVM-resident (prosper_nvm_alloc:
 direct pool region, copy-on-write before the first write of a 64 KiB segment per interval, nothing
@@ -39,7 +39,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[1])
     ap.add_argument("--sizes", default="4,16,64", help="MiB, comma-separated (default 4,16,64)")
     ap.add_argument("--rounds", type=int, default=100, help="rounds of the program (default 100)")
-    ap.add_argument("--sparse-segs", type=int, default=16, help="64 KiB pieces per round, sparse pattern")
+    ap.add_argument("--sparse-segs", type=int, default=4, help="64 KiB pieces per round, sparse pattern")
     ap.add_argument("--pool-dir", default="/dev/shm" if os.access("/dev/shm", os.W_OK) else None)
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     a = ap.parse_args()
