@@ -102,14 +102,20 @@ def ratio(a, b):
     return a / b if b > 0 else float("inf")
 
 
-def study(name, argv, tmp):
+def trace_program(name, argv, tmp):
+    """trace_program -- record the bench program argv[0] with its arguments into tmp/NAME.trace;
+    returns the path and the seconds it took."""
     trace = os.path.join(tmp, name + ".trace")
     prog = os.path.join(BUILD, "bench", argv[0])
     t0 = time.time()
     r = subprocess.run([PROSPER, "trace", "--out", trace, "--", prog] + argv[1:], capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"sim_studies: tracing {name} failed: {r.stderr.strip()[-400:]}")
-    t_trace = time.time() - t0
+    return trace, time.time() - t0
+
+
+def study(name, argv, tmp):
+    trace, t_trace = trace_program(name, argv, tmp)
     a = sim(trace, FIG3 + FIG8, ["none-dram"])
     b = sim(trace, SSP + ["dirtybit", "prosper"], SSP)
     fig12 = {}
