@@ -86,7 +86,7 @@ int pagetable_main(int argc, char **argv)
 {
 	sim::PtOptions opt;
 	sim::Config cfg;
-	bool json = false;
+	bool json = false, parsed = false;
 	std::string config_path, synth_spec, synth_out;
 	try {
 		for (int i = 1; i < argc; i++) {
@@ -137,36 +137,20 @@ int pagetable_main(int argc, char **argv)
 			throw std::invalid_argument("--pagetable takes at least one scheme");
 		if (!config_path.empty())
 			cfg.load(config_path);
-	} catch (const trace::TraceError &e) {
-		std::fprintf(stderr, "prosper-sim: %s\n", e.what());
-		return 2;
-	} catch (const sim::ConfigError &e) {
-		std::fprintf(stderr, "prosper-sim: %s\n", e.what());
-		return 2;
+		parsed = true;
+		sim::PtReport rep = sim::simulate_pagetable(opt, cfg);
+		if (json)
+			print_json(opt, rep);
+		else
+			print_table(opt, rep);
+		return 0;
 	} catch (const std::exception &e) {
+		// refused input (trace, config, scheme, pattern, arguments): 2; anything else: 1
+		bool refused = dynamic_cast<const trace::TraceError *>(&e) || dynamic_cast<const sim::ConfigError *>(&e) ||
+			       dynamic_cast<const std::invalid_argument *>(&e);
 		std::fprintf(stderr, "prosper-sim: %s\n", e.what());
-		usage(stderr);
-		return 2;
+		if (!parsed && dynamic_cast<const std::invalid_argument *>(&e))
+			usage(stderr);
+		return refused ? 2 : 1;
 	}
-	sim::PtReport rep;
-	try {
-		rep = sim::simulate_pagetable(opt, cfg);
-	} catch (const trace::TraceError &e) {
-		std::fprintf(stderr, "prosper-sim: %s\n", e.what());
-		return 2;
-	} catch (const sim::ConfigError &e) {
-		std::fprintf(stderr, "prosper-sim: %s\n", e.what());
-		return 2;
-	} catch (const std::invalid_argument &e) {
-		std::fprintf(stderr, "prosper-sim: %s\n", e.what());
-		return 2;
-	} catch (const std::exception &e) {
-		std::fprintf(stderr, "prosper-sim: %s\n", e.what());
-		return 1;
-	}
-	if (json)
-		print_json(opt, rep);
-	else
-		print_table(opt, rep);
-	return 0;
 }

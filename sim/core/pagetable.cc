@@ -38,7 +38,7 @@ PageTable::Table &PageTable::alloc(uint64_t va, unsigned level, std::vector<PtOp
 
 bool PageTable::touch(uint64_t va, std::vector<PtOp> &ops)
 {
-	Table *t = &t_[kPtLevels - 1].begin()->second;
+	Table *t = &root();
 	for (unsigned level = kPtLevels; level > 1; level--) {
 		uint16_t i = slot(va, level);
 		if (bit(*t, i)) {
@@ -85,7 +85,7 @@ uint64_t PageTable::unmap(uint64_t start, uint64_t end, std::vector<PtOp> &ops)
 			auto self = maps.find(key(base, level));
 			if (self->second.present)
 				break;
-			Table &parent = t_[level].find(key(base, level + 1))->second;
+			Table &parent = level + 1 == kPtLevels ? root() : t_[level].find(key(base, level + 1))->second;
 			uint16_t i = slot(base, level + 1);
 			ops.push_back(PtOp{PtOp::kWrite, static_cast<uint8_t>(level + 1), i, parent.frame, false, 0});
 			set_bit(parent, i, false);
@@ -100,7 +100,7 @@ uint64_t PageTable::unmap(uint64_t start, uint64_t end, std::vector<PtOp> &ops)
 
 bool PageTable::walk(uint64_t va, std::array<uint32_t, kPtLevels> &frame, std::array<uint16_t, kPtLevels> &index) const
 {
-	const Table *t = &t_[kPtLevels - 1].begin()->second;
+	const Table *t = &t_[kPtLevels - 1].begin()->second;  // the root
 	for (unsigned level = kPtLevels;; level--) {
 		uint16_t i = slot(va, level);
 		if (!bit(*t, i))

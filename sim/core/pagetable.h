@@ -63,6 +63,8 @@ private:
 		return static_cast<uint16_t>((va >> (kPageShift + 9 * (level - 1))) & (kPtEntries - 1));
 	}
 	Table &alloc(uint64_t va, unsigned level, std::vector<PtOp> &ops);
+	// The one level-4 table, whatever bits above 48 an address has.
+	Table &root() { return t_[kPtLevels - 1].begin()->second; }
 	uint32_t new_frame();
 	std::array<std::map<uint64_t, Table>, kPtLevels> t_;
 	std::vector<uint32_t> free_frames_;
