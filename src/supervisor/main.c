@@ -121,8 +121,8 @@ static const char usage[] =
 	"  --verify                 commit while stopped and compare the pool with live memory (oracle)\n"
 	"  --stats-json PATH        write statistics as JSON at the end (stdout is the program's)\n"
 	"  --exact-stack-stats      also count the stack's changed 8-byte words (costs a compare)\n"
-	"  --metadata M             rewrite: registers, map and fds written whole every checkpoint\n"
-	"                           (default); log: only their changes, as a redo log (Kindle's way)\n"
+	"  --metadata M             log: registers, map and fds kept as a redo log of their changes\n"
+	"                           (default, Kindle's way); rewrite: written whole every checkpoint\n"
 	"See docs/run-resume.md.\n";
 
 static int tracker_mode(const char *s)
@@ -135,7 +135,7 @@ static int tracker_mode(const char *s)
 static int parse(int argc, char **argv, struct opts *o)
 {
 	*o = (struct opts){ .interval_ms = 10, .capacity_mib = 8192, .stack_mode = TRACK_MODE_DIFF,
-			    .heap_mode = TRACK_MODE_DIFF, .stack_gran = 8, .heap_gran = 256, .meta_mode = META_REWRITE };
+			    .heap_mode = TRACK_MODE_DIFF, .stack_gran = 8, .heap_gran = 256, .meta_mode = META_LOG };
 	if (argc < 2 || (strcmp(argv[1], "run") && strcmp(argv[1], "resume")))
 		return die("%s", "the first argument is `run` or `resume`");
 	o->resume = !strcmp(argv[1], "resume");
