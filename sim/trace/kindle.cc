@@ -186,7 +186,7 @@ KindleExport export_kindle(const std::string &in, const std::string &out)
 			if (interval > UINT32_MAX)
 				bad("interval " + std::to_string(interval) + " does not fit Kindle's u32");
 			t.interval = static_cast<uint32_t>(interval);
-			uint64_t start;
+			uint64_t start = 0;
 			if (const Range *r = area_of(rd.ranges(), e.region, e.addr)) {
 				start = r->start;
 				t.index = r->tid ? static_cast<int32_t>(r->tid - 1) : 0;
