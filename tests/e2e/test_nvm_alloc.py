@@ -2,7 +2,7 @@
 that keeps part of its state in NVM memory and part in DRAM, killed with SIGKILL at random
 instants and resumed again and again, ends with exactly the output of a native run (where the same
 calls give plain memory); its NVM memory is never copied at a checkpoint but copied on write; a
-fork ends checkpointing and later allocations fall back to plain memory."""
+fork ends checkpointing and later allocations fall back to plain memory; threads may share it."""
 import json
 import os
 import subprocess
@@ -30,6 +30,17 @@ def test_nvm_and_dram_state_survive_kills():
     memset/memcpy; the native run is the reference."""
     kills = 20 if LONG else 8
     r = prosper("torture", "--kills", kills, "--seed", 5, "--json", "--", NVMUSER, "mixed", 2, 2000, timeout=900)
+    assert r.returncode in (0, 1), r.stderr
+    res = json.loads(r.stdout)
+    assert res["identical"], res["differences"]
+    assert res["kills"] >= kills * 3 // 4 and res["resumes"] >= kills // 2
+
+
+def test_threads_writing_nvm_survive_kills():
+    """Two threads write their own halves of one NVM area (faults of both threads, and faults that
+    race with a checkpoint's interrupt) and of one DRAM area, each checking its halves agree."""
+    kills = 12 if LONG else 5
+    r = prosper("torture", "--kills", kills, "--seed", 9, "--json", "--", NVMUSER, "threads", 2, 20000, timeout=900)
     assert r.returncode in (0, 1), r.stderr
     res = json.loads(r.stdout)
     assert res["identical"], res["differences"]

@@ -7,6 +7,8 @@
  *                                    every round first checks that the NVM round counter equals
  *                                    the DRAM one (a checkpoint whose NVM and DRAM parts came from
  *                                    different instants prints INCONSISTENT and exits 3)
+ *        nvmuser threads MIB ROUNDS  two threads write their own halves of one NVM area and of
+ *                                    one DRAM area, each checking its halves agree, round by round
  *        nvmuser fork MIB ROUNDS     NVM memory written before and after a fork (which ends
  *                                    checkpointing: later allocations are plain memory)
  *        nvmuser nvm|dram MIB ROUNDS [SEGS]
@@ -15,6 +17,7 @@
  *                                    (default all; fewer: the next ones at each round) and sleeps 2 ms
  * Prints progress lines and a final checksum of both memories; the output does not depend on
  * where the memory lives or on interruptions. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,6 +113,54 @@ static int bench(int in_nvm, size_t words, int rounds, size_t segs)
 	return 0;
 }
 
+/* threads: each worker owns half of nvm and dram; its round counter lives in both halves. */
+struct half {
+	uint64_t *nvm, *dram;
+	size_t words;
+	uint64_t seed;
+	int rounds, bad;
+};
+
+static void *worker(void *arg)
+{
+	struct half *h = arg;
+	uint64_t x = h->seed;
+	for (int r = 0; r < h->rounds && !h->bad; r++) {
+		if (h->nvm[0] != h->dram[0]) {
+			h->bad = 1;
+			break;
+		}
+		for (int j = 0; j < 2000; j++) {
+			size_t a = 1 + lcg(&x) % (h->words - 1);
+			h->nvm[a] = mix(h->nvm[a], h->dram[a] + (uint64_t)r);
+			h->dram[a] = mix(h->dram[a], h->nvm[a]);
+		}
+		h->nvm[0]++;
+		h->dram[0]++;
+	}
+	return NULL;
+}
+
+static int threaded(size_t words, int rounds)
+{
+	uint64_t *nvm = must(prosper_nvm_alloc(words * 8), "prosper_nvm_alloc");
+	uint64_t *dram = must(calloc(words, 8), "calloc");
+	struct half h[2] = { { nvm, dram, words / 2, 11, rounds, 0 },
+			     { nvm + words / 2, dram + words / 2, words / 2, 12, rounds, 0 } };
+	pthread_t t[2];
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, worker, &h[i]) != 0)
+			return 2;
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	if (h[0].bad || h[1].bad) {
+		printf("INCONSISTENT\n");
+		return 3;
+	}
+	printf("end nvm %016llx dram %016llx\n", (unsigned long long)fold(nvm, words), (unsigned long long)fold(dram, words));
+	return prosper_nvm_free(nvm) == 0 ? 0 : 2;
+}
+
 static int forked(size_t words, int rounds)
 {
 	uint64_t *a = must(prosper_nvm_alloc(words * 8), "prosper_nvm_alloc"), x = 3;
@@ -135,17 +186,19 @@ static int forked(size_t words, int rounds)
 int main(int argc, char **argv)
 {
 	if (argc < 4 || argc > 5 || atoi(argv[2]) < 1 || atoi(argv[3]) < 1) {
-		fprintf(stderr, "usage: nvmuser mixed|fork|nvm|dram MIB ROUNDS [SEGS]\n");
+		fprintf(stderr, "usage: nvmuser mixed|threads|fork|nvm|dram MIB ROUNDS [SEGS]\n");
 		return 2;
 	}
 	size_t words = (size_t)atoi(argv[2]) << 17;
 	int rounds = atoi(argv[3]);
 	if (!strcmp(argv[1], "mixed"))
 		return mixed(words, rounds);
+	if (!strcmp(argv[1], "threads"))
+		return threaded(words, rounds);
 	if (!strcmp(argv[1], "fork"))
 		return forked(words, rounds);
 	if (!strcmp(argv[1], "nvm") || !strcmp(argv[1], "dram"))
 		return bench(argv[1][0] == 'n', words, rounds, argc == 5 ? (size_t)atoi(argv[4]) : 0);
-	fprintf(stderr, "usage: nvmuser mixed|fork|nvm|dram MIB ROUNDS [SEGS]\n");
+	fprintf(stderr, "usage: nvmuser mixed|threads|fork|nvm|dram MIB ROUNDS [SEGS]\n");
 	return 2;
 }
