@@ -728,9 +728,23 @@ int metalog_load(prosper_pool *pool, const void *stub, size_t stub_len, void **b
 	if (!r)
 		return -ENOMEM;
 	int rc = prosper_pool_region_read(pool, id, 0, r, len);
+	if (!rc)
+		rc = metalog_decode(r, len, blob, blob_len);
+	free(r);
+	if (!rc)
+		*why = NULL;
+	return rc;
+}
+
+int metalog_decode(const void *region, size_t len, void **blob, size_t *blob_len)
+{
+	const uint8_t *r = region;
 	struct meta_head mh;
+	if (len < sizeof mh)
+		return -EINVAL;
 	memcpy(&mh, r, sizeof mh);
-	if (!rc && (mh.magic != META_MAGIC || mh.version != META_VERSION || mh.head_bytes != sizeof mh ||
+	int rc = 0;
+	if ((mh.magic != META_MAGIC || mh.version != META_VERSION || mh.head_bytes != sizeof mh ||
 		    mh.thr_cap > CAP_LIMIT || mh.vma_cap > CAP_LIMIT || mh.fd_cap > CAP_LIMIT || mh.file_cap > CAP_LIMIT ||
 		    mh.xstate_bytes > (1u << 20) || mh.strings_cap > (1u << 30) || mh.strings_used > mh.strings_cap ||
 		    mh.strings_used < HEAP_RESERVED || layout_of(&mh).total != len))
@@ -738,7 +752,6 @@ int metalog_load(prosper_pool *pool, const void *stub, size_t stub_len, void **b
 	struct img_buf out = { 0 };
 	if (!rc)
 		rc = rebuild(r, &out);
-	free(r);
 	struct img im;
 	const char *w;
 	if (!rc && img_decode(out.p, out.len, &im, &w) != 0)
@@ -747,7 +760,6 @@ int metalog_load(prosper_pool *pool, const void *stub, size_t stub_len, void **b
 		free(out.p);
 		return rc;
 	}
-	*why = NULL;
 	*blob = out.p;
 	*blob_len = out.len;
 	return 0;

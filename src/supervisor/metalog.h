@@ -83,6 +83,10 @@ int metalog_is_stub(const void *blob, size_t len);
 int metalog_load(prosper_pool *pool, const void *stub, size_t stub_len, void **blob, size_t *blob_len,
 		 const char **why);
 
+/* The parser behind metalog_load: the region's bytes -> the image.h blob (malloc'd), or -EINVAL
+ * for anything it cannot bounds-check, -ENOMEM. */
+int metalog_decode(const void *region, size_t len, void **blob, size_t *blob_len);
+
 /* Test hook: 1 = a removed VMA's slot is not logged (the mutant the crash test must catch). */
 extern int metalog_mutation;
 

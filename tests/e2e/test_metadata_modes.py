@@ -5,6 +5,7 @@ changes as records) and a damaged metadata region is refused with one line and e
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -99,3 +100,21 @@ def test_a_damaged_metadata_region_is_refused(tmp_path, pool_dir):
     r = prosper("resume", "--pool", pool, cwd=tmp_path)
     assert r.returncode == 2, r.stderr
     assert "metadata" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+
+
+def test_the_metadata_benchmark_runs(tmp_path, pool_dir):
+    """bench/scripts/metadata_modes.py on a tiny configuration: every K and mode measured, files
+    written, and the bytes (not the times) behave: the log logs the VMA changes it was given."""
+    script = os.path.join(os.path.dirname(PROSPER), "..", "bench", "scripts", "metadata_modes.py")
+    r = subprocess.run([sys.executable, script, "--ks", "0,8", "--n", "16", "--ticks", "12", "--interval", "20",
+                        "--reps", "1", "--pool-dir", pool_dir, "--out", str(tmp_path)],
+                       capture_output=True, text=True, timeout=300, env=dict(os.environ, PROSPER_BUILD=BUILD))
+    assert r.returncode == 0, r.stderr
+    res = json.loads((tmp_path / "metadata_modes.json").read_text())
+    rows = {(x["k"], x["mode"]): x for x in res["rows"]}
+    assert set(rows) == {(0, "rewrite"), (0, "log"), (8, "rewrite"), (8, "log")}
+    assert all(x["checkpoints"] >= 2 for x in rows.values())
+    assert rows[(0, "log")]["vma_changes_per_ckpt"] == 0 and rows[(8, "log")]["vma_changes_per_ckpt"] > 0
+    assert rows[(8, "log")]["records_per_ckpt"] > rows[(0, "log")]["records_per_ckpt"]
+    assert rows[(0, "rewrite")]["records_per_ckpt"] == 0
+    assert "| 8 | log |" in (tmp_path / "metadata_modes.md").read_text()
