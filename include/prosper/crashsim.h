@@ -62,6 +62,7 @@ struct prosper_crash_progress {
 	uint64_t lo, hi;  /* a crash now must recover an epoch in [lo, hi] */
 	int create_done;  /* the pool exists (before: no pool or an empty one) */
 	int failed;       /* 1: an I/O error stopped the run; 2: an unexpected error (a bug) */
+	const char *why;  /* with failed == 2: the reason, if not the pool's last error */
 };
 
 struct prosper_crash_workload {

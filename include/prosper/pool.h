@@ -114,6 +114,8 @@ const char *prosper_pool_errormsg(void);
 /* ---- what the committed epoch holds ---- */
 uint64_t prosper_pool_epoch(const prosper_pool *pool);
 int prosper_pool_granularity(const prosper_pool *pool);
+/* Segment and block size of the pool, in bytes. */
+void prosper_pool_geometry(const prosper_pool *pool, uint32_t *seg_size, uint32_t *block_size);
 int prosper_pool_region_count(const prosper_pool *pool);
 /* i-th region of the epoch being built (== committed one until staged changes). */
 int prosper_pool_region_get(const prosper_pool *pool, int i, struct prosper_region_info *out);
@@ -148,6 +150,8 @@ int prosper_pool_commit(prosper_pool *pool, const void *blob, size_t blob_len);
  * was committed (coordinated checkpoints: crpm's MPI barrier); refused for pools with redo
  * regions or when e's metadata is gone.  0 or negative errno (src/pool/rollback.c). */
 int prosper_pool_rollback(const char *path, uint64_t epoch);
+/* The same on an in-memory pool (crash simulator). */
+int prosper_pool_rollback_mem(void *base, size_t size, const struct prosper_persist *pp, uint64_t epoch);
 
 /* ---- direct regions (libcrpm default mode primitives) ---- */
 /* Address of segment seg's working copy in the pool mapping, and its length. */

@@ -73,15 +73,21 @@ static void destroy(struct crpm_container *c)
 
 static uint64_t round_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
+void crpm_pool_config(const crpm_option_t *o, uint32_t seg_size, struct prosper_pool_config *cfg)
+{
+	prosper_pool_config_default(cfg);
+	cfg->seg_size = seg_size;
+	cfg->max_regions = 4;
+	/* Both copies of every segment may be in use at once: main + backup (default mode, every
+	 * segment written in one epoch) or the two buffered copies. */
+	cfg->capacity = 2 * round_up(o->capacity, seg_size) + 2ull * seg_size;
+	cfg->max_backups = o->backup_segments;
+}
+
 static int create_pool(const char *path, const crpm_option_t *o, prosper_pool **pool)
 {
 	struct prosper_pool_config cfg;
-	prosper_pool_config_default(&cfg);
-	cfg.max_regions = 4;
-	/* Both copies of every segment may be in use at once: main + backup (default mode, every
-	 * segment written in one epoch) or the two buffered copies. */
-	cfg.capacity = 2 * round_up(o->capacity, cfg.seg_size) + 2ull * cfg.seg_size;
-	cfg.max_backups = o->backup_segments;
+	crpm_pool_config(o, CRPM_SEGMENT_SIZE, &cfg);
 	int rc = prosper_pool_create(path, &cfg, pool);
 	if (rc)
 		return crpm_fail(rc, "%s", prosper_pool_errormsg());
@@ -151,33 +157,96 @@ static int open_existing(struct crpm_container *c, const crpm_option_t *o, int i
 	return crpm_protect_all(c);
 }
 
-crpm_t *crpm_open(const char *path, const crpm_option_t *opt)
+/* options -- *opt or the defaults, checked and completed; NULL if they are not valid. */
+static crpm_option_t *options(const crpm_option_t *opt, crpm_option_t *o)
 {
-	crpm_option_t o;
 	if (opt)
-		o = *opt;
+		*o = *opt;
 	else
-		crpm_init_option(&o);
-	if (!path)
-		return crpm_fail_null("no path");
-	if (o.mode != CRPM_MODE_DEFAULT && o.mode != CRPM_MODE_BUFFERED)
-		return crpm_fail_null("unknown mode %d", o.mode);
-	if (o.tracking < CRPM_TRACK_AUTO || o.tracking > CRPM_TRACK_PAGES)
-		return crpm_fail_null("unknown tracking %d", o.tracking);
-	if (!o.capacity)
-		o.capacity = 1ull << 30;
-	if (!o.fixed_base_address)
-		o.fixed_base_address = CRPM_DEFAULT_BASE;
+		crpm_init_option(o);
+	if (o->mode != CRPM_MODE_DEFAULT && o->mode != CRPM_MODE_BUFFERED)
+		return crpm_fail_null("unknown mode %d", o->mode);
+	if (o->tracking < CRPM_TRACK_AUTO || o->tracking > CRPM_TRACK_PAGES)
+		return crpm_fail_null("unknown tracking %d", o->tracking);
+	if (!o->capacity)
+		o->capacity = 1ull << 30;
+	if (!o->fixed_base_address)
+		o->fixed_base_address = CRPM_DEFAULT_BASE;
+	return o;
+}
+
+static struct crpm_container *container_new(const crpm_option_t *o)
+{
 	struct crpm_container *c = calloc(1, sizeof *c);
 	if (!c)
 		return crpm_fail_null("out of memory");
 	c->fd = -1;
-	c->mode = o.mode;
-	c->tracking = o.tracking;
+	c->mode = o->mode;
+	c->tracking = o->tracking;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->heap_lock, NULL);
 	pthread_mutex_init(&c->bar_lock, NULL);
 	pthread_cond_init(&c->bar_cond, NULL);
+	return c;
+}
+
+/* attach -- c has its pool and the file descriptor of the pool's media: recover the container
+ * it holds, or (create) start one. */
+static int attach(struct crpm_container *c, const crpm_option_t *o, int fresh)
+{
+	uint32_t seg_size, block_size;
+	prosper_pool_geometry(c->pool, &seg_size, &block_size);
+	c->seg_size = seg_size;
+	c->block_size = block_size;
+	/* The DRAM tables hold a segment's dirty bits in whole 64-bit words. */
+	if (seg_size / block_size % 64)
+		return crpm_fail(-EINVAL, "pool segments of %u bytes hold fewer than 64 blocks", seg_size);
+	int idx = prosper_pool_region_find(c->pool, REGION_NAME);
+	if (idx >= 0 && !fresh)
+		return open_existing(c, o, idx);
+	if (o->create)
+		return start_new(c, o);
+	return crpm_fail(-ENOENT, "the pool file holds no container");
+}
+
+int crpm_open_pool(prosper_pool *pool, int fd, const crpm_option_t *opt, crpm_t **out)
+{
+	crpm_option_t o;
+	struct crpm_container *c = options(opt, &o) ? container_new(&o) : NULL;
+	*out = c;
+	if (!c)
+		return -EINVAL;
+	c->pool = pool;
+	c->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	int rc = c->fd < 0 ? crpm_fail(-errno, "%s", strerror(errno)) : attach(c, &o, 0);
+	if (rc) {
+		char reason[256];
+		snprintf(reason, sizeof reason, "%s", crpm_errormsg());
+		crpm_detach(c);
+		*out = NULL;
+		return crpm_fail(rc, "%s", reason);
+	}
+	return 0;
+}
+
+prosper_pool *crpm_detach(crpm_t *c)
+{
+	prosper_pool *p = c->pool;
+	c->pool = NULL;
+	destroy(c);
+	return p;
+}
+
+crpm_t *crpm_open(const char *path, const crpm_option_t *opt)
+{
+	crpm_option_t o;
+	if (!path)
+		return crpm_fail_null("no path");
+	if (!options(opt, &o))
+		return NULL;
+	struct crpm_container *c = container_new(&o);
+	if (!c)
+		return NULL;
 
 	if (o.truncate && unlink(path) && errno != ENOENT) {
 		crpm_fail(-errno, "cannot remove %s: %s", path, strerror(errno));
@@ -198,21 +267,9 @@ crpm_t *crpm_open(const char *path, const crpm_option_t *opt)
 		crpm_fail(-errno, "cannot open %s: %s", path, strerror(errno));
 		goto fail;
 	}
-	int idx = prosper_pool_region_find(c->pool, REGION_NAME);
-	/* geometry of the pool */
-	c->seg_size = 2u << 20;
-	c->block_size = 256;
-	if (idx >= 0 && !fresh) {
-		if (open_existing(c, &o, idx))
-			goto fail;
-	} else if (o.create) {
-		if (start_new(c, &o))
-			goto fail;
-		fresh = 1;
-	} else {
-		crpm_fail(-ENOENT, "%s holds no container", path);
+	if (attach(c, &o, fresh))
 		goto fail;
-	}
+	fresh = fresh || c->checkpoints;
 	if (o.verbose)
 		fprintf(stderr, "crpm: %s %s: %s mode at %p, %llu of %llu bytes mapped, epoch %llu\n",
 			fresh ? "created" : "recovered", path, c->mode == CRPM_MODE_DEFAULT ? "default" : "buffered",

@@ -32,6 +32,7 @@
 #define CRPM_SMALL_MAX 1024                     /* sizes up to this have exact free lists */
 #define CRPM_NCLASS (CRPM_SMALL_MAX / CRPM_ALIGN) /* class i holds chunks of (i+1)*16 bytes */
 #define CRPM_MAX_PROTECT 16
+#define CRPM_SEGMENT_SIZE (2u << 20) /* of the pools crpm_open creates */
 
 enum { SEG_CLEAN = 0, SEG_HOOKED = 1, SEG_FAULTED = 2 };
 
@@ -125,6 +126,25 @@ void crpm_heap_format(struct crpm_container *c);
 /* Coordinated restart (mpi.c): make the container at path hold epoch e again, its committed
  * epoch being e+1 and nothing written since (prosper_pool_rollback).  0 or negative errno. */
 int crpm_rollback(const char *path, uint64_t epoch);
+
+/* Containers on a pool the caller opened (the crash simulator's in-memory pools): fd is the
+ * pool's media (default mode maps segments of it; it is duplicated).  *out is set as soon as
+ * the container exists, so a simulated crash inside can still free it.  The container owns the
+ * pool until crpm_close, or crpm_detach, which frees the container and hands the pool back.
+ * On failure (negative, *out NULL) the pool stays the caller's. */
+int crpm_open_pool(prosper_pool *pool, int fd, const crpm_option_t *opt, crpm_t **out);
+prosper_pool *crpm_detach(crpm_t *c);
+/* The configuration of a new container's pool with segments of seg_size bytes. */
+void crpm_pool_config(const crpm_option_t *o, uint32_t seg_size, struct prosper_pool_config *cfg);
+
+/* Protocol mutations, for the crash simulator's mutation tests only (crashsim_crpm.c). */
+enum crpm_mutation {
+	CRPM_MUT_NONE = 0,
+	CRPM_MUT_BLOCKS_UNSAVED, /* a checkpoint commits without handing its dirty blocks to the pool */
+	CRPM_MUT_HEAP_UNNOTED,   /* the allocator writes its metadata without noting the write */
+	CRPM_MUT_COUNT
+};
+extern int crpm_mutation;
 
 /* the checkpoint itself, under c->lock with every writer stopped (checkpoint.c) */
 int crpm_commit(struct crpm_container *c);

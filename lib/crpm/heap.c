@@ -30,7 +30,8 @@ static inline void set(struct crpm_container *c, uint64_t *w, uint64_t v)
 {
 	if (*w == v)
 		return;
-	crpm_note_write(c, w, sizeof *w);
+	if (crpm_mutation != CRPM_MUT_HEAP_UNNOTED)
+		crpm_note_write(c, w, sizeof *w);
 	*w = v;
 }
 

@@ -809,7 +809,8 @@ int prosper_crashsim_run_workload(const struct prosper_crashsim_config *c, const
 	uint64_t points = s.points;
 	res->epochs = r.pr.lo;
 	if (r.pr.failed == 2 && !c->mutation && c->skip_site < 0) {
-		snprintf(res->first_failure, sizeof res->first_failure, "workload failed: %s", prosper_pool_errormsg());
+		snprintf(res->first_failure, sizeof res->first_failure, "workload failed: %s",
+			 r.pr.why ? r.pr.why : prosper_pool_errormsg());
 		res->inconsistent++;
 	}
 	wl->reset(wl->ctx);

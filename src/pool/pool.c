@@ -417,6 +417,12 @@ struct region *region_by_id(struct prosper_pool *p, uint32_t id)
 uint64_t prosper_pool_epoch(const prosper_pool *p) { return p->epoch; }
 int prosper_pool_granularity(const prosper_pool *p) { return p->pp.granularity; }
 
+void prosper_pool_geometry(const prosper_pool *p, uint32_t *seg_size, uint32_t *block_size)
+{
+	*seg_size = p->sb.seg_size;
+	*block_size = p->sb.block_size;
+}
+
 int prosper_pool_region_count(const prosper_pool *p)
 {
 	int n = 0;

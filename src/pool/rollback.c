@@ -18,12 +18,26 @@
 #include <errno.h>
 #include "pool_internal.h"
 
+static int roll_back(prosper_pool *p, uint64_t epoch);
+
 int prosper_pool_rollback(const char *path, uint64_t epoch)
 {
 	prosper_pool *p;
 	int rc = prosper_pool_open(path, &p);
-	if (rc)
-		return rc;
+	return rc ? rc : roll_back(p, epoch);
+}
+
+int prosper_pool_rollback_mem(void *base, size_t size, const struct prosper_persist *pp, uint64_t epoch)
+{
+	prosper_pool *p;
+	int rc = prosper_pool_open_mem(base, size, pp, &p);
+	return rc ? rc : roll_back(p, epoch);
+}
+
+/* roll_back -- on the opened pool p, which it closes. */
+static int roll_back(prosper_pool *p, uint64_t epoch)
+{
+	int rc = 0;
 	if (p->epoch != epoch + 1 || epoch == 0) {
 		rc = pool_err(-EINVAL, "cannot roll back to epoch %llu: epoch %llu is committed",
 			      (unsigned long long)epoch, (unsigned long long)p->epoch);
