@@ -6,6 +6,7 @@
  * (the "shadow") so the comparison never reads the pool.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "metalog.h"
@@ -601,6 +602,68 @@ static int heap_ok(const uint8_t *heap, uint32_t used, uint32_t off)
 	return off == IMG_NONE || (off >= HEAP_RESERVED && off < used && memchr(heap + off, 0, used - off));
 }
 
+/* One slot table of a region: where, how many slots of what size, where a slot names its path
+ * string, and its key (UINT64_MAX: a free slot). */
+struct table_desc {
+	uint64_t off;
+	uint32_t cap;
+	size_t size, path_off;
+	int path_required;
+	uint64_t (*key_of)(const uint8_t *slot);
+};
+
+static uint64_t vma_key(const uint8_t *p)
+{
+	struct img_vma v;
+	memcpy(&v, p, sizeof v);
+	return v.end ? v.start >> 12 : UINT64_MAX;
+}
+
+static uint64_t fd_key(const uint8_t *p)
+{
+	struct img_fd f;
+	memcpy(&f, p, sizeof f);
+	return f.type ? (uint32_t)f.fd : UINT64_MAX;
+}
+
+static uint64_t file_key(const uint8_t *p)
+{
+	struct img_file f;
+	memcpy(&f, p, sizeof f);
+	return f.path ? f.path : UINT64_MAX;
+}
+
+/* copy_table -- append the used slots of table t of region r to out in key order (keys: room
+ * for t->cap), their path strings moved from the heap to the blob's string table; *count = how
+ * many.  -EINVAL if a path is not a string of the used heap. */
+static int copy_table(const uint8_t *r, const struct table_desc *t, uint64_t *keys, const uint8_t *heap,
+		      uint32_t used, struct img_buf *strings, struct img_buf *out, uint32_t *count)
+{
+	size_t n = 0;
+	for (uint32_t s = 0; s < t->cap; s++) {
+		uint64_t k = t->key_of(r + t->off + (size_t)s * t->size);
+		if (k != UINT64_MAX)
+			keys[n++] = k << 24 | s; /* slot < CAP_LIMIT = 2^24 */
+	}
+	qsort(keys, n, sizeof *keys, by_u64);
+	uint8_t slot[sizeof(struct img_file)]; /* the largest slot */
+	for (size_t i = 0; i < n; i++) {
+		uint32_t path;
+		memcpy(slot, r + t->off + (keys[i] & 0xFFFFFF) * t->size, t->size);
+		memcpy(&path, slot + t->path_off, sizeof path);
+		if (!heap_ok(heap, used, path) || (t->path_required && path == IMG_NONE))
+			return -EINVAL;
+		if (path != IMG_NONE) {
+			path = img_str(strings, (const char *)heap + path);
+			memcpy(slot + t->path_off, &path, sizeof path);
+		}
+		if (img_buf_put(out, slot, t->size))
+			return -ENOMEM;
+	}
+	*count = (uint32_t)n;
+	return 0;
+}
+
 /* rebuild -- the image.h blob of region image r (checked by the caller's layout test). */
 static int rebuild(const uint8_t *r, struct img_buf *out)
 {
@@ -635,60 +698,14 @@ static int rebuild(const uint8_t *r, struct img_buf *out)
 		img_str(&strings, (const char *)heap + at);
 		at += (uint32_t)strlen((const char *)heap + at) + 1;
 	}
-	/* VMAs in address order, fds in fd order, files in heap order; key << 24 | slot sorts them */
-	size_t n = 0;
-	for (uint32_t s = 0; s < mh->vma_cap; s++) {
-		struct img_vma v;
-		memcpy(&v, r + l.vma + (size_t)s * sizeof v, sizeof v);
-		if (v.end)
-			keys[n++] = (v.start >> 12) << 24 | s;
-	}
-	qsort(keys, n, sizeof *keys, by_u64);
-	for (size_t i = 0; i < n; i++) {
-		struct img_vma v;
-		memcpy(&v, r + l.vma + (keys[i] & 0xFFFFFF) * sizeof v, sizeof v);
-		if (!heap_ok(heap, used, v.path))
-			goto out;
-		if (v.path != IMG_NONE)
-			v.path = img_str(&strings, (const char *)heap + v.path);
-		img_buf_put(&vmas, &v, sizeof v);
-	}
-	h.nvmas = (uint32_t)n;
-	n = 0;
-	for (uint32_t s = 0; s < mh->fd_cap; s++) {
-		struct img_fd f;
-		memcpy(&f, r + l.fd + (size_t)s * sizeof f, sizeof f);
-		if (f.type)
-			keys[n++] = (uint64_t)(uint32_t)f.fd << 24 | s;
-	}
-	qsort(keys, n, sizeof *keys, by_u64);
-	for (size_t i = 0; i < n; i++) {
-		struct img_fd f;
-		memcpy(&f, r + l.fd + (keys[i] & 0xFFFFFF) * sizeof f, sizeof f);
-		if (!heap_ok(heap, used, f.path))
-			goto out;
-		if (f.path != IMG_NONE)
-			f.path = img_str(&strings, (const char *)heap + f.path);
-		img_buf_put(&fds, &f, sizeof f);
-	}
-	h.nfds = (uint32_t)n;
-	n = 0;
-	for (uint32_t s = 0; s < mh->file_cap; s++) {
-		struct img_file f;
-		memcpy(&f, r + l.file + (size_t)s * sizeof f, sizeof f);
-		if (f.path)
-			keys[n++] = (uint64_t)f.path << 24 | s;
-	}
-	qsort(keys, n, sizeof *keys, by_u64);
-	for (size_t i = 0; i < n; i++) {
-		struct img_file f;
-		memcpy(&f, r + l.file + (keys[i] & 0xFFFFFF) * sizeof f, sizeof f);
-		if (!heap_ok(heap, used, f.path) || f.path == IMG_NONE)
-			goto out;
-		f.path = img_str(&strings, (const char *)heap + f.path);
-		img_buf_put(&files, &f, sizeof f);
-	}
-	h.nfiles = (uint32_t)n;
+	/* VMAs in address order, fds in fd order, files in heap order */
+	const struct table_desc vt = { l.vma, mh->vma_cap, sizeof(struct img_vma), offsetof(struct img_vma, path), 0, vma_key },
+				ft = { l.fd, mh->fd_cap, sizeof(struct img_fd), offsetof(struct img_fd, path), 0, fd_key },
+				lt = { l.file, mh->file_cap, sizeof(struct img_file), offsetof(struct img_file, path), 1, file_key };
+	if (copy_table(r, &vt, keys, heap, used, &strings, &vmas, &h.nvmas) ||
+	    copy_table(r, &ft, keys, heap, used, &strings, &fds, &h.nfds) ||
+	    copy_table(r, &lt, keys, heap, used, &strings, &files, &h.nfiles))
+		goto out;
 	uint64_t xb = h.xstate_bytes;
 	h.strings_bytes = (uint32_t)strings.len;
 	h.total_bytes = (uint32_t)(sizeof h + xb + h.nthreads * (sizeof(struct img_thread) + xb) + vmas.len + fds.len +

@@ -15,6 +15,24 @@ def prosper(*args, **kw):
     return subprocess.run([PROSPER, *map(str, args)], **kw)
 
 
+def kill_at_epoch(p, pool, epoch):
+    """Wait until the pool of the supervised process p has committed `epoch`, then SIGKILL p's
+    process group (p was started with start_new_session=True)."""
+    import json
+    import signal
+    import time
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and p.poll() is None:
+        r = prosper("inspect", "--json", pool)
+        if r.returncode == 0 and json.loads(r.stdout)["epoch"] >= epoch:
+            break
+        time.sleep(0.01)
+    assert p.poll() is None, "the program ended before it could be killed"
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
+    time.sleep(0.05)
+
+
 @pytest.fixture
 def pool_tool():
     path = os.path.join(BUILD, "src", "cli", "prosper-pool")

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import BUILD, PROSPER, prosper
+from conftest import BUILD, PROSPER, kill_at_epoch, prosper
 
 LONG = os.environ.get("PROSPER_LONG") == "1"
 MAPPER = os.path.join(BUILD, "tests", "supervisor", "mapper")
@@ -32,19 +32,9 @@ def _run(args, cwd, out, **kw):
 
 def _killed_run(pool, mode, cwd, out, epoch=4):
     """prosper run --metadata mode, killed once the pool has committed `epoch`."""
-    import signal
-    import time
     p = subprocess.Popen([PROSPER, "run", "--metadata", mode, "--pool", pool, "--", MAPPER, ROUNDS], cwd=cwd,
                          stdout=out, stderr=subprocess.PIPE, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and p.poll() is None:
-        r = prosper("inspect", "--json", pool)
-        if r.returncode == 0 and json.loads(r.stdout)["epoch"] >= epoch:
-            break
-        time.sleep(0.01)
-    assert p.poll() is None, "the program ended before it could be killed"
-    os.killpg(p.pid, signal.SIGKILL)
-    p.wait()
+    kill_at_epoch(p, pool, epoch)
 
 
 @pytest.mark.parametrize("first,then", [("log", "rewrite"), ("rewrite", "log")])

@@ -7,14 +7,12 @@ suite delivers well over 200 kills; PROSPER_LONG=1 plans 50 per program."""
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
-from conftest import BUILD, PROSPER, prosper
+from conftest import BUILD, PROSPER, kill_at_epoch, prosper
 
 LONG = os.environ.get("PROSPER_LONG") == "1"
 KILLS = 50 if LONG else 20
@@ -106,21 +104,8 @@ def _run_until_epoch(pool, prog, epoch, cwd, stdout):
     """Start `prosper run`, wait until the pool has committed `epoch`, then SIGKILL its group."""
     p = subprocess.Popen([PROSPER, "run", "--pool", pool, "--", *prog], cwd=cwd, stdout=stdout,
                          stderr=subprocess.PIPE, start_new_session=True)
-    _kill_at_epoch(p, pool, epoch)
+    kill_at_epoch(p, pool, epoch)
     return p
-
-
-def _kill_at_epoch(p, pool, epoch):
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and p.poll() is None:
-        r = prosper("inspect", "--json", pool)
-        if r.returncode == 0 and json.loads(r.stdout)["epoch"] >= epoch:
-            break
-        time.sleep(0.01)
-    assert p.poll() is None, "the program ended before it could be killed"
-    os.killpg(p.pid, signal.SIGKILL)
-    p.wait()
-    time.sleep(0.05)
 
 
 def test_run_kill_resume_kill_resume(tmp_path, pool_dir):
@@ -134,7 +119,7 @@ def test_run_kill_resume_kill_resume(tmp_path, pool_dir):
         for _ in range(2):
             p = subprocess.Popen([PROSPER, "resume", "--pool", pool], cwd=tmp_path, stdout=f,
                                  stderr=subprocess.PIPE, start_new_session=True)
-            _kill_at_epoch(p, pool, epoch + 3)
+            kill_at_epoch(p, pool, epoch + 3)
             epoch = json.loads(prosper("inspect", "--json", pool).stdout)["epoch"]
         r = subprocess.run([PROSPER, "resume", "--pool", pool, "--stats-json", str(tmp_path / "s.json")],
                            cwd=tmp_path, stdout=f, stderr=subprocess.PIPE, timeout=120)
