@@ -12,6 +12,7 @@ Cache::Cache(uint64_t bytes, unsigned ways, unsigned line_bytes) : ways_(ways)
 	sets = std::bit_floor(sets);  // a power of two, so that the set is a mask of the line
 	set_mask_ = sets - 1;
 	tag_.assign(sets * ways, 0);
+	tag_low_.assign(sets * ways, 0);
 	stamp_.assign(sets * ways, 0);
 	flags_.assign(sets * ways, 0);
 }
@@ -26,6 +27,7 @@ Cache::Victim Cache::insert(uint64_t line, bool dirty, Mem mem)
 		   (flags_[slot] & kNvmFlag) ? kNvm : kDram};
 	inserted_ = static_cast<int>(slot);
 	tag_[slot] = line + 1;
+	tag_low_[slot] = static_cast<uint32_t>(line + 1);
 	flags_[slot] = static_cast<uint8_t>((dirty ? kDirty : 0) | (mem == kNvm ? kNvmFlag : 0));
 	touch(static_cast<int>(slot));
 	return out;
@@ -73,18 +75,6 @@ double Machine::read_line(Mem mem)
 	return start - now + c.read_latency;
 }
 
-void Machine::write_line(Mem mem)
-{
-	Channel &c = ch_[mem];
-	double start = std::max(now, c.write_busy);
-	c.write_busy = start + c.write_cycles;
-	if (c.write_busy - now > c.queue_cycles)  // queue full: the core waits for a slot
-		now = c.write_busy - c.queue_cycles;
-	durable_ = std::max(durable_, c.write_busy + c.write_latency);
-	if (mem == kNvm)
-		stats.nvm_write_bytes += line_bytes_;
-}
-
 // writeback -- a dirty victim of `level` (1..3) goes one level down.
 void Machine::writeback(const Cache::Victim &v, int level)
 {
@@ -102,80 +92,53 @@ void Machine::writeback(const Cache::Victim &v, int level)
 		writeback(next.insert(v.line, true, v.mem), level + 1);
 }
 
-void Machine::access_line(uint64_t line, bool store, Mem mem)
+int Machine::l1_find(uint64_t line)
 {
-	double latency;
-	int slot;
-	if ((slot = l1_lookup(line)) >= 0) {
-		latency = l1_;
-	} else {
-		// The dirty bit moves up with the fill: a line is dirty in at most one level, the
-		// highest that holds it (what lets clwb stop at the first level it finds the line in).
-		bool dirty = false;
-		int s2 = c2_.find(line), s3 = -1;
-		if (s2 >= 0) {
-			latency = l2_;
-			dirty = c2_.dirty(s2);
-			c2_.set_dirty(s2, false);
-		} else if ((s3 = c3_.find(line)) >= 0) {
-			latency = l3_;
-			dirty = c3_.dirty(s3);
-			c3_.set_dirty(s3, false);
-		} else {
-			latency = l3_ + read_line(mem);
-			stats.llc_misses++;
-			writeback(c3_.insert(line, false, mem), 3);
-		}
-		if (s2 < 0)
-			writeback(c2_.insert(line, false, mem), 2);
-		Cache::Victim v = c1_.insert(line, dirty, mem);
-		slot = c1_.inserted_slot();
-		forget_slot(slot);
-		remember(line, slot);
-		writeback(v, 1);
-	}
-	if (!store) {
-		now += latency;
-		return;
-	}
-	c1_.set_dirty(slot, true);
-	double &oldest = sb_[sb_head_];
-	if (oldest > now)  // store buffer full: wait for its oldest entry
-		now = oldest;
-	oldest = now + latency;
-	if (++sb_head_ == sb_.size())  // no division on the hot path
-		sb_head_ = 0;
+	int s = c1_.find(line);
+	if (s >= 0)
+		remember(line, s);
+	return s;
 }
 
-void Machine::clwb(uint64_t addr)
+int Machine::fill(uint64_t line, Mem mem, double &latency)
 {
-	uint64_t line = addr >> line_shift_;
-	stats.flushes++;
-	now += clwb_cycles_;
-	int s = l1_lookup(line);
-	Cache *c = &c1_;
-	if (s < 0 && (s = c2_.find(line)) >= 0)
-		c = &c2_;
-	else if (s < 0 && (s = c3_.find(line)) >= 0)
+	// The dirty bit moves up with the fill: a line is dirty in at most one level, the highest
+	// that holds it (what lets clwb stop at the first level it finds the line in).
+	bool dirty = false;
+	int s2 = c2_.find(line), s3 = -1;
+	if (s2 >= 0) {
+		latency = l2_;
+		dirty = c2_.dirty(s2);
+		c2_.set_dirty(s2, false);
+	} else if ((s3 = c3_.find(line)) >= 0) {
+		latency = l3_;
+		dirty = c3_.dirty(s3);
+		c3_.set_dirty(s3, false);
+	} else {
+		latency = l3_ + read_line(mem);
+		stats.llc_misses++;
+		writeback(c3_.insert(line, false, mem), 3);
+	}
+	if (s2 < 0)
+		writeback(c2_.insert(line, false, mem), 2);
+	Cache::Victim v = c1_.insert(line, dirty, mem);
+	int slot = c1_.inserted_slot();
+	forget_slot(slot);
+	remember(line, slot);
+	writeback(v, 1);
+	return slot;
+}
+
+void Machine::clwb_below_l1(uint64_t line)
+{
+	Cache *c = &c2_;
+	int s = c2_.find(line);
+	if (s < 0 && (s = c3_.find(line)) >= 0)
 		c = &c3_;
-	if (s >= 0 && c->dirty(s)) {  // the only dirty copy (see access_line)
+	if (s >= 0 && c->dirty(s)) {
 		c->set_dirty(s, false);
 		write_line(c->mem(s));
 	}
-}
-
-void Machine::clwb_range(uint64_t addr, uint64_t bytes)
-{
-	if (!bytes)
-		return;
-	for (uint64_t l = addr >> line_shift_; l <= (addr + bytes - 1) >> line_shift_; l++)
-		clwb(l << line_shift_);
-}
-
-void Machine::sfence()
-{
-	stats.fences++;
-	now = std::max(now + sfence_cycles_, durable_);
 }
 
 void Machine::bulk_copy(uint64_t bytes, Mem from, Mem to)

@@ -28,8 +28,10 @@
 //   - This is a model for comparing mechanisms, calibrated from published constants; it does
 //     not claim cycle accuracy.
 #pragma once
+#include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "config.h"
@@ -54,8 +56,10 @@ struct Stats {
 };
 
 // Cache -- one set-associative level with true LRU.  Lines are numbered (address / line size).
-// Tags, LRU stamps and flags are separate arrays so that a lookup reads only tags (one or two
-// host cache lines per set) and a victim search only stamps.
+// Tags, LRU stamps and flags are separate arrays so that a lookup reads only the low 32 bits of
+// the tags (one host cache line per 16-way set; the full tag is read only to confirm a candidate)
+// and a victim search only stamps.  The common sizes (8 and 16 ways) compare four ways per
+// vector operation (GCC/Clang vector extensions: SSE2 on baseline x86-64).
 class Cache {
 public:
 	struct Victim {
@@ -68,8 +72,7 @@ public:
 	int find(uint64_t line)
 	{
 		uint64_t base = (line & set_mask_) * ways_;
-		const uint64_t *t = &tag_[base];
-		int w = ways_ == 16 ? match<16>(t, line + 1) : ways_ == 8 ? match<8>(t, line + 1) : match(t, line + 1, ways_);
+		int w = ways_ == 16 ? match<16>(base, line + 1) : ways_ == 8 ? match<8>(base, line + 1) : match(base, line + 1);
 		if (w < 0)
 			return -1;
 		touch(static_cast<int>(base + w));
@@ -91,21 +94,47 @@ public:
 
 private:
 	static constexpr uint8_t kDirty = 1, kNvmFlag = 2;
-	// The way whose tag is `key` (tags of a set are distinct), or -1.  Every way is compared,
-	// without an early exit: no branch to mispredict, and the common sizes unroll.
-	template <unsigned W>
-	static int match(const uint64_t *t, uint64_t key)
+	using U32x4 = uint32_t __attribute__((vector_size(16)));
+	static U32x4 load4(const uint32_t *p)
 	{
-		uint32_t hits = 0;
-#pragma GCC unroll 16
-		for (unsigned w = 0; w < W; w++)
-			hits |= static_cast<uint32_t>(t[w] == key) << w;
-		return hits ? std::countr_zero(hits) : -1;
+		U32x4 v;
+		std::memcpy(&v, p, sizeof v);
+		return v;
 	}
-	static int match(const uint64_t *t, uint64_t key, unsigned ways)
+	// Bit w set where v[w] == key, for w < W: every way compared, no early exit (no branch
+	// to mispredict).
+	template <unsigned W>
+	static uint32_t equal_mask(const uint32_t *v, uint32_t key)
 	{
-		for (unsigned w = 0; w < ways; w++)
-			if (t[w] == key)
+		static_assert(W % 4 == 0);
+		const U32x4 k = {key, key, key, key};
+		U32x4 acc = {0, 0, 0, 0};
+#pragma GCC unroll 4
+		for (unsigned i = 0; i < W; i += 4) {
+			const U32x4 bits = {1u << i, 2u << i, 4u << i, 8u << i};
+			acc |= reinterpret_cast<U32x4>(load4(v + i) == k) & bits;
+		}
+		using U64x2 = uint64_t __attribute__((vector_size(16)));
+		U64x2 pairs = reinterpret_cast<U64x2>(acc);
+		uint64_t both = pairs[0] | pairs[1];
+		return static_cast<uint32_t>(both | both >> 32);
+	}
+	// The way of the set at `base` whose tag is `key` (tags of a set are distinct), or -1:
+	// candidates by their low 32 bits, confirmed by the full tag.
+	template <unsigned W>
+	int match(uint64_t base, uint64_t key) const
+	{
+		for (uint32_t c = equal_mask<W>(&tag_low_[base], static_cast<uint32_t>(key)); c; c &= c - 1) {
+			int w = std::countr_zero(c);
+			if (tag_[base + w] == key)
+				return w;
+		}
+		return -1;
+	}
+	int match(uint64_t base, uint64_t key) const
+	{
+		for (unsigned w = 0; w < ways_; w++)
+			if (tag_[base + w] == key)
 				return static_cast<int>(w);
 		return -1;
 	}
@@ -113,15 +142,15 @@ private:
 	template <unsigned W>
 	static unsigned oldest(const uint32_t *st)
 	{
-		uint32_t m = st[0];
-#pragma GCC unroll 16
-		for (unsigned w = 1; w < W; w++)
-			m = st[w] < m ? st[w] : m;
-		uint32_t at = 0;
-#pragma GCC unroll 16
-		for (unsigned w = 0; w < W; w++)
-			at |= static_cast<uint32_t>(st[w] == m) << w;
-		return static_cast<unsigned>(std::countr_zero(at));
+		U32x4 m = load4(st);
+#pragma GCC unroll 4
+		for (unsigned i = 4; i < W; i += 4) {
+			U32x4 v = load4(st + i);
+			U32x4 less = reinterpret_cast<U32x4>(v < m);
+			m = (v & less) | (m & ~less);
+		}
+		uint32_t a = m[0] < m[1] ? m[0] : m[1], b = m[2] < m[3] ? m[2] : m[3];
+		return static_cast<unsigned>(std::countr_zero(equal_mask<W>(st, a < b ? a : b)));
 	}
 	static unsigned oldest(const uint32_t *st, unsigned ways)
 	{
@@ -137,9 +166,10 @@ private:
 	uint64_t set_mask_;
 	uint32_t clock_ = 0;
 	int inserted_ = -1;
-	std::vector<uint64_t> tag_;    // line + 1 (0 = empty)
-	std::vector<uint32_t> stamp_;  // LRU age; 0 = never used (wraps after 2^32: renumbered)
-	std::vector<uint8_t> flags_;   // kDirty | kNvmFlag
+	std::vector<uint64_t> tag_;       // line + 1 (0 = empty)
+	std::vector<uint32_t> tag_low_;   // the low 32 bits of tag_, what a lookup compares first
+	std::vector<uint32_t> stamp_;     // LRU age; 0 = never used (wraps after 2^32: renumbered)
+	std::vector<uint8_t> flags_;      // kDirty | kNvmFlag
 };
 
 class Machine {
@@ -164,16 +194,49 @@ public:
 		access(addr, size, store, mem);
 		now = t;
 	}
-	void clwb(uint64_t addr);             // write the line back if it is dirty anywhere
-	void clwb_range(uint64_t addr, uint64_t bytes);
-	void sfence();
+	// Write the line back if it is dirty anywhere (its only dirty copy: see fill()).
+	void clwb(uint64_t addr)
+	{
+		uint64_t line = addr >> line_shift_;
+		stats.flushes++;
+		now += clwb_cycles_;
+		int s = l1_lookup(line);
+		if (s < 0)
+			clwb_below_l1(line);
+		else if (c1_.dirty(s)) {
+			c1_.set_dirty(s, false);
+			write_line(c1_.mem(s));
+		}
+	}
+	void clwb_range(uint64_t addr, uint64_t bytes)
+	{
+		if (!bytes)
+			return;
+		for (uint64_t l = addr >> line_shift_; l <= (addr + bytes - 1) >> line_shift_; l++)
+			clwb(l << line_shift_);
+	}
+	void sfence()
+	{
+		stats.fences++;
+		now = std::max(now + sfence_cycles_, durable_);
+	}
 	// OS copy of `bytes` from `from` to `to` memory, not through the caches (see Notes).
 	void bulk_copy(uint64_t bytes, Mem from, Mem to);
 	// Software work of `cycles`, or of an OS event of `ns` nanoseconds.
 	void compute(double cycles) { now += cycles; }
 	void os_ns(double ns) { now += ns * ghz_; }
 	// A line written straight to a memory's write queue (hardware logs), e.g. Romulus' log.
-	void write_line(Mem mem);
+	void write_line(Mem mem)
+	{
+		Channel &c = ch_[mem];
+		double start = std::max(now, c.write_busy);
+		c.write_busy = start + c.write_cycles;
+		if (c.write_busy - now > c.queue_cycles)  // queue full: the core waits for a slot
+			now = c.write_busy - c.queue_cycles;
+		durable_ = std::max(durable_, c.write_busy + c.write_latency);
+		if (mem == kNvm)
+			stats.nvm_write_bytes += line_bytes_;
+	}
 	double ghz() const { return ghz_; }
 	unsigned line_bytes() const { return line_bytes_; }
 
@@ -184,7 +247,31 @@ private:
 		double read_latency, write_latency; // cycles
 		double queue_cycles;                // write-queue depth in cycles of occupancy
 	};
-	void access_line(uint64_t line, bool store, Mem mem);
+	// The hot path (an L1 hit, the store buffer) is inline; a miss goes to fill().
+	void access_line(uint64_t line, bool store, Mem mem)
+	{
+		double latency;
+		int slot = l1_lookup(line);
+		if (slot >= 0)
+			latency = l1_;
+		else
+			slot = fill(line, mem, latency);
+		if (!store) {
+			now += latency;
+			return;
+		}
+		c1_.set_dirty(slot, true);
+		double &oldest = sb_[sb_head_];
+		if (oldest > now)  // store buffer full: wait for its oldest entry
+			now = oldest;
+		oldest = now + latency;
+		if (++sb_head_ == sb_.size())  // no division on the hot path
+			sb_head_ = 0;
+	}
+	// An L1 miss: the line comes from L2, L3 or memory into L1; returns its L1 slot and the
+	// access's latency.
+	int fill(uint64_t line, Mem mem, double &latency);
+	void clwb_below_l1(uint64_t line);
 	double read_line(Mem mem);  // stall cycles of a line fill from memory
 	void writeback(const Cache::Victim &v, int level);
 
@@ -209,11 +296,9 @@ private:
 			remember(line, memo_slot_[1]);
 			return memo_slot_[0];
 		}
-		int s = c1_.find(line);
-		if (s >= 0)
-			remember(line, s);
-		return s;
+		return l1_find(line);
 	}
+	int l1_find(uint64_t line);  // l1_lookup past the remembered lines
 	void remember(uint64_t line, int slot)
 	{
 		if (line != memo_line_[0]) {

@@ -1,5 +1,6 @@
 // keyset.h -- a set of 64-bit keys (line or page numbers) that remembers insertion order:
-// open addressing for membership, a vector for iteration.
+// open addressing for membership, a vector for iteration, and the last key inserted (always a
+// member while set) so that repeated inserts of one key skip the hash.
 #pragma once
 #include <cstdint>
 #include <algorithm>
@@ -12,8 +13,11 @@ public:
 	KeySet() : slots_(1024, kEmpty) {}
 	bool insert(uint64_t k)  // true if new
 	{
+		if (k == last_)  // a run of stores to one line or page: no hashing
+			return false;
 		if ((keys_.size() + 1) * 2 > slots_.size())
 			grow();
+		last_ = k;
 		size_t i = hash(k) & (slots_.size() - 1);
 		while (slots_[i] != kEmpty) {
 			if (slots_[i] == k)
@@ -41,6 +45,7 @@ public:
 		if (!keys_.empty())
 			std::fill(slots_.begin(), slots_.end(), kEmpty);
 		keys_.clear();
+		last_ = kEmpty;
 	}
 
 private:
@@ -51,10 +56,12 @@ private:
 		std::vector<uint64_t> keys = std::move(keys_);
 		slots_.assign(slots_.size() * 2, kEmpty);
 		keys_.clear();
+		last_ = kEmpty;
 		for (uint64_t k : keys)
 			insert(k);
 	}
 	std::vector<uint64_t> slots_, keys_;
+	uint64_t last_ = kEmpty;  // the key inserted last (it is in the set)
 };
 
 }  // namespace prosper::sim
