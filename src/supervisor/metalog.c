@@ -7,6 +7,7 @@
  * (the "shadow") so the comparison never reads the pool.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "metalog_layout.h"
@@ -18,6 +19,8 @@ int metalog_mutation;
 struct keyslot {
 	uint64_t key;
 	uint32_t slot, src;
+	uint32_t path;   /* the entry's path, interned */
+	uint32_t added;  /* took a free slot (no committed entry had its key) */
 };
 
 struct table {
@@ -208,9 +211,11 @@ static int table_assign(struct table *t, int fresh, uint32_t cap, uint8_t *slots
 			(*removed)++;
 			i++;
 		} else if (i == ncur || t->nxt[j].key < t->cur[i].key) {
+			t->nxt[j].added = 1;
 			t->nxt[j++].slot = UINT32_MAX;
 			(*added)++;
 		} else {
+			t->nxt[j].added = 0;
 			t->nxt[j].slot = t->cur[i].slot;
 			t->used[t->cur[i].slot] = 1;
 			i++, j++;
@@ -238,6 +243,62 @@ static uint32_t cap_for(uint32_t need, uint32_t least, uint32_t old)
 	if (c < old)
 		c = old;
 	return c > CAP_LIMIT ? CAP_LIMIT : (uint32_t)c;
+}
+
+/* One table of the blob and the slots it goes to in the region being staged. */
+enum stage_key { KEY_U64, KEY_I32, KEY_PATH }; /* u64 / i32 at the entry's start, or its path */
+struct stage_desc {
+	struct table *t;
+	const uint8_t *src;  /* the blob's entries */
+	uint32_t n, cap;
+	uint64_t off;        /* the slots */
+	size_t size, path_off;
+	enum stage_key key;
+	int is_vma;          /* where the mutant applies */
+};
+
+/* stage_table -- the entries of d into their slots of m->next: kept slots for kept keys (a
+ * change if the bytes differ), free slots for new keys (an add), zeroed slots for keys gone (a
+ * remove).  -ENOSPC if the table or the heap is full. */
+static int stage_table(struct metalog *m, const struct img *im, const struct stage_desc *d, int fresh,
+		       uint64_t *added, uint64_t *removed, uint64_t *changed)
+{
+	struct table *t = d->t;
+	int rc = keys_reserve(&t->nxt, &t->nxt_alloc, d->n);
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < d->n; i++) {
+		const uint8_t *e = d->src + (size_t)i * d->size;
+		uint32_t path;
+		memcpy(&path, e + d->path_off, sizeof path);
+		int64_t p = path == IMG_NONE ? IMG_NONE : intern(m, img_s(im, path), strlen(img_s(im, path)) + 1);
+		if (p < 0)
+			return (int)p;
+		uint64_t key = 0;
+		int32_t fd;
+		if (d->key == KEY_PATH)
+			key = (uint64_t)p;
+		else if (d->key == KEY_I32)
+			memcpy(&fd, e, sizeof fd), key = (uint32_t)fd;
+		else
+			memcpy(&key, e, sizeof key);
+		t->nxt[i] = (struct keyslot){ .key = key, .src = i, .path = (uint32_t)p };
+	}
+	t->nnxt = d->n;
+	sort_keys(t);
+	uint8_t *slots = m->next + d->off;
+	if ((rc = table_assign(t, fresh, d->cap, slots, d->size, d->is_vma, added, removed)) != 0)
+		return rc;
+	uint8_t entry[sizeof(struct img_file)]; /* the largest entry */
+	for (size_t j = 0; j < t->nnxt; j++) {
+		memcpy(entry, d->src + (size_t)t->nxt[j].src * d->size, d->size);
+		memcpy(entry + d->path_off, &t->nxt[j].path, sizeof t->nxt[j].path);
+		uint8_t *dst = slots + (size_t)t->nxt[j].slot * d->size;
+		if (!t->nxt[j].added && memcmp(dst, entry, d->size))
+			(*changed)++;
+		memcpy(dst, entry, d->size);
+	}
+	return 0;
 }
 
 /* new_layout -- m->next becomes an empty region sized for im (tables twice what it needs, never
@@ -315,81 +376,23 @@ static int fill_next(struct metalog *m, const struct img *im, int fresh, struct 
 		memcpy(e + sizeof(struct img_thread), im->thread_xstate + (size_t)t * xb, xb);
 	}
 
-	/* VMAs by start address */
-	struct table *t = &m->vmas;
-	if ((rc = keys_reserve(&t->nxt, &t->nxt_alloc, h->nvmas)) != 0)
-		return rc;
-	for (uint32_t i = 0; i < h->nvmas; i++)
-		t->nxt[i] = (struct keyslot){ .key = im->vmas[i].start, .src = i };
-	t->nnxt = h->nvmas;
-	sort_keys(t);
-	uint8_t *slots = m->next + l.vma;
-	if ((rc = table_assign(t, fresh, ((struct meta_head *)m->next)->vma_cap, slots, sizeof(struct img_vma), 1,
-			       &st->vma_add, &st->vma_remove)) != 0)
-		return rc;
-	for (size_t j = 0; j < t->nnxt; j++) {
-		struct img_vma v = im->vmas[t->nxt[j].src];
-		int64_t p = v.path == IMG_NONE ? IMG_NONE : intern(m, img_s(im, v.path), strlen(img_s(im, v.path)) + 1);
-		if (p < 0)
-			return (int)p;
-		v.path = (uint32_t)p;
-		uint8_t *dst = slots + (size_t)t->nxt[j].slot * sizeof v;
-		if (!fresh && t->nxt[j].slot < ((const struct meta_head *)m->img)->vma_cap && memcmp(dst, &v, sizeof v) &&
-		    ((const struct img_vma *)dst)->end)
-			st->vma_change++;
-		memcpy(dst, &v, sizeof v);
-	}
-
-	/* fds by number */
-	t = &m->fds;
-	if ((rc = keys_reserve(&t->nxt, &t->nxt_alloc, h->nfds)) != 0)
-		return rc;
-	for (uint32_t i = 0; i < h->nfds; i++)
-		t->nxt[i] = (struct keyslot){ .key = (uint32_t)im->fds[i].fd, .src = i };
-	t->nnxt = h->nfds;
-	sort_keys(t);
-	slots = m->next + l.fd;
-	uint64_t fd_add = 0, fd_remove = 0;
-	if ((rc = table_assign(t, fresh, ((struct meta_head *)m->next)->fd_cap, slots, sizeof(struct img_fd), 0,
-			       &fd_add, &fd_remove)) != 0)
-		return rc;
-	for (size_t j = 0; j < t->nnxt; j++) {
-		struct img_fd f = im->fds[t->nxt[j].src];
-		int64_t p = f.path == IMG_NONE ? IMG_NONE : intern(m, img_s(im, f.path), strlen(img_s(im, f.path)) + 1);
-		if (p < 0)
-			return (int)p;
-		f.path = (uint32_t)p;
-		uint8_t *dst = slots + (size_t)t->nxt[j].slot * sizeof f;
-		st->fd_change += memcmp(dst, &f, sizeof f) != 0;
-		memcpy(dst, &f, sizeof f);
-	}
-	st->fd_change += fd_remove;
-
-	/* mapped files by path */
-	t = &m->files;
-	if ((rc = keys_reserve(&t->nxt, &t->nxt_alloc, h->nfiles)) != 0)
-		return rc;
-	for (uint32_t i = 0; i < h->nfiles; i++) {
-		int64_t p = intern(m, img_s(im, im->files[i].path), strlen(img_s(im, im->files[i].path)) + 1);
-		if (p < 0)
-			return (int)p;
-		t->nxt[i] = (struct keyslot){ .key = (uint64_t)p, .src = i };
-	}
-	t->nnxt = h->nfiles;
-	sort_keys(t);
-	slots = m->next + l.file;
-	uint64_t file_add = 0, file_remove = 0;
-	if ((rc = table_assign(t, fresh, ((struct meta_head *)m->next)->file_cap, slots, sizeof(struct img_file), 0,
-			       &file_add, &file_remove)) != 0)
-		return rc;
-	for (size_t j = 0; j < t->nnxt; j++) {
-		struct img_file f = im->files[t->nxt[j].src];
-		f.path = (uint32_t)t->nxt[j].key;
-		uint8_t *dst = slots + (size_t)t->nxt[j].slot * sizeof f;
-		st->file_change += memcmp(dst, &f, sizeof f) != 0;
-		memcpy(dst, &f, sizeof f);
-	}
-	st->file_change += file_remove;
+	/* VMAs by start address, fds by number, mapped files by path */
+	const struct meta_head *nh = (const struct meta_head *)m->next;
+	const struct stage_desc tables[3] = {
+		{ &m->vmas, (const uint8_t *)im->vmas, h->nvmas, nh->vma_cap, l.vma, sizeof(struct img_vma),
+		  offsetof(struct img_vma, path), KEY_U64, 1 },
+		{ &m->fds, (const uint8_t *)im->fds, h->nfds, nh->fd_cap, l.fd, sizeof(struct img_fd),
+		  offsetof(struct img_fd, path), KEY_I32, 0 },
+		{ &m->files, (const uint8_t *)im->files, h->nfiles, nh->file_cap, l.file, sizeof(struct img_file),
+		  offsetof(struct img_file, path), KEY_PATH, 0 },
+	};
+	uint64_t add[3] = { 0 }, rem[3] = { 0 }, chg[3] = { 0 };
+	for (int k = 0; k < 3; k++)
+		if ((rc = stage_table(m, im, &tables[k], fresh, &add[k], &rem[k], &chg[k])) != 0)
+			return rc;
+	st->vma_add += add[0], st->vma_remove += rem[0], st->vma_change += chg[0];
+	st->fd_change += add[1] + rem[1] + chg[1];
+	st->file_change += add[2] + rem[2] + chg[2];
 	return 0;
 }
 
