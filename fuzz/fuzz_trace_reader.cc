@@ -1,7 +1,8 @@
 // fuzz_trace_reader -- the Prosper trace reader (sim/trace) on arbitrary bytes: it must either
 // decode or throw TraceError, never crash, hang or read out of bounds.  The first byte picks the
 // layer: odd = the bytes are the file (zstd layer included); even = the rest is the decompressed
-// stream, compressed here first, so that the header and record checks get the mutations.
+// stream, compressed here first, so that the header and record checks get the mutations.  Bit 1
+// asks for MAP/UNMAP events too (the page-table study's reader), so both delivery paths run.
 #include <cstdint>
 #include <string>
 
@@ -21,6 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	try {
 		prosper::trace::Reader r(p, n, "fuzz-input");
+		r.deliver_mappings(data[0] & 2);
 		prosper::trace::Event ev[64];
 		while (r.next(ev, 64)) {
 		}
