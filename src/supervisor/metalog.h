@@ -3,7 +3,8 @@
  *
  * The metadata of an epoch is what image.h describes: the register context of every thread,
  * the memory map (VMAs), the open files, the mapped files' identities and the launch record.
- * Two ways to keep it (`prosper run --metadata rewrite|log`):
+ * Two ways to keep it (`prosper run --metadata log|rewrite`, log by default; metalog.c stages an
+ * epoch, metalog_read.c reads a committed one back):
  *   rewrite  the epoch blob is the whole image.h blob, written into the pool's metadata slot of
  *            every epoch (both slots are the two contexts; the commit word flips them).
  *   log      the image lives in a REDO region of the pool named "metadata", laid out as tables

@@ -108,3 +108,9 @@ def test_the_metadata_benchmark_runs(tmp_path, pool_dir):
     assert rows[(8, "log")]["records_per_ckpt"] > rows[(0, "log")]["records_per_ckpt"]
     assert rows[(0, "rewrite")]["records_per_ckpt"] == 0
     assert "| 8 | log |" in (tmp_path / "metadata_modes.md").read_text()
+
+
+def test_a_bad_mode_is_refused(tmp_path):
+    for cmd in (["run", "--metadata", "journal", "--", "/bin/true"], ["resume", "--metadata", ""]):
+        r = prosper(*cmd, cwd=tmp_path)
+        assert r.returncode == 2 and "--metadata is log or rewrite" in r.stderr and r.stderr.count("\n") == 1, r.stderr
