@@ -112,3 +112,12 @@ def test_kindle_export_round_trips_a_real_trace(tmp_path, kv_trace):
     cut.write_bytes(open(img, "rb").read()[:28 * 5 + 3])
     r = prosper("sim", "--import-kindle", cut, tmp_path / "cut.trace")
     assert r.returncode == 2 and "record 5: truncated" in r.stderr
+
+
+def test_kindle_studies_script_passes_names_and_refuses_options():
+    import subprocess
+    script = os.path.join(ROOT, "bench", "scripts", "kindle_studies.sh")
+    r = subprocess.run([script, "--bogus"], capture_output=True, text=True)
+    assert r.returncode == 2 and "unknown option --bogus" in r.stderr
+    r = subprocess.run([script, "--quick", "no-such"], capture_output=True, text=True)
+    assert r.returncode == 2 and "module prosper.study_no_such is missing" in r.stderr
