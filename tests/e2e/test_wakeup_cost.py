@@ -1,0 +1,30 @@
+"""bench/wakeup_cost, the measurement behind prosper-sim's thread_wakeup_ns: it reports ordered,
+physically possible latencies, and refuses bad arguments with exit code 2."""
+import json
+import os
+import subprocess
+
+from conftest import BUILD
+
+WAKEUP = os.path.join(BUILD, "bench", "wakeup_cost")
+
+
+def test_reports_ordered_latencies():
+    r = subprocess.run([WAKEUP, "2000"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["rounds"] == 2000 and out["cpus"] >= 1
+    rt = out["same_core_round_trip_ns"]
+    # two wake-ups and two context switches through the kernel cannot take less than ~100 ns
+    assert 100 < rt["min"] <= rt["median"] <= rt["p90"]
+    cross = out["cross_core_wakeup_ns"]
+    if out["cpus"] >= 2:
+        assert 0 < cross["min"] <= cross["median"] <= cross["p90"]
+    else:
+        assert cross is None
+
+
+def test_bad_arguments_exit_2():
+    for args in (["0"], ["x"], ["1", "2"]):
+        r = subprocess.run([WAKEUP, *args], capture_output=True, text=True)
+        assert r.returncode == 2 and r.stderr.startswith("usage: wakeup_cost")
