@@ -162,6 +162,10 @@ void *prosper_pool_direct_addr(prosper_pool *pool, uint32_t id, uint32_t seg, ui
 int64_t prosper_pool_direct_offset(prosper_pool *pool, uint32_t id, uint32_t seg);
 /* Must be called before the first write to segment seg in the current epoch. */
 int prosper_pool_direct_prepare(prosper_pool *pool, uint32_t id, uint32_t seg);
+/* Copy-on-write ahead, batched with two drains for all: segments segs[0..n) that have a backup
+ * and are not prepared yet are prepared now (right after a commit, for the segments the epoch
+ * wrote).  Does nothing in pools with max_backups set. */
+int prosper_pool_direct_prepare_ahead(prosper_pool *pool, uint32_t id, const uint32_t *segs, uint32_t n);
 /* Record that [off, off+len) of a direct region was written this epoch. */
 int prosper_pool_direct_dirty(prosper_pool *pool, uint32_t id, uint64_t off, uint64_t len);
 

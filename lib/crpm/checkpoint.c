@@ -9,7 +9,8 @@
  * Default mode hands the blocks to prosper_pool_direct_dirty (the commit flushes them from the
  * main slots); buffered mode writes them with prosper_pool_write into the copy the committed
  * epoch does not read.  prosper_pool_commit then makes them one epoch, failure-atomically.
- * Afterwards every segment is SEG_CLEAN and write-protected again.
+ * Afterwards every segment is SEG_CLEAN and write-protected again.  In default mode the
+ * segments written are remembered for crpm_prepare_ahead.
  */
 #include <string.h>
 #include "crpm_internal.h"
@@ -93,9 +94,12 @@ int crpm_commit(struct crpm_container *c)
 		return rc;
 	}
 	uint32_t nsegs = (uint32_t)(c->length / c->seg_size);
+	c->nahead = 0;
 	for (uint32_t k = 0; k < nsegs; k++) {
 		uint8_t st = c->seg_state[k];
 		int rc = 0;
+		if (st != SEG_CLEAN && c->mode == CRPM_MODE_DEFAULT && c->nahead < CRPM_AHEAD_MAX)
+			c->ahead[c->nahead++] = k;
 		if (st == SEG_HOOKED)
 			rc = save_hooked(c, k);
 		else if (st == SEG_FAULTED)
@@ -109,4 +113,11 @@ int crpm_commit(struct crpm_container *c)
 	memset(c->seg_state, SEG_CLEAN, c->nsegs_max);
 	c->checkpoints++;
 	return crpm_protect_all(c);
+}
+
+int crpm_prepare_ahead(struct crpm_container *c)
+{
+	int rc = c->nahead ? prosper_pool_direct_prepare_ahead(c->pool, c->region, c->ahead, c->nahead) : 0;
+	c->nahead = 0;
+	return rc ? crpm_fail(rc, "copy-on-write ahead: %s", prosper_pool_errormsg()) : 0;
 }

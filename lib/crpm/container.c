@@ -47,7 +47,8 @@ static int setup_tables(struct crpm_container *c)
 	c->seg_state = calloc(c->nsegs_max, 1);
 	c->dirty = calloc((c->capacity >> c->block_shift) / 64 + 1, 8);
 	c->scratch = malloc(c->seg_size);
-	if (!c->seg_state || !c->dirty || !c->scratch)
+	c->ahead = malloc(CRPM_AHEAD_MAX * sizeof *c->ahead);
+	if (!c->seg_state || !c->dirty || !c->scratch || !c->ahead)
 		return crpm_fail(-ENOMEM, "out of memory for the container's tables");
 	return 0;
 }
@@ -64,6 +65,7 @@ static void destroy(struct crpm_container *c)
 	free(c->seg_state);
 	free(c->dirty);
 	free(c->scratch);
+	free(c->ahead);
 	pthread_mutex_destroy(&c->lock);
 	pthread_mutex_destroy(&c->heap_lock);
 	pthread_mutex_destroy(&c->bar_lock);
@@ -349,13 +351,29 @@ static void save_protected(struct crpm_container *c)
 	}
 }
 
-static int checkpoint_now(struct crpm_container *c)
+int crpm_checkpoint_commit(struct crpm_container *c)
 {
 	save_protected(c);
 	pthread_mutex_lock(&c->lock);
 	int rc = crpm_commit(c);
+	if (!rc && crpm_mutation == CRPM_MUT_AHEAD_EARLY)
+		rc = crpm_prepare_ahead(c);
 	pthread_mutex_unlock(&c->lock);
 	return rc;
+}
+
+int crpm_checkpoint_ahead(struct crpm_container *c)
+{
+	pthread_mutex_lock(&c->lock);
+	int rc = crpm_prepare_ahead(c);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+static int checkpoint_now(struct crpm_container *c)
+{
+	int rc = crpm_checkpoint_commit(c);
+	return rc ? rc : crpm_checkpoint_ahead(c);
 }
 
 int crpm_checkpoint(crpm_t *c, unsigned nr_threads)

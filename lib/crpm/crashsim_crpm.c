@@ -153,15 +153,23 @@ static void one_op(struct cw *w, uint64_t *rng)
 	}
 }
 
-/* epoch -- operations, the reference of the next epoch (W2), the checkpoint. */
+/* rolls_back_after -- is epoch e rolled back right after its commit (every fourth, once)? */
+static int rolls_back_after(const struct cw *w, uint64_t e)
+{
+	return w->cfg.rollbacks && e % 4 == 0 && e > w->rolled_back;
+}
+
+/* epoch -- operations, the reference of the next epoch (W2), the checkpoint; before a rollback
+ * only its commit, as an MPI rank does before its barrier. */
 static int epoch(struct cw *w, uint64_t *rng, struct prosper_crash_progress *pr, char *why, size_t whylen)
 {
+	uint64_t e = crpm_epoch(w->c) + 1;
+	int then_roll_back = pr && rolls_back_after(w, e);
 	/* A run with few backups writes at most 3 segments an epoch (the header's, an object
 	 * spanning two): one operation. */
 	int ops = w->cfg.backups ? 1 : 1 + (int)below(rng, 6);
 	for (int i = 0; i < ops; i++)
 		one_op(w, rng);
-	uint64_t e = crpm_epoch(w->c) + 1;
 	if (e >= MAXE) {
 		snprintf(why, whylen, "more than %d epochs", MAXE);
 		return -1;
@@ -170,7 +178,7 @@ static int epoch(struct cw *w, uint64_t *rng, struct prosper_crash_progress *pr,
 	w->nref = (int)e + 1;
 	if (pr)
 		pr->hi = e;
-	if (crpm_checkpoint(w->c, 1)) {
+	if (then_roll_back ? crpm_checkpoint_commit(w->c) : crpm_checkpoint(w->c, 1)) {
 		snprintf(why, whylen, "checkpoint of epoch %llu: %s", (unsigned long long)e, crpm_errormsg());
 		return -1;
 	}
@@ -240,8 +248,7 @@ static void cw_run(void *ctx, uint8_t *base, int fd, struct prosper_persist *pp,
 	ref_copy(&w->ref[1], &w->first);
 	while (crpm_epoch(w->c) < (uint64_t)w->cfg.sim.epochs) {
 		int rc = epoch(w, &rng, pr, w->why, sizeof w->why);
-		uint64_t e = crpm_epoch(w->c);
-		if (!rc && w->cfg.rollbacks && e % 4 == 0 && e > w->rolled_back)
+		if (!rc && rolls_back_after(w, crpm_epoch(w->c)))
 			rc = roll_back(w, base, fd, pp, pr, w->why, sizeof w->why);
 		if (rc) {
 			pr->failed = 2;
@@ -384,6 +391,7 @@ int crpm_crashsim_run(const struct crpm_crashsim_config *c, struct prosper_crash
 
 const char *crpm_mutation_name(int m)
 {
-	static const char *const names[CRPM_MUT_COUNT] = { "none", "crpm_blocks_unsaved", "crpm_heap_unnoted" };
+	static const char *const names[CRPM_MUT_COUNT] = { "none", "crpm_blocks_unsaved", "crpm_heap_unnoted",
+							   "crpm_ahead_before_barrier" };
 	return m >= 0 && m < CRPM_MUT_COUNT ? names[m] : "?";
 }

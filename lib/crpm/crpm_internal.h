@@ -75,6 +75,8 @@ struct crpm_container {
 	uint8_t *seg_state;        /* per segment of the reservation, SEG_* */
 	uint64_t *dirty;           /* one bit per block of the reservation */
 	uint8_t *scratch;          /* one segment: committed bytes for comparisons */
+	uint32_t *ahead;           /* default mode: segments the last commit wrote, to prepare ahead */
+	uint32_t nahead;
 	pthread_mutex_t lock;      /* pool calls, copy-on-write; never held while writing the container */
 	pthread_mutex_t heap_lock; /* the allocator; taken before lock, never inside it */
 	void *protect_ptr[CRPM_MAX_PROTECT];
@@ -142,10 +144,23 @@ enum crpm_mutation {
 	CRPM_MUT_NONE = 0,
 	CRPM_MUT_BLOCKS_UNSAVED, /* a checkpoint commits without handing its dirty blocks to the pool */
 	CRPM_MUT_HEAP_UNNOTED,   /* the allocator writes its metadata without noting the write */
+	CRPM_MUT_AHEAD_EARLY,    /* copy-on-write ahead right after the commit, before the MPI barrier */
 	CRPM_MUT_COUNT
 };
 extern int crpm_mutation;
 
 /* the checkpoint itself, under c->lock with every writer stopped (checkpoint.c) */
 int crpm_commit(struct crpm_container *c);
+/* Then, also under c->lock: copy-on-write ahead of the segments that commit wrote (libcrpm's
+ * batched copy-on-write at checkpoint: two fences for all of them instead of two each at
+ * their first write in the next epoch).  At most CRPM_AHEAD_MAX segments; none with a backup
+ * limit (pool.h).  After it, rolling back to the epoch before the commit is no longer possible:
+ * the backups hold the committed epoch. */
+#define CRPM_AHEAD_MAX 256
+int crpm_prepare_ahead(struct crpm_container *c);
+
+/* A checkpoint in its two steps (crpm_checkpoint takes both): MPI ranks commit, wait until
+ * every rank has committed, and only then prepare ahead (container.c). */
+int crpm_checkpoint_commit(struct crpm_container *c);
+int crpm_checkpoint_ahead(struct crpm_container *c);
 #endif

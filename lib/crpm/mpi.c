@@ -7,6 +7,9 @@
  * crash the ranks' committed epochs differ by at most one, and a rank one ahead can still roll
  * back to the common epoch (prosper_pool_rollback: nothing was written since its commit).
  *
+ * Invariant M2: a rank prepares ahead (crpm_prepare_ahead, which overwrites the backups holding
+ * epoch e) only after the barrier, when no rank can need e any more.
+ *
  * Restart (crpm_mpi_open): every rank opens (recovers) its container; the minimum and maximum
  * committed epochs are agreed with allreduces; ranks at min+1 close, roll back one epoch and
  * reopen; a spread of two or more is refused on every rank (it cannot arise under M1).
@@ -89,13 +92,15 @@ int crpm_mpi_checkpoint(crpm_t *c)
 	if (!c || !c->mpi)
 		return crpm_fail(-EINVAL, "not a container opened with crpm_mpi_open");
 	struct crpm_mpi *m = c->mpi;
-	int rc = crpm_checkpoint(c, 1);
+	int rc = crpm_checkpoint_commit(c);
 	int worst = 0;
-	/* The barrier of M1: nobody returns (and writes) before every rank has committed. */
+	/* The barrier of M1: nobody returns (and writes) before every rank has committed.  The
+	 * copy-on-write ahead overwrites the backups that a rollback to the previous epoch needs,
+	 * so it waits for the barrier too (M2). */
 	MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, m->comm);
 	if (!rc && worst)
 		return crpm_fail(worst, "a checkpoint failed on another rank");
-	return rc;
+	return rc ? rc : crpm_checkpoint_ahead(c);
 }
 
 int crpm_mpi_close(crpm_t *c)

@@ -9,6 +9,12 @@
  * main slot is still unmodified and the committed MAIN is right.  A changed entry in place is
  * safe because backup and main hold the same bytes at that moment.
  *
+ * prosper_pool_direct_prepare_ahead() does 2 and 3 for many segments at once, right after a
+ * commit (libcrpm's batched copy-on-write at checkpoint): all copies, one drain, all states,
+ * one drain -- two fences instead of two per segment.  Only segments that already have a
+ * backup (those written in the epoch just committed), and only in pools without a backup
+ * limit: a segment prepared ahead cannot lend its backup to a steal.
+ *
  * Stealing (the defect notes/crpm-pronto.md warns about): the victim must read MAIN in the
  * committed array before its backup is rebound.  Here that holds by construction: a segment
  * not prepared in this epoch reads MAIN (recovery turns every BACK into MAIN, a commit writes
@@ -107,6 +113,53 @@ static int bind_backup(struct prosper_pool *p, struct seg *s)
 	return 0;
 }
 
+/* cow_copy -- copy main -> backup where they differ, flushed (the caller drains). */
+static void cow_copy(struct prosper_pool *p, struct seg *s)
+{
+	uint8_t *src = slot_addr(p, s->main_slot), *dst = slot_addr(p, s->back_slot);
+	uint32_t nb = blocks_per_seg(p), bs = p->sb.block_size;
+	for (uint32_t b = 0; b < nb; b++) {
+		if (!bm_test(s->stale, b))
+			continue;
+		uint32_t e = b + 1;
+		while (e < nb && bm_test(s->stale, e))
+			e++;
+		memcpy(dst + (uint64_t)b * bs, src + (uint64_t)b * bs, (uint64_t)(e - b) * bs);
+		prosper_persist_flush(&p->pp, PSITE_COW_COPY, dst + (uint64_t)b * bs, (uint64_t)(e - b) * bs);
+		p->stats.cow_bytes += (uint64_t)(e - b) * bs;
+		b = e;
+	}
+}
+
+/* cow_mark -- the segment BACK in the committed state array q, flushed (the caller drains). */
+static void cow_mark(struct prosper_pool *p, int q, struct seg *s)
+{
+	prosper_persist_store64(&p->pp, PSITE_COW_STATE, state_entry(p, q, s->main_slot),
+				state_encode(&p->sb, q, s->main_slot, ST_BACK));
+	prosper_persist_flush(&p->pp, PSITE_COW_STATE, state_entry(p, q, s->main_slot), 8);
+}
+
+/* cow_done -- DRAM view: prepared in this epoch, backup equal to main. */
+static int cow_done(struct prosper_pool *p, struct seg *s)
+{
+	if (!s->stale)
+		s->stale = calloc(bitmap_words(p), 8);
+	else
+		memset(s->stale, 0, bitmap_words(p) * 8);
+	if (!s->stale)
+		return pool_err(-ENOMEM, "out of memory");
+	s->state = ST_BACK;
+	s->next_state = ST_MAIN;
+	s->touched = true;
+	return 0;
+}
+
+static int cow_failed(struct prosper_pool *p)
+{
+	p->broken = true;
+	return pool_err(p->pp.error, "persisting a copy-on-write failed: %s", strerror(-p->pp.error));
+}
+
 int prosper_pool_direct_prepare(prosper_pool *p, uint32_t id, uint32_t seg)
 {
 	struct region *r = direct_region(p, id);
@@ -126,48 +179,62 @@ int prosper_pool_direct_prepare(prosper_pool *p, uint32_t id, uint32_t seg)
 			return rc;
 	}
 	if (pool_mutation == MUT_BIND_AFTER_STATE) {
-		prosper_persist_store64(&p->pp, PSITE_COW_STATE, state_entry(p, q, s->main_slot),
-					state_encode(&p->sb, q, s->main_slot, ST_BACK));
-		prosper_persist_range(&p->pp, PSITE_COW_STATE, state_entry(p, q, s->main_slot), 8);
+		cow_mark(p, q, s);
+		prosper_persist_drain(&p->pp, PSITE_COW_STATE);
 	}
-	/* Copy main -> backup where they differ. */
-	uint8_t *src = slot_addr(p, s->main_slot), *dst = slot_addr(p, s->back_slot);
-	uint32_t nb = blocks_per_seg(p), bs = p->sb.block_size;
-	for (uint32_t b = 0; b < nb; b++) {
-		if (!bm_test(s->stale, b))
-			continue;
-		uint32_t e = b + 1;
-		while (e < nb && bm_test(s->stale, e))
-			e++;
-		memcpy(dst + (uint64_t)b * bs, src + (uint64_t)b * bs, (uint64_t)(e - b) * bs);
-		prosper_persist_flush(&p->pp, PSITE_COW_COPY, dst + (uint64_t)b * bs, (uint64_t)(e - b) * bs);
-		p->stats.cow_bytes += (uint64_t)(e - b) * bs;
-		b = e;
-	}
+	cow_copy(p, s);
 	prosper_persist_drain(&p->pp, PSITE_COW_COPY);
 	/* The segment may be marked BACK only once its backup is durable. */
-	if (p->pp.error) {
-		p->broken = true;
-		return pool_err(p->pp.error, "persisting a copy-on-write failed: %s", strerror(-p->pp.error));
-	}
+	if (p->pp.error)
+		return cow_failed(p);
 	if (pool_mutation != MUT_STATE_NOT_BACK && pool_mutation != MUT_BIND_AFTER_STATE) {
-		prosper_persist_store64(&p->pp, PSITE_COW_STATE, state_entry(p, q, s->main_slot),
-					state_encode(&p->sb, q, s->main_slot, ST_BACK));
-		prosper_persist_range(&p->pp, PSITE_COW_STATE, state_entry(p, q, s->main_slot), 8);
+		cow_mark(p, q, s);
+		prosper_persist_drain(&p->pp, PSITE_COW_STATE);
 	}
-	if (p->pp.error) {
-		p->broken = true;
-		return pool_err(p->pp.error, "persisting a copy-on-write failed");
+	if (p->pp.error)
+		return cow_failed(p);
+	return cow_done(p, s);
+}
+
+/* ahead_seg -- segment k of r if prepare_ahead takes it: not prepared yet, with a backup. */
+static struct seg *ahead_seg(struct region *r, uint32_t k)
+{
+	struct seg *s = k < r->nsegs ? &r->segs[k] : NULL;
+	return s && !s->touched && s->back_slot != POOL_SLOT_NONE ? s : NULL;
+}
+
+int prosper_pool_direct_prepare_ahead(prosper_pool *p, uint32_t id, const uint32_t *segs, uint32_t n)
+{
+	struct region *r = direct_region(p, id);
+	if (!r)
+		return -EINVAL;
+	if (p->broken)
+		return pool_err(-EIO, "pool handle unusable after a failed commit");
+	if (p->sb.max_backups)
+		return 0; /* a segment prepared ahead keeps its backup: none could be stolen from it */
+	int q = (int)(p->epoch & 1), any = 0;
+	struct seg *s;
+	for (uint32_t i = 0; i < n; i++)
+		if ((s = ahead_seg(r, segs[i])) != NULL) {
+			cow_copy(p, s);
+			any = 1;
+		}
+	if (!any)
+		return 0;
+	prosper_persist_drain(&p->pp, PSITE_COW_COPY);
+	if (p->pp.error)
+		return cow_failed(p);
+	for (uint32_t i = 0; i < n; i++)
+		if ((s = ahead_seg(r, segs[i])) != NULL)
+			cow_mark(p, q, s);
+	prosper_persist_drain(&p->pp, PSITE_COW_STATE);
+	if (p->pp.error)
+		return cow_failed(p);
+	for (uint32_t i = 0; i < n; i++) {
+		int rc = (s = ahead_seg(r, segs[i])) != NULL ? cow_done(p, s) : 0;
+		if (rc)
+			return rc;
 	}
-	if (!s->stale)
-		s->stale = calloc(bitmap_words(p), 8);
-	else
-		memset(s->stale, 0, bitmap_words(p) * 8);
-	if (!s->stale)
-		return pool_err(-ENOMEM, "out of memory");
-	s->state = ST_BACK;
-	s->next_state = ST_MAIN;
-	s->touched = true;
 	return 0;
 }
 

@@ -52,8 +52,9 @@ static void config(struct crpm_crashsim_config *c, const struct variant *v, int 
 		c->sim.epochs = 24; /* one operation an epoch: enough to write more segments than backups */
 }
 
-/* caught -- does mutant m (crpm's or the pool's) make some crash state inconsistent? */
-static int caught(const struct variant *v, int crpm_mut, int pool_mut, char *why, size_t whylen)
+/* caught -- does crpm's mutant crpm_mut, or removing the pool's persist site skip_site (-1:
+ * none), make some crash state inconsistent? */
+static int caught(const struct variant *v, int crpm_mut, int skip_site, char *why, size_t whylen)
 {
 	int grans[] = { PROSPER_GRAN_CACHE_LINE, PROSPER_GRAN_PAGE };
 	for (int g = 0; g < 2; g++)
@@ -62,8 +63,10 @@ static int caught(const struct variant *v, int crpm_mut, int pool_mut, char *why
 			struct prosper_crashsim_result r;
 			config(&c, v, grans[g], seed);
 			c.mutation = crpm_mut;
-			c.sim.mutation = pool_mut;
-			c.rollbacks = 0; /* the rollback compares the container itself: crash images must catch it */
+			c.sim.skip_site = skip_site;
+			/* The rollback compares the container itself: crash images must catch the mutants,
+			 * except the one that breaks the rollback. */
+			c.rollbacks = crpm_mut == CRPM_MUT_AHEAD_EARLY;
 			c.sim.states = 2000;
 			c.sim.stop_at_first = 1;
 			crpm_crashsim_run(&c, &r);
@@ -109,17 +112,28 @@ int main(int argc, char **argv)
 				check(r.points_per_site[PSITE_BIND] > 3ull * variants[v].backups, /* 3 points a binding */
 				      "backups were rebound (stolen)");
 		}
-	/* Mutants: each must be caught under the hook-tracked variants. */
+	/* crpm's mutants: each must be caught under the hook-tracked variants (copy-on-write ahead
+	 * exists in default mode only). */
 	for (int m = 1; m < CRPM_MUT_COUNT && argc < 2; m++) {
 		for (int v = 0; v < NVARIANTS; v++) {
-			if (variants[v].tracking != CRPM_TRACK_HOOKS || variants[v].backups)
+			if (variants[v].tracking != CRPM_TRACK_HOOKS || variants[v].backups ||
+			    (m == CRPM_MUT_AHEAD_EARLY && variants[v].mode != CRPM_MODE_DEFAULT))
 				continue;
 			char why[600] = "";
-			int got = caught(&variants[v], m, 0, why, sizeof why);
-			printf("mutant %-22s %-16s %s%s\n", crpm_mutation_name(m), variants[v].name,
+			int got = caught(&variants[v], m, -1, why, sizeof why);
+			printf("mutant %-26s %-16s %s%s\n", crpm_mutation_name(m), variants[v].name,
 			       got ? "caught: " : "NOT CAUGHT", why);
 			check(got, crpm_mutation_name(m));
 		}
+	}
+	/* The pool's copy-on-write persists, batched ahead or not, seen through crpm. */
+	static const int sites[] = { PSITE_COW_COPY, PSITE_COW_STATE };
+	for (int i = 0; i < 2 && argc < 2; i++) {
+		char why[600] = "";
+		int got = caught(&variants[0], 0, sites[i], why, sizeof why);
+		printf("mutant no_persist_%-17s %-16s %s%s\n", prosper_persist_site_name(sites[i]), variants[0].name,
+		       got ? "caught: " : "NOT CAUGHT", why);
+		check(got, prosper_persist_site_name(sites[i]));
 	}
 	printf("%d passed, %d failed\n", passes, fails);
 	return fails != 0;
