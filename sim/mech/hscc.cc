@@ -44,7 +44,9 @@ public:
 	      tlb_ns_(c.cfg.get("tlb_invalidate_ns")),
 	      slots_(static_cast<size_t>(c.cfg.get("hscc_dram_pages")))
 	{
-		next_run_ = std::max<uint64_t>(period_, 1);
+		if (period_ == 0)
+			throw ConfigError("timing.conf: hscc_migration_ms must be at least one instruction");
+		next_run_ = period_;
 	}
 	void access(const trace::Event &e) override
 	{

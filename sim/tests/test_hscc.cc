@@ -148,6 +148,21 @@ static void test_time_split()
 	CHECK(dirty.stats.copy_cycles == clean.stats.copy_cycles);
 }
 
+// A migration period of zero instructions is refused, not looped on.
+static void test_zero_period()
+{
+	sim::Config zero;
+	zero.apply("hscc_migration_ms = 0\n", "test");
+	std::string f = build("zero.trace", [](Builder &b) { b.misses(1, 5); });
+	bool refused = false;
+	try {
+		simulate(f, "hscc-5", zero);
+	} catch (const sim::ConfigError &) {
+		refused = true;
+	}
+	CHECK(refused);
+}
+
 int main()
 {
 	make_tmpdir();
@@ -156,5 +171,6 @@ int main()
 	test_capacity(false);
 	test_capacity(true);
 	test_time_split();
+	test_zero_period();
 	return finish("test_hscc");
 }
