@@ -10,7 +10,14 @@
  *     switched back in.
  *   - cross_core_wakeup_ns: a thread sleeping in FUTEX_WAIT on another CPU is woken; the time
  *     from just before FUTEX_WAKE to the woken thread running again (both read CLOCK_MONOTONIC).
- * Pinning needs two CPUs for the second measurement; with one, it is reported as null.
+ *   - timer_activation_ns: a helper thread on the application's CPU sleeps until the next
+ *     100 us deadline (clock_nanosleep), notes the time and sleeps again -- a periodic helper
+ *     such as SSP's consolidation thread with no work to do.  The main thread spins on the
+ *     same CPU reading the clock; the gap in its readings that holds an activation is what
+ *     that activation cost the application (timer interrupt, switch to the helper, its return
+ *     to sleep, switch back).
+ * Pinning needs two CPUs for the cross-core measurement; with one, it is reported as null, as
+ * is the timer measurement if no activation fell into a gap.
  * Usage: wakeup_cost [ROUNDS]   (default 20000) */
 #include <linux/futex.h>
 #include <pthread.h>
@@ -111,6 +118,70 @@ static void ping_pong(int total, uint64_t *rtt)
 	pthread_join(t, NULL);
 }
 
+/* The timer-driven helper: pinned to CPU 0 with the main thread, wakes at absolute deadlines
+ * kTimerPeriodNs apart and records when it ran. */
+enum { kTimerPeriodNs = 100000, kGapNs = 300 };
+static uint64_t *activation;
+static atomic_int spinning;
+
+static void *timer_helper(void *arg)
+{
+	int total = *(int *)arg;
+	pin(0);
+	struct timespec next;
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	for (int i = 0; i < total; i++) {
+		next.tv_nsec += kTimerPeriodNs;
+		if (next.tv_nsec >= 1000000000) {
+			next.tv_nsec -= 1000000000;
+			next.tv_sec++;
+		}
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) != 0)
+			;
+		activation[i] = now_ns();
+	}
+	atomic_store(&spinning, 0);
+	return NULL;
+}
+
+/* timer_activations -- runs `total` helper activations beside the spinning main thread; writes
+ * the length of each gap that holds an activation to cost[] and returns how many there were. */
+static int timer_activations(int total, uint64_t *cost)
+{
+	int max_gaps = 4 * total + 1024, gaps = 0, found = 0;
+	uint64_t *gap_start = malloc(sizeof(uint64_t) * max_gaps), *gap_end = malloc(sizeof(uint64_t) * max_gaps);
+	pthread_t t;
+	activation = malloc(sizeof(uint64_t) * total);
+	if (!gap_start || !gap_end || !activation) {
+		fprintf(stderr, "wakeup_cost: cannot allocate\n");
+		exit(2);
+	}
+	atomic_store(&spinning, 1);
+	if (pthread_create(&t, NULL, timer_helper, &total) != 0) {
+		fprintf(stderr, "wakeup_cost: cannot create a thread\n");
+		exit(2);
+	}
+	for (uint64_t prev = now_ns(); atomic_load_explicit(&spinning, memory_order_relaxed);) {
+		uint64_t t_now = now_ns();
+		if (t_now - prev > kGapNs && gaps < max_gaps) {
+			gap_start[gaps] = prev;
+			gap_end[gaps++] = t_now;
+		}
+		prev = t_now;
+	}
+	pthread_join(t, NULL);
+	for (int i = 0, g = 0; i < total; i++) {  /* both in time order */
+		while (g < gaps && gap_end[g] < activation[i])
+			g++;
+		if (g < gaps && gap_start[g] <= activation[i])
+			cost[found++] = gap_end[g] - gap_start[g];
+	}
+	free(gap_start);
+	free(gap_end);
+	free(activation);
+	return found;
+}
+
 int main(int argc, char **argv)
 {
 	rounds = 20000;
@@ -129,6 +200,12 @@ int main(int argc, char **argv)
 	ping_pong(rounds, rtt);
 	printf("{\n  \"rounds\": %d,\n  \"cpus\": %d,\n", rounds, ncpu);
 	print_stats("same_core_round_trip_ns", rtt, rounds, 0);
+	int activations = rounds / 10 + 1, seen = timer_activations(activations, x);
+	printf("  \"timer_activations\": %d,\n  \"timer_activations_seen\": %d,\n", activations, seen);
+	if (seen)
+		print_stats("timer_activation_ns", x, seen, 0);
+	else
+		printf("  \"timer_activation_ns\": null,\n");
 	if (ncpu < 2) {
 		printf("  \"cross_core_wakeup_ns\": null\n}\n");
 		return 0;

@@ -17,6 +17,12 @@ def test_reports_ordered_latencies():
     rt = out["same_core_round_trip_ns"]
     # two wake-ups and two context switches through the kernel cannot take less than ~100 ns
     assert 100 < rt["min"] <= rt["median"] <= rt["p90"]
+    assert out["timer_activations"] == 201 and 0 <= out["timer_activations_seen"] <= 201
+    timer = out["timer_activation_ns"]
+    if out["timer_activations_seen"]:
+        assert 100 < timer["min"] <= timer["median"] <= timer["p90"]
+    else:
+        assert timer is None
     cross = out["cross_core_wakeup_ns"]
     if out["cpus"] >= 2:
         assert 0 < cross["min"] <= cross["median"] <= cross["p90"]
