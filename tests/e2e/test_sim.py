@@ -35,8 +35,10 @@ def test_trace_is_self_describing_and_sim_reports_every_mechanism(recursive_trac
     # flush writes back one line per stack store; SP-awareness only removes work
     assert res["flush"]["nvm_write_bytes"] >= 64 * out["stack_stores"]
     assert res["flush-sp"]["cycles"] < res["flush"]["cycles"]
-    # Fig 8's ordering on this program: Prosper below SSP-10us, below Romulus
-    assert res["prosper"]["cycles"] < res["ssp-10us"]["cycles"] < res["romulus"]["cycles"]
+    # Fig 8 on this program: Prosper below SSP-10us and Romulus.  Which of those two is higher
+    # depends on the stack-store rate (SSP-10us's wake-ups are a fixed cost; sim_studies.md).
+    assert res["prosper"]["cycles"] < res["ssp-10us"]["cycles"]
+    assert res["prosper"]["cycles"] < res["romulus"]["cycles"]
     assert res["prosper"]["checkpoint_bytes"] < res["dirtybit"]["checkpoint_bytes"]
 
 
