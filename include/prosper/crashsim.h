@@ -89,6 +89,11 @@ struct prosper_crash_workload {
 	int io_errors;    /* also inject a failing flush at every flush (the workload copes with -EIO) */
 };
 
+/* The simulator's random numbers (xorshift64*), for workloads that must be deterministic too:
+ * the next number of the sequence *state, and one below n (0 if n is 0). */
+uint64_t prosper_crashsim_random(uint64_t *state);
+uint64_t prosper_crashsim_random_below(uint64_t *state, uint64_t n);
+
 int prosper_crashsim_run_workload(const struct prosper_crashsim_config *c, const struct prosper_crash_workload *w,
 				  struct prosper_crashsim_result *r);
 

@@ -58,17 +58,9 @@ struct cw {
 	int cont_nref, cont_active;
 };
 
-static uint64_t rnd(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545F4914F6CDD1Dull;
-}
-
-static uint64_t below(uint64_t *s, uint64_t n) { return n ? rnd(s) % n : 0; }
+/* the simulator's random numbers: the same workload for the same seed (W1) */
+static inline uint64_t rnd(uint64_t *s) { return prosper_crashsim_random(s); }
+static inline uint64_t below(uint64_t *s, uint64_t n) { return prosper_crashsim_random_below(s, n); }
 
 static void ref_free(struct ref *r)
 {

@@ -41,6 +41,9 @@ static uint64_t rng_next(uint64_t *s)
 
 static uint64_t rng_below(uint64_t *s, uint64_t n) { return n ? rng_next(s) % n : 0; }
 
+uint64_t prosper_crashsim_random(uint64_t *s) { return rng_next(s); }
+uint64_t prosper_crashsim_random_below(uint64_t *s, uint64_t n) { return rng_below(s, n); }
+
 /* ---------------------------------------------------------------- simulated media */
 
 struct sim {

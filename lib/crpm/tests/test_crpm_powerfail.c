@@ -131,7 +131,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 2 && argc < 2; i++) {
 		char why[600] = "";
 		int got = caught(&variants[0], 0, sites[i], why, sizeof why);
-		printf("mutant no_persist_%-17s %-16s %s%s\n", prosper_persist_site_name(sites[i]), variants[0].name,
+		printf("mutant no_persist_%-15s %-16s %s%s\n", prosper_persist_site_name(sites[i]), variants[0].name,
 		       got ? "caught: " : "NOT CAUGHT", why);
 		check(got, prosper_persist_site_name(sites[i]));
 	}
