@@ -147,8 +147,8 @@ int prosper_pool_commit(prosper_pool *pool, const void *blob, size_t blob_len);
 
 /* Make epoch e committed again in the pool file at path, whose committed epoch is e+1, so
  * that the next open recovers e.  Valid only if nothing was written to the pool since e+1
- * was committed (coordinated checkpoints: crpm's MPI barrier); refused for pools with redo
- * regions or when e's metadata is gone.  0 or negative errno (src/pool/rollback.c). */
+ * was committed -- a copy-on-write, also ahead, is a write (coordinated checkpoints: crpm's MPI
+ * barrier comes first); refused for pools with redo regions or when e's metadata is gone.  0 or negative errno (src/pool/rollback.c). */
 int prosper_pool_rollback(const char *path, uint64_t epoch);
 /* The same on an in-memory pool (crash simulator). */
 int prosper_pool_rollback_mem(void *base, size_t size, const struct prosper_persist *pp, uint64_t epoch);
