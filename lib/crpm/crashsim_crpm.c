@@ -1,4 +1,4 @@
-/* crashsim_crpm.c -- crpm's own call sequences under the crash simulator (crashsim_crpm.h).
+/* crashsim_crpm.c -- crpm's own call sequences under the crash simulator (include/prosper/crpm_crashsim.h).
  *
  * Invariants the check relies on
  *   W1 The run is deterministic in the seed (allocator, rng, no addresses from outside), so
@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "crashsim_crpm.h"
+#include "prosper/crpm_crashsim.h"
 #include "crpm_internal.h"
 
 #define MAXE 64     /* epochs */
@@ -381,9 +381,59 @@ int crpm_crashsim_run(const struct crpm_crashsim_config *c, struct prosper_crash
 	return rc;
 }
 
-const char *crpm_mutation_name(int m)
+static const struct variant {
+	const char *name;
+	int mode, tracking;
+	uint32_t backups;
+} variants[] = {
+	{ "default/hooks", CRPM_MODE_DEFAULT, CRPM_TRACK_HOOKS, 0 },
+	{ "default/protect", CRPM_MODE_DEFAULT, CRPM_TRACK_PROTECT, 0 },
+	{ "default/steal", CRPM_MODE_DEFAULT, CRPM_TRACK_HOOKS, 3 },
+	{ "buffered/hooks", CRPM_MODE_BUFFERED, CRPM_TRACK_HOOKS, 0 },
+	{ "buffered/protect", CRPM_MODE_BUFFERED, CRPM_TRACK_PROTECT, 0 },
+};
+#define NVARIANTS (int)(sizeof variants / sizeof variants[0])
+
+int crpm_crashsim_variant_count(void) { return NVARIANTS; }
+
+const char *crpm_crashsim_variant(int i, struct crpm_crashsim_config *c)
+{
+	const struct variant *v = &variants[i % NVARIANTS];
+	c->mode = v->mode;
+	c->tracking = v->tracking;
+	c->backups = v->backups;
+	if (v->backups)
+		c->sim.epochs = 24; /* one operation an epoch: enough to write more segments than backups */
+	return v->name;
+}
+
+/* crpm's mutants x the hook-tracked variants without a backup limit they apply to, then the
+ * pool's copy-on-write persists removed (default/hooks). */
+static const struct mutant {
+	int mutation, skip_site, variant;
+} mutants[] = {
+	{ CRPM_MUT_BLOCKS_UNSAVED, -1, 0 }, { CRPM_MUT_BLOCKS_UNSAVED, -1, 3 }, { CRPM_MUT_HEAP_UNNOTED, -1, 0 },
+	{ CRPM_MUT_HEAP_UNNOTED, -1, 3 },   { CRPM_MUT_AHEAD_EARLY, -1, 0 },    { 0, PSITE_COW_COPY, 0 },
+	{ 0, PSITE_COW_STATE, 0 },
+};
+
+int crpm_crashsim_mutant_count(void) { return (int)(sizeof mutants / sizeof mutants[0]); }
+
+const char *crpm_crashsim_mutant(int i, struct crpm_crashsim_config *c, const char **variant)
 {
 	static const char *const names[CRPM_MUT_COUNT] = { "none", "crpm_blocks_unsaved", "crpm_heap_unnoted",
 							   "crpm_ahead_before_barrier" };
-	return m >= 0 && m < CRPM_MUT_COUNT ? names[m] : "?";
+	static char name[64];
+	const struct mutant *m = &mutants[i];
+	*variant = crpm_crashsim_variant(m->variant, c);
+	c->mutation = m->mutation;
+	c->sim.skip_site = m->skip_site;
+	/* The rollback compares the container itself: crash images must catch the mutants,
+	 * except the one that breaks the rollback. */
+	c->rollbacks = m->mutation == CRPM_MUT_AHEAD_EARLY;
+	if (m->skip_site >= 0)
+		snprintf(name, sizeof name, "no_persist_%s", prosper_persist_site_name(m->skip_site));
+	else
+		snprintf(name, sizeof name, "%s", names[m->mutation]);
+	return name;
 }

@@ -1,4 +1,4 @@
-/* crashsim_crpm.h -- crpm containers under the pool's crash simulator (include/prosper/crashsim.h).
+/* crpm_crashsim.h -- crpm containers under the pool's crash simulator (include/prosper/crashsim.h).
  *
  * The workload is crpm's own call sequence on an in-memory pool whose persistence is simulated:
  * the container is created (crpm_open_pool), then every epoch does a few crpm_malloc / crpm_free
@@ -24,5 +24,15 @@ struct crpm_crashsim_config {
 
 void crpm_crashsim_config_default(struct crpm_crashsim_config *c);
 int crpm_crashsim_run(const struct crpm_crashsim_config *c, struct prosper_crashsim_result *r);
-const char *crpm_mutation_name(int m);
+
+/* The variants every test runs: default and buffered mode, with store hooks and with write
+ * protection, default mode with 3 backups (stealing, more epochs).  Fills mode, tracking,
+ * backups and epochs of *c; returns the variant's name. */
+int crpm_crashsim_variant_count(void);
+const char *crpm_crashsim_variant(int i, struct crpm_crashsim_config *c);
+/* The mutants that must be caught: crpm's own (in every hook-tracked variant they apply to) and
+ * the pool's copy-on-write persists.  Fills the variant, mutation, skip_site and rollbacks of
+ * *c; returns the mutant's name and, in *variant, the variant's. */
+int crpm_crashsim_mutant_count(void);
+const char *crpm_crashsim_mutant(int i, struct crpm_crashsim_config *c, const char **variant);
 #endif
