@@ -187,6 +187,11 @@ void pool_loading_abandon(void)
 	prosper_pool_abandon(&loading);
 }
 
+void pool_loading_set(struct prosper_pool *p)
+{
+	loading = p;
+}
+
 /* A pool appears under its name only once it is complete: it is built under a temporary name
  * in the same directory and then linked into place (which, like O_EXCL, never replaces an
  * existing file).  A crash during creation leaves no half-made pool under the real name. */

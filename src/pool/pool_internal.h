@@ -62,14 +62,15 @@ struct prosper_pool {
 	struct prosper_pool_stats stats;
 };
 
-/* FOR_EACH_SEG -- every segment s of every region r that is not being removed. */
+/* FOR_EACH_SEG -- every segment s of every region r that is not being removed.  The counts
+ * are tested first: an empty table may be a null pointer, and null + 0 is undefined in C. */
 #define FOR_EACH_SEG(p, r, s)                                                              \
-	for (struct region *r = (p)->regions; r < (p)->regions + (p)->nregions; r++)       \
-		for (struct seg *s = r->segs; !r->removed && s < r->segs + r->nsegs; s++)
+	for (struct region *r = (p)->regions; (p)->nregions && r < (p)->regions + (p)->nregions; r++) \
+		for (struct seg *s = r->segs; !r->removed && r->nsegs && s < r->segs + r->nsegs; s++)
 
 /* FOR_EACH_REDO -- every redo region that is not being removed. */
 #define FOR_EACH_REDO(p, r)                                                                \
-	for (struct region *r = (p)->regions; r < (p)->regions + (p)->nregions; r++)       \
+	for (struct region *r = (p)->regions; (p)->nregions && r < (p)->regions + (p)->nregions; r++) \
 		if (!r->removed && r->info.mode == PROSPER_REGION_REDO)
 
 /* errors (error.c) */
@@ -160,8 +161,10 @@ int redo_log_is_committed(const struct prosper_pool *p, const struct region *r);
 /* recovery (recover.c) */
 int pool_load(struct prosper_pool *p);
 int pool_alloc_tables(struct prosper_pool *p);
-/* Free the pool a simulated crash interrupted inside create_mem/open_mem. */
+/* Free the pool a simulated crash interrupted inside create_mem/open_mem (or inside a
+ * rollback, which holds its own handle: pool_loading_set(p) before, (NULL) after). */
 void pool_loading_abandon(void);
+void pool_loading_set(struct prosper_pool *p);
 
 /* bitmaps */
 static inline void bm_set(uint64_t *bm, uint32_t i) { bm[i / 64] |= 1ull << (i % 64); }

@@ -38,6 +38,7 @@ int prosper_pool_rollback_mem(void *base, size_t size, const struct prosper_pers
 static int roll_back(prosper_pool *p, uint64_t epoch)
 {
 	int rc = 0;
+	pool_loading_set(p); /* a simulated crash below jumps out; the simulator frees p */
 	if (p->epoch != epoch + 1 || epoch == 0) {
 		rc = pool_err(-EINVAL, "cannot roll back to epoch %llu: epoch %llu is committed",
 			      (unsigned long long)epoch, (unsigned long long)p->epoch);
@@ -63,6 +64,7 @@ static int roll_back(prosper_pool *p, uint64_t epoch)
 	if (p->pp.error)
 		rc = pool_err(p->pp.error, "persisting the commit words of the rollback failed");
 out:
+	pool_loading_set(NULL);
 	prosper_pool_close(&p);
 	return rc;
 }
