@@ -5,14 +5,7 @@ set -u
 sim=$1; gen=$2
 dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
 "$gen" --write-broken "$dir" || exit 1
-fail=0
-expect() {  # expect CODE NEEDLE -- ARGS...
-	local code=$1 needle=$2; shift 3
-	local err; err=$("$sim" "$@" 2>&1 >/dev/null); local rc=$?
-	if [ "$rc" != "$code" ] || [[ "$err" != *"$needle"* ]]; then
-		echo "FAILED: prosper-sim $* -> exit $rc, stderr: $err (want $code, \"$needle\")"; fail=1
-	fi
-}
+. "$(dirname "$0")/expect.sh"
 expect 0 "" -- "$dir/good.trace" --stack prosper,dirtybit,ssp-10us,romulus --json
 expect 2 "$dir/bad-op.trace: record 5: unknown op" -- "$dir/bad-op.trace"
 expect 2 "$dir/no-end.trace: record 10: truncated" -- "$dir/no-end.trace"

@@ -6,14 +6,7 @@ set -u
 sim=$1; gen=$2
 dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
 "$gen" --write-broken "$dir" || exit 1
-fail=0
-expect() {  # expect CODE NEEDLE -- ARGS...
-	local code=$1 needle=$2; shift 3
-	local err; err=$("$sim" "$@" 2>&1 >/dev/null); local rc=$?
-	if [ "$rc" != "$code" ] || [[ "$err" != *"$needle"* ]]; then
-		echo "FAILED: prosper-sim $* -> exit $rc, stderr: $err (want $code, \"$needle\")"; fail=1
-	fi
-}
+. "$(dirname "$0")/expect.sh"
 expect 0 "" -- "$dir/map-good.trace" --pagetable persistent,rebuild
 expect 2 "$dir/map-unaligned.trace: record 2: a mapping not aligned" -- "$dir/map-unaligned.trace" --pagetable rebuild
 expect 2 "$dir/map-prot.trace: record 2: a mapping with protection bits 9" -- "$dir/map-prot.trace" --pagetable persistent
