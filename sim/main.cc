@@ -109,11 +109,7 @@ int main(int argc, char **argv)
 			} else if (a == "--heap") {
 				opt.heap = split(value());
 			} else if (a == "--interval-ms") {
-				std::string v = value();
-				char *end;
-				opt.interval_ms = std::strtod(v.c_str(), &end);
-				if (*end || !(opt.interval_ms > 0))
-					throw std::invalid_argument("--interval-ms takes a positive number");
+				opt.interval_ms = sim::parse_interval_ms(value());
 			} else if (a == "--config") {
 				config_path = value();
 			} else if (a == "--json") {
