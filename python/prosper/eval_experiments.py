@@ -45,8 +45,12 @@ def _bench_program(name):
 # Each reader takes the parsed source file and returns {figure id: (ours, paper, notes)} where
 # ours = {"columns": [...], "rows": [[...], ...]} and paper is text or a table of the same shape.
 
-def table(columns, rows):
-    return {"columns": list(columns), "rows": [list(r) for r in rows]}
+def table(columns, rows, plot=None):
+    """plot: the columns worth drawing together (same unit); default all numeric ones."""
+    t = {"columns": list(columns), "rows": [list(r) for r in rows]}
+    if plot:
+        t["plot"] = list(plot)
+    return t
 
 
 def sim_figures(d):
@@ -71,7 +75,8 @@ def sim_figures(d):
                           paper.get("fig12", ""), "Prosper's tracker alone (prosper-track), time normalized to no "
                                                   "tracking, by tracking granularity (model)"),
         "ours-sim-speed": (table(["program", "events", "slowest mechanism events/s"],
-                                 [[p, r["events"], r["slowest_events_per_second"]] for p, r in res.items()]),
+                                 [[p, r["events"], r["slowest_events_per_second"]] for p, r in res.items()],
+                                 plot=["slowest mechanism events/s"]),
                            "target (issue 5): >= 2e7 trace events per second per mechanism",
                            "the simulator's own speed, measured in this run on a shared machine"),
     }
@@ -87,7 +92,7 @@ def hw_figures(d):
     out["prosper-fig4"] = (
         table(["program", "checkpoints", "Dirtybit B/ckpt", "Prosper 8 B B/ckpt", "exact B/ckpt"],
               [[n, v["checkpoints"], v["dirtybit_bytes_per_ckpt"], v["prosper8_bytes_per_ckpt"], v["exact_bytes_per_ckpt"]]
-               for n, v in f4.items()]),
+               for n, v in f4.items()], plot=["Dirtybit B/ckpt", "Prosper 8 B B/ckpt", "exact B/ckpt"]),
         table(["program", "Dirtybit / Prosper reduction"], d["fig4"]["paper"].items()),
         "stack bytes per checkpoint; soundness mismatches: "
         + ", ".join(f"{n} {v['soundness_mismatches']}" for n, v in f4.items()))
@@ -100,7 +105,8 @@ def hw_figures(d):
         rows_b.append([name] + [v["time"][g]["normalized"] for g in grans])
         if v.get("paper"):
             paper10.append([name, v["paper"]])
-    out["prosper-fig10a"] = (table(["program", "checkpoints", "Dirtybit", "exact"] + [f"{g} B" for g in grans], rows_a),
+    out["prosper-fig10a"] = (table(["program", "checkpoints", "Dirtybit", "exact"] + [f"{g} B" for g in grans], rows_a,
+                                   plot=["Dirtybit", "exact"] + [f"{g} B" for g in grans]),
                              table(["program", "paper"], paper10), "stack bytes per checkpoint by tracking granularity")
     out["prosper-fig10b"] = (table(["program"] + [f"{g} B" for g in grans], rows_b), table(["program", "paper"], paper10),
                              "checkpoint time Prosper / Dirtybit, from counted work and unit costs measured in this run")
@@ -147,7 +153,7 @@ def crpm_figures(d):
     st = d.get("stencil") or []
     if st:
         out["crpm-fig8"] = (table(["mode", "seconds", "checkpointed MiB per rank"],
-                                  [[r["mode"], r["seconds"], r["ckpt_mib_per_rank"]] for r in st]),
+                                  [[r["mode"], r["seconds"], r["ckpt_mib_per_rank"]] for r in st], plot=["seconds"]),
                             "8 ranks on Optane: libcrpm-Buffered 1.05x the time without checkpoints (LULESH 90^3), FTI 1.12x",
                             f"MPI 3-D Jacobi, {st[0]['ranks']} ranks, checkpoint every {st[0]['every']} iterations")
     return out
@@ -161,7 +167,7 @@ def asl_figures(d):
     return {
         "pronto-fig7": (table(["container", "value B", "volatile us", "persistent us", "overhead x"],
                               [[r["container"], r["value_bytes"], r["volatile_us"], r["persistent_us"], r["overhead"]]
-                               for r in fig("7")]),
+                               for r in fig("7")], plot=["volatile us", "persistent us"]),
                         "overhead largest for tiny operations (up to 28x, vector push_back of 256 B), smallest for heavy "
                         "ones (3.2x, map with 4 KiB values)", "average latency per insert"),
         "pronto-fig8": (table(["threads", "volatile Mops/s", "persistent Mops/s"],
@@ -169,7 +175,7 @@ def asl_figures(d):
                         "volatile and persistent scale alike from 1 to 8 threads (24 cores)", "concurrent hash map, 1 KiB"),
         "pronto-fig12": (table(["operation ns", "volatile us", "ASL us", "Pronto-Sync us", "entries written by logger"],
                                [[r["op_ns"], r["volatile_us"], r["asl_us"], r["sync_us"], r["entries_by_logger"]]
-                                for r in fig("12")]),
+                                for r in fig("12")], plot=["volatile us", "ASL us", "Pronto-Sync us"]),
                          "sub-microsecond operations cannot hide logging; from a few microseconds on ASL hides all of it "
                          "except the commit and hand-off", "1 KiB entries, operation latency swept"),
         "pronto-fig13": (table(["heap MiB", "sync phase ms", "async phase ms"],
@@ -187,7 +193,8 @@ def overhead_figures(d):
         "ours-overhead": (
             table(["program", "native s", "page slowdown", "diff slowdown", "full slowdown", "checkpoints", "stop ms"],
                   [[p["program"], p["native_s"], p["page"]["slowdown"], p["diff"]["slowdown"], p["full"]["slowdown"],
-                    p["checkpoints"], p["mean_stop_ms"]] for p in progs if "page" in p]),
+                    p["checkpoints"], p["mean_stop_ms"]] for p in progs if "page" in p],
+                  plot=["page slowdown", "diff slowdown", "full slowdown"]),
             "targets: slowdown <= 3% (micro), <= 10% (PR/SSSP) at 10 ms",
             f"prosper run vs native, median of {d['reps']} run(s); load average {d['machine']['loadavg_1min_start']:.1f} "
             f"at the start, {d['machine']['loadavg_1min_end']:.1f} at the end (noise)"),
@@ -199,7 +206,7 @@ def overhead_figures(d):
         "ours-resume": (
             table(["program", "restored bytes", "resume s", "memory s", "restore GB/s"],
                   [[p["program"], p["restored_bytes"], p["resume_seconds"], p["restore_memory_seconds"], p["restore_gbps"]]
-                   for p in progs if "restore_gbps" in p]),
+                   for p in progs if "restore_gbps" in p], plot=["restore GB/s"]),
             "target: restore >= 3 GB/s", "SIGKILL at about half the native time, then prosper resume"),
     }
 
@@ -238,7 +245,11 @@ def kindle_figures(d):
             paper = dict_rows(paper)
         elif not isinstance(paper, str):
             paper = json.dumps(paper)
-        out[fid] = (dict_rows(f["ours"]), paper, f.get("notes", ""))
+        ours = dict_rows(f["ours"])
+        timed = [c for c in ours["columns"] if c.endswith(" ms") and "resume" not in c]
+        if timed:
+            ours["plot"] = timed
+        out[fid] = (ours, paper, f.get("notes", ""))
     return out
 
 

@@ -49,6 +49,8 @@ def plot(fig, path):
         xcol, numeric = numeric[0], numeric[1:]
     if not numeric:
         return False
+    if t.get("plot"):
+        numeric = [i for i in numeric if cols[i] in t["plot"]] or numeric
     numeric = numeric[:9]
     values = [r[i] for r in rows for i in numeric if is_num(r[i])]
     pos = [v for v in values if v > 0]
@@ -63,14 +65,14 @@ def plot(fig, path):
         if len(xpos) == len(xs) and max(xpos) / min(xpos) > 100:
             ax.set_xscale("log")
     else:
-        labels = [" / ".join(str(r[i]) for i in text) for r in rows]
+        labels = [" / ".join(str(r[i]) for i in text[:2])[:28] for r in rows]
         width = 0.8 / len(numeric)
         for k, i in enumerate(numeric):
             ax.bar([j + k * width for j in range(len(rows))],
                    [r[i] if is_num(r[i]) else 0 for r in rows], width, label=cols[i])
         ax.set_xticks([j + 0.4 - width / 2 for j in range(len(rows))])
-        ax.set_xticklabels(labels, rotation=30 if len(rows) > 4 else 0, ha="right" if len(rows) > 4 else "center",
-                           fontsize=8)
+        tilt = len(rows) > 4 or sum(len(l) for l in labels) > 60
+        ax.set_xticklabels(labels, rotation=30 if tilt else 0, ha="right" if tilt else "center", fontsize=8)
     if log:
         ax.set_yscale("log")
     ax.set_title(fig["title"], fontsize=10)
