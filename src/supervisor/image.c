@@ -82,3 +82,20 @@ int img_decode(const void *blob, size_t len, struct img *out, const char **why)
 	*why = NULL;
 	return 0;
 }
+
+int img_heap(const struct img *im, const struct img_vma **lowest, uint64_t *end)
+{
+	*lowest = NULL;
+	*end = 0;
+	for (uint32_t i = 0; i < im->h->nvmas; i++) {
+		const struct img_vma *v = &im->vmas[i];
+		const char *name = img_s(im, v->path);
+		if (!name || strcmp(name, "[heap]"))
+			continue;
+		if (!*lowest || v->start < (*lowest)->start)
+			*lowest = v;
+		if (v->end > *end)
+			*end = v->end;
+	}
+	return *lowest ? 0 : -ENOENT;
+}

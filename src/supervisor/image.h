@@ -92,5 +92,9 @@ struct img {
 /* 0, or -EINVAL with *why set to a one-line reason. */
 int img_decode(const void *blob, size_t len, struct img *out, const char **why);
 static inline const char *img_s(const struct img *im, uint32_t off) { return off == IMG_NONE ? NULL : im->strings + off; }
+/* The heap as the checkpoint saw it, over every [heap] VMA (the kernel may show it as several,
+ * e.g. a part a resume mapped below start_brk and a part brk() grew later): *lowest is the one
+ * that starts lowest, *end the highest end (the break).  0, or -ENOENT when there is no heap. */
+int img_heap(const struct img *im, const struct img_vma **lowest, uint64_t *end);
 
 #endif

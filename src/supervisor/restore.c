@@ -197,14 +197,13 @@ static int rebuild_map(struct sup *s, struct rctx *r, const struct img *im, stru
 			FAIL("cannot unmap %#llx", (unsigned long long)f->start);
 	}
 	/* 2. the break */
-	uint64_t brk_to = im->h->start_brk;
+	uint64_t brk_to = im->h->start_brk, heap_end;
 	const struct img_vma *stack = NULL, *heap = NULL;
-	for (uint32_t i = 0; i < im->h->nvmas; i++) {
-		if (is_named(im, &im->vmas[i], "[heap]"))
-			heap = &im->vmas[i], brk_to = im->vmas[i].end;
+	if (img_heap(im, &heap, &heap_end) == 0 && heap_end > brk_to)
+		brk_to = heap_end;
+	for (uint32_t i = 0; i < im->h->nvmas; i++)
 		if (is_named(im, &im->vmas[i], "[stack]"))
 			stack = &im->vmas[i];
-	}
 	long got = sys(r, SYS_brk, (long)brk_to, 0, 0, 0, 0, 0);
 	if ((uint64_t)got != brk_to)
 		FAIL("cannot restore the program break (%#llx)", (unsigned long long)brk_to);
