@@ -5,16 +5,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <sstream>
 #include <string>
 
+#include "cli.h"
 #include "core/simulation.h"
 #include "trace/kindle.h"
 
 using namespace prosper;
-
-bool is_pagetable_command(int argc, char **argv);
-int pagetable_main(int argc, char **argv);
+using sim::is_pagetable_command;
+using sim::pagetable_main;
+using sim::json_escape;
 
 static void usage(FILE *f)
 {
@@ -24,16 +24,6 @@ static void usage(FILE *f)
 		     "       prosper-sim --list\n"
 		     "       prosper-sim --import-kindle KINDLE_IMAGE OUT_TRACE\n"
 		     "       prosper-sim --export-kindle TRACE OUT_KINDLE_IMAGE\n");
-}
-
-static std::vector<std::string> split(const std::string &s)
-{
-	std::vector<std::string> out;
-	std::stringstream ss(s);
-	for (std::string t; std::getline(ss, t, ',');)
-		if (!t.empty())
-			out.push_back(t);
-	return out;
 }
 
 static void json_result(const sim::Result &r, bool last)
@@ -55,7 +45,7 @@ static void json_result(const sim::Result &r, bool last)
 		    last ? "" : ",");
 }
 
-std::string json_escape(const std::string &s)  // also used by ptmain.cc
+std::string sim::json_escape(const std::string &s)  // also used by ptmain.cc
 {
 	std::string o;
 	for (char c : s) {
@@ -105,9 +95,9 @@ int main(int argc, char **argv)
 					     (unsigned long long)x.heap_areas, out.c_str(), (unsigned long long)x.other_skipped);
 				return 0;
 			} else if (a == "--stack") {
-				opt.stack = split(value());
+				opt.stack = sim::split_list(value());
 			} else if (a == "--heap") {
-				opt.heap = split(value());
+				opt.heap = sim::split_list(value());
 			} else if (a == "--interval-ms") {
 				opt.interval_ms = sim::parse_interval_ms(value());
 			} else if (a == "--config") {
@@ -144,18 +134,8 @@ int main(int argc, char **argv)
 	sim::Report rep;
 	try {
 		rep = sim::simulate(opt, cfg);
-	} catch (const trace::TraceError &e) {
-		std::fprintf(stderr, "prosper-sim: %s\n", e.what());
-		return 2;
-	} catch (const sim::ConfigError &e) {
-		std::fprintf(stderr, "prosper-sim: %s\n", e.what());
-		return 2;
-	} catch (const std::invalid_argument &e) {
-		std::fprintf(stderr, "prosper-sim: %s\n", e.what());
-		return 2;
 	} catch (const std::exception &e) {
-		std::fprintf(stderr, "prosper-sim: %s\n", e.what());
-		return 1;
+		return sim::fail(e);
 	}
 
 	if (json) {

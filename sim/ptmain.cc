@@ -4,18 +4,14 @@
 // Exit codes as main.cc: 0 ok, 1 failure, 2 usage error or refused input.
 #include <cstdio>
 #include <cstdlib>
-#include <sstream>
 #include <string>
 
+#include "cli.h"
 #include "core/ptstudy.h"
 #include "trace/synth.h"
-#include "trace/trace.h"
 
 using namespace prosper;
-
-std::string json_escape(const std::string &s);  // main.cc
-bool is_pagetable_command(int argc, char **argv);
-int pagetable_main(int argc, char **argv);
+using sim::json_escape;
 
 namespace {
 
@@ -74,7 +70,7 @@ void print_table(const sim::PtOptions &opt, const sim::PtReport &rep)
 
 }  // namespace
 
-bool is_pagetable_command(int argc, char **argv)
+bool sim::is_pagetable_command(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++)
 		if (std::string(argv[i]) == "--pagetable" || std::string(argv[i]) == "--synth")
@@ -82,7 +78,7 @@ bool is_pagetable_command(int argc, char **argv)
 	return false;
 }
 
-int pagetable_main(int argc, char **argv)
+int sim::pagetable_main(int argc, char **argv)
 {
 	sim::PtOptions opt;
 	sim::Config cfg;
@@ -100,11 +96,7 @@ int pagetable_main(int argc, char **argv)
 				synth_spec = value();
 				synth_out = value();
 			} else if (a == "--pagetable") {
-				opt.schemes.clear();
-				std::stringstream ss(value());
-				for (std::string t; std::getline(ss, t, ',');)
-					if (!t.empty())
-						opt.schemes.push_back(t);
+				opt.schemes = sim::split_list(value());
 			} else if (a == "--interval-ms") {
 				opt.interval_ms = sim::parse_interval_ms(value());
 			} else if (a == "--config") {
@@ -141,12 +133,9 @@ int pagetable_main(int argc, char **argv)
 			print_table(opt, rep);
 		return 0;
 	} catch (const std::exception &e) {
-		// refused input (trace, config, scheme, pattern, arguments): 2; anything else: 1
-		bool refused = dynamic_cast<const trace::TraceError *>(&e) || dynamic_cast<const sim::ConfigError *>(&e) ||
-			       dynamic_cast<const std::invalid_argument *>(&e);
-		std::fprintf(stderr, "prosper-sim: %s\n", e.what());
+		int rc = sim::fail(e);
 		if (!parsed && dynamic_cast<const std::invalid_argument *>(&e))
 			usage(stderr);
-		return refused ? 2 : 1;
+		return rc;
 	}
 }

@@ -66,13 +66,4 @@ double Config::get(const std::string &key) const
 	return it->second;
 }
 
-double parse_interval_ms(const std::string &v)
-{
-	char *end;
-	double ms = std::strtod(v.c_str(), &end);
-	if (v.empty() || *end || !(ms > 0))
-		throw std::invalid_argument("--interval-ms takes a positive number");
-	return ms;
-}
-
 }  // namespace prosper::sim

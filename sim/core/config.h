@@ -26,8 +26,4 @@ private:
 	std::map<std::string, double> values_;
 };
 
-// The value of the command line's --interval-ms: a positive number of milliseconds, or
-// std::invalid_argument (exit code 2).
-double parse_interval_ms(const std::string &v);
-
 }  // namespace prosper::sim
