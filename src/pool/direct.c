@@ -41,6 +41,22 @@ static struct region *direct_region(struct prosper_pool *p, uint32_t id)
 	return r;
 }
 
+/* direct_seg -- segment seg of direct region id, or NULL with the error set (-EINVAL for a
+ * region that is missing or not direct, -ERANGE for a segment beyond it). */
+static struct seg *direct_seg(struct prosper_pool *p, uint32_t id, uint32_t seg, int *rc)
+{
+	struct region *r = direct_region(p, id);
+	if (!r) {
+		*rc = -EINVAL;
+		return NULL;
+	}
+	if (seg >= r->nsegs) {
+		*rc = pool_err(-ERANGE, "segment %u beyond region %s", seg, r->info.name);
+		return NULL;
+	}
+	return &r->segs[seg];
+}
+
 void *prosper_pool_direct_addr(prosper_pool *p, uint32_t id, uint32_t seg, uint64_t *len)
 {
 	struct region *r = direct_region(p, id);
@@ -54,12 +70,9 @@ void *prosper_pool_direct_addr(prosper_pool *p, uint32_t id, uint32_t seg, uint6
 
 int64_t prosper_pool_direct_offset(prosper_pool *p, uint32_t id, uint32_t seg)
 {
-	struct region *r = direct_region(p, id);
-	if (!r)
-		return -EINVAL;
-	if (seg >= r->nsegs)
-		return pool_err(-ERANGE, "segment %u beyond region %s", seg, r->info.name);
-	return (int64_t)(slot_addr(p, r->segs[seg].main_slot) - p->base);
+	int rc;
+	struct seg *s = direct_seg(p, id, seg, &rc);
+	return s ? (int64_t)(slot_addr(p, s->main_slot) - p->base) : rc;
 }
 
 /* steal_backup -- take the backup of a direct segment that is not prepared in this epoch. */
@@ -162,22 +175,17 @@ static int cow_failed(struct prosper_pool *p)
 
 int prosper_pool_direct_prepare(prosper_pool *p, uint32_t id, uint32_t seg)
 {
-	struct region *r = direct_region(p, id);
-	if (!r)
-		return -EINVAL;
-	if (seg >= r->nsegs)
-		return pool_err(-ERANGE, "segment %u beyond region %s", seg, r->info.name);
+	int rc;
+	struct seg *s = direct_seg(p, id, seg, &rc);
+	if (!s)
+		return rc;
 	if (p->broken)
 		return pool_err(-EIO, "pool handle unusable after a failed commit");
-	struct seg *s = &r->segs[seg];
 	if (s->touched)
 		return 0;
 	int q = (int)(p->epoch & 1);
-	if (s->back_slot == POOL_SLOT_NONE) {
-		int rc = bind_backup(p, s);
-		if (rc)
-			return rc;
-	}
+	if (s->back_slot == POOL_SLOT_NONE && (rc = bind_backup(p, s)) != 0)
+		return rc;
 	if (pool_mutation == MUT_BIND_AFTER_STATE) {
 		cow_mark(p, q, s);
 		prosper_persist_drain(&p->pp, PSITE_COW_STATE);
