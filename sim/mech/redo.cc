@@ -5,7 +5,6 @@
 // durable), a commit word (8-byte store, clwb, sfence), then apply: clwb every home line
 // written in the interval, sfence, and reset the log.
 // redo-sp logs only stores that are not wholly below the interval's final SP.
-#include "keyset.h"
 #include "log_area.h"
 #include "mechanism.h"
 
@@ -14,22 +13,14 @@ namespace {
 
 class Redo : public Mechanism {
 public:
-	Redo(const Context &c, bool sp_aware) : c_(c), sp_aware_(sp_aware) {}
+	Redo(const Context &c, bool sp_aware) : c_(c), sp_aware_(sp_aware), log_(c.cfg.get("log_record_cycles")) {}
 	void access(const trace::Event &e) override
 	{
 		Machine &m = c_.m;
 		bool store = e.op == trace::kStore;
 		m.access(e.addr, e.size, store, kNvm);
-		if (!store || (sp_aware_ && dead_at_interval_end(c_, e)))
-			return;
-		uint64_t rec = kLogRecordHeader + round8(e.size);
-		m.compute(log_record_cycles_);
-		m.access(kLogArea + log_used_, static_cast<uint32_t>(rec), true, kNvm);
-		m.clwb_range(kLogArea + log_used_, rec);
-		log_used_ += rec;
-		m.stats.log_bytes += rec;
-		for (uint64_t l = e.addr >> 6; l <= (e.addr + e.size - 1) >> 6; l++)
-			written_.insert(l);
+		if (store && !(sp_aware_ && dead_at_interval_end(c_, e)))
+			log_.append(m, e.addr, e.size);
 	}
 	void interval_end(uint64_t) override
 	{
@@ -38,20 +29,14 @@ public:
 		m.access(kLogArea - 64, 8, true, kNvm);  // commit word
 		m.clwb(kLogArea - 64);
 		m.sfence();
-		for (uint64_t l : written_.keys())
-			m.clwb(l << 6);
-		m.sfence();
-		m.stats.checkpoint_bytes += written_.size() * 64;
-		written_.clear();
-		log_used_ = 0;
+		log_.write_back(m);
+		log_.reset();
 	}
 
 private:
 	const Context &c_;
 	bool sp_aware_;
-	double log_record_cycles_ = c_.cfg.get("log_record_cycles");
-	uint64_t log_used_ = 0;
-	KeySet written_;
+	SoftwareLog log_;
 };
 
 PROSPER_REGISTER_MECHANISM({"redo", "NVM, redo log record per store, commit and apply at interval end", false,

@@ -4,7 +4,6 @@
 // line written in the interval, sfence, and truncate the log (one 8-byte store, clwb, sfence).
 // undo-sp logs only stores that are not wholly below the interval's final SP; the lines of the
 // others are still written in place (they live in NVM) but need no commit.
-#include "keyset.h"
 #include "log_area.h"
 #include "mechanism.h"
 
@@ -13,7 +12,7 @@ namespace {
 
 class Undo : public Mechanism {
 public:
-	Undo(const Context &c, bool sp_aware) : c_(c), sp_aware_(sp_aware) {}
+	Undo(const Context &c, bool sp_aware) : c_(c), sp_aware_(sp_aware), log_(c.cfg.get("log_record_cycles")) {}
 	void access(const trace::Event &e) override
 	{
 		Machine &m = c_.m;
@@ -22,39 +21,26 @@ public:
 			return;
 		}
 		if (!(sp_aware_ && dead_at_interval_end(c_, e))) {
-			uint64_t rec = kLogRecordHeader + round8(e.size);
 			m.access(e.addr, e.size, false, kNvm);  // the old value
-			m.compute(log_record_cycles_);
-			m.access(kLogArea + log_used_, static_cast<uint32_t>(rec), true, kNvm);
-			m.clwb_range(kLogArea + log_used_, rec);
+			log_.append(m, e.addr, e.size);
 			m.sfence();
-			log_used_ += rec;
-			m.stats.log_bytes += rec;
-			for (uint64_t l = e.addr >> 6; l <= (e.addr + e.size - 1) >> 6; l++)
-				written_.insert(l);
 		}
 		m.access(e.addr, e.size, true, kNvm);
 	}
 	void interval_end(uint64_t) override
 	{
 		Machine &m = c_.m;
-		for (uint64_t l : written_.keys())
-			m.clwb(l << 6);
-		m.sfence();
-		m.stats.checkpoint_bytes += written_.size() * 64;
+		log_.write_back(m);
 		m.access(kLogArea - 64, 8, true, kNvm);  // the log's length word := 0
 		m.clwb(kLogArea - 64);
 		m.sfence();
-		written_.clear();
-		log_used_ = 0;
+		log_.reset();
 	}
 
 private:
 	const Context &c_;
 	bool sp_aware_;
-	double log_record_cycles_ = c_.cfg.get("log_record_cycles");
-	uint64_t log_used_ = 0;
-	KeySet written_;
+	SoftwareLog log_;
 };
 
 PROSPER_REGISTER_MECHANISM({"undo", "NVM, undo log record + fence per store, flush at interval end", false,
