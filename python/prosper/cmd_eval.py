@@ -53,10 +53,8 @@ def add_arguments(p):
 
 def unavailable(e):
     """Why experiment e cannot run in this checkout, or None."""
-    if e.name.startswith("kindle-"):
-        mod = "prosper.study_" + e.name[len("kindle-"):].replace("-", "_")
-        if importlib.util.find_spec(mod) is None:
-            return f"not built yet: no {mod} module (`prosper sim --study {e.name[len('kindle-'):]}`)"
+    if e.module and importlib.util.find_spec(e.module) is None:
+        return f"not built yet: no {e.module} module"
     return None
 
 
@@ -204,12 +202,10 @@ def main(args):
     skipped = []
     todo = []
     for e in ex.EXPERIMENTS:
-        if e.name not in names:
+        why = "not selected (--only)" if e.name not in names else unavailable(e)
+        if why:
             skipped.append({"name": e.name, "title": e.title, "kind": e.kind, "command": None, "status": "missing",
-                            "reason": "not selected (--only)", "seconds": 0.0, "outputs": []})
-        elif unavailable(e):
-            skipped.append({"name": e.name, "title": e.title, "kind": e.kind, "command": None, "status": "missing",
-                            "reason": unavailable(e), "seconds": 0.0, "outputs": []})
+                            "reason": why, "seconds": 0.0, "outputs": []})
         else:
             todo.append(e)
     total = len(todo)

@@ -30,11 +30,13 @@ def py():
 
 class Experiment:
     """name: directory under RAW; argv(size, outdir) -> command; files: what it must leave in
-    outdir; stdout_to: a file in outdir that receives the command's stdout (or None)."""
+    outdir; stdout_to: a file in outdir that receives the command's stdout (or None); module: a
+    Python module the command needs (absent: the experiment is reported missing, not failed)."""
 
-    def __init__(self, name, title, kind, argv, files, figures, stdout_to=None):
+    def __init__(self, name, title, kind, argv, files, figures, stdout_to=None, module=None):
         self.name, self.title, self.kind = name, title, kind
         self.argv, self.files, self.figures, self.stdout_to = argv, files, figures, stdout_to
+        self.module = module
 
 
 def _bench_program(name):
@@ -271,15 +273,15 @@ EXPERIMENTS = [
     Experiment("kindle-pagetable", "Kindle: page-table persistence", "model",
                lambda size, out: [PROSPER, "sim", "--study", "pagetable", "--out", out]
                + _sized(size, ["--quick"], ["--quick"], []),
-               ["kindle_pagetable.json"], {"kindle_pagetable.json": kindle_figures}),
+               ["kindle_pagetable.json"], {"kindle_pagetable.json": kindle_figures}, module="prosper.study_pagetable"),
     Experiment("kindle-ssp-interval", "Kindle: SSP consistency intervals", "model",
                lambda size, out: [PROSPER, "sim", "--study", "ssp-interval", "--out", out]
                + _sized(size, ["--quick"], ["--quick"], []),
-               ["kindle_ssp-interval.json"], {"kindle_ssp-interval.json": kindle_figures}),
+               ["kindle_ssp-interval.json"], {"kindle_ssp-interval.json": kindle_figures}, module="prosper.study_ssp_interval"),
     Experiment("kindle-hscc", "Kindle: HSCC page migration", "model",
                lambda size, out: [PROSPER, "sim", "--study", "hscc", "--out", out]
                + _sized(size, ["--quick"], ["--quick"], []),
-               ["kindle_hscc.json"], {"kindle_hscc.json": kindle_figures}),
+               ["kindle_hscc.json"], {"kindle_hscc.json": kindle_figures}, module="prosper.study_hscc"),
     Experiment("crashtest", "Pool protocol under simulated crashes and power failures", "model",
                lambda size, out: [PROSPER, "crashtest", "--json", "--states",
                                   _sized(size, "2000", "20000", "100000")],
