@@ -1,5 +1,5 @@
-"""prosper crashtest -- crash the pool protocol at every persist point of a deterministic
-workload, under a cache-line power-failure model (lines kept, dropped or torn at 8 bytes) and a
+"""prosper crashtest -- crash the pool protocol at every persist point of deterministic
+workloads (the pool's own, and libcrpm containers in each of their modes), under a cache-line power-failure model (lines kept, dropped or torn at 8 bytes) and a
 page model (pages kept, dropped or torn at 512-byte sectors); crash again inside recovery;
 continue after recovery; inject I/O errors; then run every mutant (a persist removed, a step
 reordered) and require that each is caught.  Exit 0 only if no state was inconsistent and every
@@ -8,6 +8,8 @@ from .paths import exec_tool
 
 
 def add_arguments(p):
+    p.add_argument("--workload", choices=["pool", "crpm", "all"], default="all",
+                   help="the pool's own workload, libcrpm's containers, or both (default all: half the states each)")
     p.add_argument("--states", type=int, default=100000, help="crash states to explore at least (default 100000)")
     p.add_argument("--seed", type=int, default=1, help="workload seed (default 1)")
     p.add_argument("--granularity", choices=["cache_line", "page", "both"], default="both",
@@ -20,7 +22,7 @@ def main(args):
     if args.states <= 0:
         from .paths import die
         die("crashtest: --states must be positive")
-    argv = ["crashtest", "--states", str(args.states), "--seed", str(args.seed),
+    argv = ["crashtest", "--workload", args.workload, "--states", str(args.states), "--seed", str(args.seed),
             "--granularity", args.granularity]
     if args.no_mutants:
         argv.append("--no-mutants")

@@ -189,7 +189,8 @@ def main(args):
         ok &= bool(v and v["identical"] and v["generation"] == args.generations)
         say(f"   finished: generation {v['generation']} {'IDENTICAL' if v['identical'] else 'DIFFERENT'} "
             f"to an uninterrupted computation (crc32c {v['crc32c']})\n")
-        say("5. The commit protocol under simulated crashes and power failures (prosper crashtest):")
+        say("5. The commit protocol and libcrpm's containers under simulated crashes and power failures "
+            "(prosper crashtest):")
         ct = subprocess.run([life, "crashtest", "--states", "20000", "--json"], capture_output=True, text=True)
         r = json.loads(ct.stdout)
         ok &= ct.returncode == 0

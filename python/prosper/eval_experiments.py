@@ -215,9 +215,9 @@ def overhead_figures(d):
 
 def crashtest_figures(d):
     return {"ours-crashtest": (
-        table(["model", "states", "inconsistent", "crash points", "nested", "continued"],
-              [[r["granularity"], r["states"], r["inconsistent"], r["crash_points"], r["nested_states"],
-                r["continued_states"]] for r in d["runs"]]),
+        table(["workload", "variant", "model", "states", "inconsistent", "crash points", "nested", "continued"],
+              [[r["workload"], r["variant"], r["granularity"], r["states"], r["inconsistent"], r["crash_points"],
+                r["nested_states"], r["continued_states"]] for r in d["runs"]]),
         "(ours) every crash state recovers to a committed epoch; every protocol mutant is caught",
         f"mutants caught: {d['mutants_caught']} of {d['mutants']}")}
 
@@ -282,7 +282,7 @@ EXPERIMENTS = [
                lambda size, out: [PROSPER, "sim", "--study", "hscc", "--out", out]
                + _sized(size, ["--quick"], ["--quick"], []),
                ["kindle_hscc.json"], {"kindle_hscc.json": kindle_figures}, module="prosper.study_hscc"),
-    Experiment("crashtest", "Pool protocol under simulated crashes and power failures", "model",
+    Experiment("crashtest", "Pool protocol and libcrpm containers under simulated crashes and power failures", "model",
                lambda size, out: [PROSPER, "crashtest", "--json", "--states",
                                   _sized(size, "2000", "20000", "100000")],
                ["crashtest.json"], {"crashtest.json": crashtest_figures}, stdout_to="crashtest.json"),
@@ -351,7 +351,7 @@ FIGURES = [
     ("ours-overhead", "Prosper (this project)", "prosper run overhead per program"),
     ("ours-stack-bytes", "Prosper (this project)", "Stack bytes per checkpoint: page, 8 B diff, exact"),
     ("ours-resume", "Prosper (this project)", "Resume time and restore bandwidth"),
-    ("ours-crashtest", "Prosper (this project)", "Crash-test statistics of the pool protocol"),
+    ("ours-crashtest", "Prosper (this project)", "Crash-test statistics of the pool protocol and libcrpm containers"),
     ("ours-torture", "Prosper (this project)", "kill -9 / resume torture"),
     ("ours-sim-speed", "Prosper (this project)", "Simulator speed"),
 ]

@@ -1,8 +1,9 @@
-/* prosper_pool.c -- the C side of `prosper inspect`, `prosper crashtest` and the pool demo.
+/* prosper_pool.c -- the C side of `prosper inspect`, `prosper crashtest` (crashtest.c) and the
+ * pool demo.
  *
  * usage: prosper-pool inspect [--json] POOL
- *        prosper-pool crashtest [--states N] [--seed S] [--granularity cache_line|page|both]
- *                               [--no-mutants] [--json]
+ *        prosper-pool crashtest [--workload pool|crpm|all] [--states N] [--seed S]
+ *                               [--granularity cache_line|page|both] [--no-mutants] [--json]
  *        prosper-pool life POOL --generations N [--size S]   (demo workload, see below)
  *        prosper-pool life-verify POOL [--size S]
  * Exit codes: 0 ok, 1 failure (inconsistency found, mutant missed), 2 usage or refused input.
@@ -12,35 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include "prosper/crashsim.h"
 #include "prosper/crc32c.h"
 #include "prosper/pool.h"
-
-static int die(const char *cmd, const char *msg)
-{
-	fprintf(stderr, "prosper %s: %s\n", cmd, msg);
-	return 2;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* parse_u64 -- a whole number, or -1 */
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || *s == '-')
-		return -1;
-	*out = v;
-	return 0;
-}
+#include "cli_util.h"
 
 /* ------------------------------------------------------------------ inspect */
 
@@ -63,142 +38,6 @@ static int cmd_inspect(int argc, char **argv)
 	if (prosper_pool_inspect_file(path, json, stdout) != 0)
 		return die("inspect", prosper_pool_errormsg());
 	return 0;
-}
-
-/* ------------------------------------------------------------------ crashtest */
-
-static void print_run(const char *gran, const struct prosper_crashsim_result *r, double secs, int first)
-{
-	char why[sizeof r->first_failure];
-	snprintf(why, sizeof why, "%s", r->first_failure);
-	for (char *c = why; *c; c++)
-		if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20)
-			*c = '\'';
-	printf("%s{\"granularity\": \"%s\", \"states\": %" PRIu64 ", \"inconsistent\": %" PRIu64
-	       ", \"crash_points\": %" PRIu64 ", \"nested_states\": %" PRIu64 ", \"continued_states\": %" PRIu64
-	       ", \"max_inflight\": %" PRIu64 ", \"epochs\": %" PRIu64 ", \"seconds\": %.2f, \"first_failure\": \"%s\"}",
-	       first ? "" : ", ", gran, r->states, r->inconsistent, r->crash_points, r->nested_states,
-	       r->continued_states, r->max_inflight, r->epochs, secs, why);
-}
-
-static int cmd_crashtest(int argc, char **argv)
-{
-	uint64_t states = 100000, seed = 1;
-	int json = 0, mutants = 1, grans = 3; /* bit 0 cache line, bit 1 page */
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = 1;
-		else if (!strcmp(argv[i], "--no-mutants"))
-			mutants = 0;
-		else if (!strcmp(argv[i], "--states") && i + 1 < argc) {
-			if (parse_u64(argv[++i], &states) || states == 0)
-				return die("crashtest", "--states takes a positive whole number");
-		} else if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
-			if (parse_u64(argv[++i], &seed))
-				return die("crashtest", "--seed takes a whole number");
-		} else if (!strcmp(argv[i], "--granularity") && i + 1 < argc) {
-			const char *g = argv[++i];
-			grans = !strcmp(g, "cache_line") ? 1 : !strcmp(g, "page") ? 2 : !strcmp(g, "both") ? 3 : 0;
-			if (!grans)
-				return die("crashtest", "--granularity is cache_line, page or both");
-		} else
-			return die("crashtest", "unknown option (see prosper crashtest --help)");
-	}
-	double t0 = now();
-	uint64_t total = 0, bad = 0;
-	struct { const char *name; int gran; uint64_t share; } runs[2] = {
-		{ "cache_line", PROSPER_GRAN_CACHE_LINE, grans == 3 ? states * 3 / 4 : states },
-		{ "page", PROSPER_GRAN_PAGE, grans == 3 ? states - states * 3 / 4 : states },
-	};
-	struct prosper_crashsim_result res[2];
-	double secs[2] = { 0, 0 };
-	for (int g = 0; g < 2; g++) {
-		if (!(grans & (1 << g)))
-			continue;
-		/* Several seeds: different workload shapes; the budget is split between them. */
-		struct prosper_crashsim_result acc;
-		memset(&acc, 0, sizeof acc);
-		uint64_t per_seed = (runs[g].share + 3) / 4;
-		double t = now();
-		for (uint64_t s = 0; s < 4; s++) {
-			struct prosper_crashsim_config c;
-			struct prosper_crashsim_result r;
-			prosper_crashsim_config_default(&c);
-			c.states = per_seed;
-			c.seed = seed + s;
-			c.granularity = runs[g].gran;
-			if (prosper_crashsim_run(&c, &r) != 0) {
-				fprintf(stderr, "prosper crashtest: simulator failed to run\n");
-				return 1;
-			}
-			acc.states += r.states;
-			acc.inconsistent += r.inconsistent;
-			acc.crash_points += r.crash_points;
-			acc.nested_states += r.nested_states;
-			acc.continued_states += r.continued_states;
-			acc.epochs += r.epochs;
-			if (r.max_inflight > acc.max_inflight)
-				acc.max_inflight = r.max_inflight;
-			if (!acc.first_failure[0] && r.first_failure[0])
-				snprintf(acc.first_failure, sizeof acc.first_failure, "seed %" PRIu64 ": %.480s", c.seed, r.first_failure);
-			if (!json)
-				fprintf(stderr, "  %s seed %" PRIu64 ": %" PRIu64 " states, %" PRIu64 " inconsistent\n",
-					runs[g].name, c.seed, r.states, r.inconsistent);
-		}
-		res[g] = acc;
-		secs[g] = now() - t;
-		total += acc.states;
-		bad += acc.inconsistent;
-	}
-	int nm = mutants ? prosper_crashsim_mutant_count() : 0, caught = 0;
-	char *names[64];
-	int was_caught[64];
-	for (int i = 0; i < nm && i < 64; i++) {
-		struct prosper_crashsim_config c;
-		struct prosper_crashsim_result r;
-		prosper_crashsim_config_default(&c);
-		names[i] = strdup(prosper_crashsim_mutant(i, &c));
-		c.states = 3000;
-		c.stop_at_first = 1;
-		was_caught[i] = 0;
-		for (uint64_t s = 0; s < 4 && !was_caught[i]; s++) {
-			c.seed = seed + s;
-			prosper_crashsim_run(&c, &r);
-			was_caught[i] = r.inconsistent > 0;
-		}
-		caught += was_caught[i];
-		if (!json)
-			fprintf(stderr, "  mutant %-26s %s\n", names[i], was_caught[i] ? "caught" : "NOT CAUGHT");
-	}
-	double elapsed = now() - t0;
-	if (json) {
-		printf("{\"states\": %" PRIu64 ", \"inconsistent\": %" PRIu64 ", \"mutants\": %d, \"mutants_caught\": %d, "
-		       "\"seed\": %" PRIu64 ", \"seconds\": %.2f, \"runs\": [", total, bad, nm, caught, seed, elapsed);
-		int first = 1;
-		for (int g = 0; g < 2; g++)
-			if (grans & (1 << g)) {
-				print_run(runs[g].name, &res[g], secs[g], first);
-				first = 0;
-			}
-		printf("], \"mutant_results\": [");
-		for (int i = 0; i < nm; i++)
-			printf("%s{\"name\": \"%s\", \"caught\": %s}", i ? ", " : "", names[i], was_caught[i] ? "true" : "false");
-		printf("]}\n");
-	} else {
-		printf("crash states explored: %" PRIu64 ", inconsistent: %" PRIu64 "\n", total, bad);
-		for (int g = 0; g < 2; g++)
-			if (grans & (1 << g))
-				printf("  %-10s %" PRIu64 " states at %" PRIu64 " crash points (%" PRIu64 " nested in recovery, %"
-				       PRIu64 " continued), %.1f s%s%s\n", runs[g].name, res[g].states, res[g].crash_points,
-				       res[g].nested_states, res[g].continued_states, secs[g],
-				       res[g].first_failure[0] ? "; first failure: " : "", res[g].first_failure);
-		if (nm)
-			printf("mutants caught: %d of %d\n", caught, nm);
-		printf("%.1f s\n", elapsed);
-	}
-	for (int i = 0; i < nm; i++)
-		free(names[i]);
-	return bad == 0 && caught == nm ? 0 : 1;
 }
 
 /* ------------------------------------------------------------------ demo workload: Life */

@@ -97,11 +97,31 @@ def test_crashtest_acceptance():
     assert j["states"] >= 100000
     assert j["inconsistent"] == 0
     assert j["mutants"] > 0 and j["mutants_caught"] == j["mutants"]
+    # both workloads ran under both failure models, every crpm variant, and each side's mutants
+    assert j["workloads"] == ["pool", "crpm"]
+    runs = {(x["workload"], x["variant"], x["granularity"]) for x in j["runs"]}
+    crpm_variants = {v for w, v, _ in runs if w == "crpm"}
+    assert {"default/hooks", "default/protect", "default/steal", "buffered/hooks", "buffered/protect"} <= crpm_variants
+    assert runs == {(w, v, g) for w, v, _ in runs for g in ("cache_line", "page")}
+    for w in ("pool", "crpm"):
+        assert sum(x["states"] for x in j["runs"] if x["workload"] == w) >= 50000 * 9 // 10
+        assert any(m["workload"] == w for m in j["mutant_results"])
+    assert all(x["epochs"] > 0 and x["crash_points"] > 0 for x in j["runs"])
+
+
+def test_crashtest_one_workload():
+    r = prosper("crashtest", "--workload", "crpm", "--states", "4000", "--granularity", "page", "--no-mutants",
+                "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    j = json.loads(r.stdout)
+    assert j["workloads"] == ["crpm"] and j["mutants"] == 0
+    assert {x["workload"] for x in j["runs"]} == {"crpm"} and {x["granularity"] for x in j["runs"]} == {"page"}
 
 
 def test_crashtest_usage_errors():
     assert prosper("crashtest", "--states", "0").returncode == 2
     assert prosper("crashtest", "--granularity", "word").returncode == 2
+    assert prosper("crashtest", "--workload", "heap").returncode == 2
 
 
 def test_sigkill_at_random_instants_recovers_a_committed_generation(tmp_path, pool_tool):
