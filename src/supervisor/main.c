@@ -690,7 +690,7 @@ static void write_stats(struct sup *s, const char *path, const struct opts *o)
 		"\"stack_tracker\": \"%s\", \"heap_tracker\": \"%s\", \"stack_granularity\": %u, \"heap_granularity\": %u, "
 		"\"interval_ms\": %g, \"resumed\": %s, \"restore_seconds\": %.6f, \"restore_memory_seconds\": %.6f, "
 		"\"restored_bytes\": %llu, \"nvm_regions\": %d, \"nvm_faults\": %llu, \"nvm_dirty_bytes\": %llu, "
-		"\"pool_cow_bytes\": %llu, "
+		"\"pool_cow_bytes\": %llu, \"nvm_ahead_segments\": %llu, \"nvm_ahead_changed\": %llu, \"nvm_fault_ms\": %.3f, "
 		"\"disabled\": %s%s%s}\n",
 		(unsigned long long)s->checkpoints, (unsigned long long)s->late,
 		s->checkpoints ? 1e3 * s->stop_total / s->checkpoints : 0.0, 1e3 * s->stop_max,
@@ -704,7 +704,9 @@ static void write_stats(struct sup *s, const char *path, const struct opts *o)
 		(unsigned long long)prosper_pool_epoch(s->pool), names[o->stack_mode], names[o->heap_mode],
 		s->stack_gran, s->heap_gran, o->interval_ms, o->resume ? "true" : "false", s->restore_seconds, s->restore_memory_seconds,
 		(unsigned long long)s->restored_bytes, s->nnvm, (unsigned long long)s->nvm_faults,
-		(unsigned long long)s->nvm_dirty_bytes, (unsigned long long)ps.cow_bytes, s->disabled_reason ? "\"" : "null",
+		(unsigned long long)s->nvm_dirty_bytes, (unsigned long long)ps.cow_bytes,
+		(unsigned long long)s->nvm_ahead_segments, (unsigned long long)s->nvm_ahead_changed, 1e3 * s->nvm_fault_seconds,
+		s->disabled_reason ? "\"" : "null",
 		s->disabled_reason ? s->disabled_reason : "", s->disabled_reason ? "\"" : "");
 	fclose(f);
 }

@@ -10,10 +10,12 @@
  *            the program open the pool and map (or unmap) it through the syscall gate, answer in
  *            rax.  A new region's segments are new in this epoch: mapped writable.
  *   fault    a clean segment is mapped read-only; the first store of an epoch raises SIGSEGV,
- *            which ptrace shows us before the program sees it: prosper_pool_direct_prepare
- *            (copy-on-write of the committed contents into a backup slot, made durable), then an
+ *            which ptrace shows us before the program sees it: copy-on-write of the committed
+ *            contents into a backup slot, made durable (prosper_pool_direct_prepare), then an
  *            injected mprotect makes the segment writable, and the store is restarted without
- *            the signal.
+ *            the signal.  A fault may also OPEN segments AHEAD of their own first store (below):
+ *            they are prepared in the same batch, made writable by one mprotect per run of
+ *            adjacent segments, and are "written" from then on exactly like the faulting one.
  *   stop     every region written in the interval is made read-only again (one injected
  *            mprotect per region); its written segments are handed to the commit.  Nothing of
  *            it is copied.
@@ -23,6 +25,42 @@
  *            state of the same stop.
  *   resume   recovery has put every segment's committed contents into its main slot (slots never
  *            move): the regions are mapped read-only again at their addresses; no copy.
+ *
+ * Opening ahead.  A fault costs the program two stops of the thread and the supervisor's
+ * round trips (a few hundred microseconds here, docs/run-resume.md), far more than the
+ * copy-on-write of one segment, so a program that wrote all over its NVM memory with a fault per
+ * segment and interval ran many times slower than with DRAM.  A fault therefore opens the segments the program is about to write, predicted by
+ * two rules:
+ *   repeat   the first fault of an interval in a region opens every segment of that region the
+ *            previous interval CHANGED (the commit found changed blocks in it; not merely opened,
+ *            so a segment opened ahead and left alone drops out after one interval).  Those
+ *            segments all have a backup already and their stale blocks are exactly that
+ *            interval's changes, so one prosper_pool_direct_prepare_ahead copies them and needs
+ *            two fences in all; a segment new in the previous epoch has no backup yet and is
+ *            prepared on its own.  A writer that rewrites the same memory every interval (all of
+ *            it, or a hot part) then takes one fault per interval and region.
+ *   next     a fault at the segment just after one open in this interval (the program writes
+ *            forward) opens the next 2, 4, 8 ... NEXT_MAX segments not open yet, doubling while
+ *            the faults stay sequential (a file system's read-ahead, for writes).  A writer
+ *            sweeping its memory takes a few faults per NEXT_MAX segments, and a sweep that
+ *            fills the interval becomes a repeat set in the next one.  Without it, a dense
+ *            writer slowed down by faults covers only a few dozen segments per interval and the
+ *            repeat rule, always a sweep behind, would never catch up.
+ * What opening ahead costs when the prediction is wrong: a copy of the segment's stale blocks
+ * and a compare at the commit (tens of microseconds per segment), never a correctness issue.  The
+ * repeat set of a writer whose segments do not repeat (a window sliding over its memory) is
+ * judged at each commit: when fewer than 1/POOR_PART of a region's repeat set was changed again
+ * in POOR_LIMIT consecutive intervals, the next SKIP_BASE first faults (doubling to 64 while the
+ * probes that follow stay poor) open no repeat set; the next rule still applies.  The repeat set
+ * needs no cap: it is at most what the previous interval changed.  After a resume there is no
+ * history, and the first interval faults segment by segment (with the next rule).
+ * Whole-region opening (every segment at the first fault) was tried before and removed: it
+ * copied and compared all of a large region each interval however little was written.
+ * Opening ahead is safe for the same reason a fault is: each segment is opened only after its own
+ * copy-on-write is durable (N1), only once the previous commit has finished (N2), and it is
+ * write-protected at the stop and block-compared at the commit like any written segment.  The
+ * stats count segments opened ahead (nvm_ahead_segments) and how many of them the commits found
+ * changed (nvm_ahead_changed).
  *
  * Invariants
  *   N1 A segment is writable in the program only after its copy-on-write of this epoch is
@@ -43,6 +81,7 @@
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include "../shim/shim_proto.h"
 #include "inject.h"
 #include "sup.h"
@@ -75,10 +114,12 @@ static struct nvm_region *nvm_add(struct sup *s, uint32_t id, uint64_t start, ui
 	uint32_t nsegs = (uint32_t)(len / s->nvm_seg);
 	struct nvm_region *r = &s->nvm[s->nnvm];
 	*r = (struct nvm_region){ .id = id, .start = start, .len = len, .written = calloc(nsegs, 1),
-				  .committing = calloc(nsegs, 1) };
-	if (!r->written || !r->committing) {
+				  .committing = calloc(nsegs, 1), .changed = calloc(nsegs, 1), .ahead = calloc(nsegs, 1) };
+	if (!r->written || !r->committing || !r->changed || !r->ahead) {
 		free(r->written);
 		free(r->committing);
+		free(r->changed);
+		free(r->ahead);
 		return NULL;
 	}
 	s->nnvm++;
@@ -91,6 +132,8 @@ static void nvm_drop(struct sup *s, struct nvm_region *r)
 {
 	free(r->written);
 	free(r->committing);
+	free(r->changed);
+	free(r->ahead);
 	*r = s->nvm[--s->nnvm];
 }
 
@@ -218,7 +261,105 @@ static int serve_request(struct sup *s, pid_t tid)
 	return rc;
 }
 
-/* A first store to a clean segment: copy-on-write, then writable (N1). */
+/* What a fault opens beyond its own segment (the rules in the header). */
+enum { AHEAD_NONE, AHEAD_REPEAT, AHEAD_NEXT };
+#define NEXT_MAX 64u    /* segments opened at most by one sequential fault (4 MiB) */
+#define POOR_PART 4u    /* a repeat set is poor when fewer than 1/POOR_PART of it was changed */
+#define POOR_LIMIT 2u   /* consecutive poor intervals before repeat sets are skipped */
+#define SKIP_BASE 8u    /* first faults skipped then (doubling while probes stay poor, to 64) */
+
+/* ahead_judge -- after the commit of an interval in which r's repeat set (REPEAT segments, hits of
+ * them changed) was opened: keep opening it, or skip it for a while. */
+static void ahead_judge(struct nvm_region *r, uint32_t repeat, uint32_t hits)
+{
+	if (!repeat)
+		return;
+	if (hits * POOR_PART >= repeat) {
+		r->ahead_poor = 0;
+		return;
+	}
+	if (++r->ahead_poor >= POOR_LIMIT) {
+		uint32_t sh = r->ahead_poor - POOR_LIMIT;
+		r->ahead_skip = SKIP_BASE << (sh < 3 ? sh : 3);
+	}
+}
+
+/* ahead_plan -- the segments the fault at k opens besides k: marks them in r->ahead with the rule
+ * that chose them (only segments not open yet); returns how many. */
+static uint32_t ahead_plan(struct sup *s, struct nvm_region *r, uint32_t k)
+{
+	uint32_t nsegs = (uint32_t)(r->len / s->nvm_seg), n = 0;
+	if (!r->any_written) {
+		/* the first fault of the interval in r: what the previous interval changed */
+		r->ahead_next = 0;
+		if (r->ahead_skip) {
+			r->ahead_skip--;
+			return 0;
+		}
+		for (uint32_t j = 0; j < nsegs; j++)
+			if (r->changed[j] && j != k) {
+				r->ahead[j] = AHEAD_REPEAT;
+				n++;
+			}
+		return n;
+	}
+	if (k == 0 || !r->written[k - 1]) {
+		r->ahead_next = 0; /* not the next segment after open ones */
+		return 0;
+	}
+	r->ahead_next = r->ahead_next ? (2 * r->ahead_next < NEXT_MAX ? 2 * r->ahead_next : NEXT_MAX) : 2;
+	for (uint32_t j = k + 1; j < nsegs && j <= k + r->ahead_next; j++)
+		if (!r->written[j]) {
+			r->ahead[j] = AHEAD_NEXT;
+			n++;
+		}
+	return n;
+}
+
+/* prepare_set -- copy-on-write of what the fault at k opens: k and the segments ahead_plan
+ * chose, returned in *set (ascending, *n of them, to free).  One batched prepare for the
+ * segments that have a backup, a prepare each for the others (new in the previous epoch); a
+ * segment other than k that cannot be prepared is left out and unmarked (it faults later like any
+ * other).  On return every segment in the set is prepared and durable (N1).  0, or -1 when k
+ * itself could not be prepared. */
+static int prepare_set(struct sup *s, struct nvm_region *r, uint32_t k, uint32_t **set, uint32_t *n,
+		       char *why, size_t whylen)
+{
+	uint32_t nsegs = (uint32_t)(r->len / s->nvm_seg), m = ahead_plan(s, r, k) + 1, c = 0;
+	uint32_t *v = malloc((size_t)m * sizeof *v);
+	for (uint32_t j = 0; j < nsegs && c < m; j++)
+		if (j == k || (r->ahead[j] && !r->written[j])) {
+			if (v)
+				v[c] = j;
+			c++;
+		}
+	int rc = !v ? -ENOMEM : c > 1 ? prosper_pool_direct_prepare_ahead(s->pool, r->id, v, c) : 0;
+	if (!rc)
+		rc = prosper_pool_direct_prepare(s->pool, r->id, k);
+	if (rc) {
+		for (uint32_t j = 0; j < nsegs; j++)
+			if (!r->written[j])
+				r->ahead[j] = AHEAD_NONE;
+		free(v);
+		snprintf(why, whylen, "copy-on-write of NVM segment %u at %#llx failed: %s", k,
+			 (unsigned long long)(r->start + (uint64_t)k * s->nvm_seg), rc == -ENOMEM ? "out of memory" :
+			 prosper_pool_errormsg());
+		return -1;
+	}
+	uint32_t w = 0;
+	for (uint32_t i = 0; i < c; i++) {
+		if (v[i] == k || prosper_pool_direct_prepare(s->pool, r->id, v[i]) == 0)
+			v[w++] = v[i];
+		else
+			r->ahead[v[i]] = AHEAD_NONE;
+	}
+	*set = v;
+	*n = w;
+	return 0;
+}
+
+/* A first store to a clean segment: copy-on-write, then writable (N1) -- with the segments
+ * prepared ahead, by one injected mprotect per run of adjacent segments. */
 static int serve_fault(struct sup *s, pid_t tid, char *why, size_t whylen)
 {
 	siginfo_t si;
@@ -226,25 +367,37 @@ static int serve_fault(struct sup *s, pid_t tid, char *why, size_t whylen)
 		return -1;
 	uint64_t a = (uint64_t)(uintptr_t)si.si_addr;
 	struct nvm_region *r = sup_nvm_find(s, a);
-	uint32_t k = (uint32_t)((a - r->start) / s->nvm_seg);
-	int rc = prosper_pool_direct_prepare(s->pool, r->id, k);
-	if (rc) {
-		snprintf(why, whylen, "copy-on-write of NVM segment %u at %#llx failed: %s", k,
-			 (unsigned long long)(r->start + (uint64_t)k * s->nvm_seg), prosper_pool_errormsg());
+	uint32_t k = (uint32_t)((a - r->start) / s->nvm_seg), *set, n;
+	if (prepare_set(s, r, k, &set, &n, why, whylen) != 0)
+		return -1;
+	struct inject in;
+	if (nvm_inject(s, tid, &in) != 0) {
+		free(set);
 		return -1;
 	}
-	struct inject in;
-	if (nvm_inject(s, tid, &in) != 0)
-		return -1;
-	long m = inject_syscall(&in, SYS_mprotect, (long)(r->start + (uint64_t)k * s->nvm_seg), (long)s->nvm_seg,
-			       PROT_READ | PROT_WRITE, 0, 0, 0);
-	rc = ptrace(PTRACE_SETREGS, tid, 0, &in.base);
+	long m = 0;
+	for (uint32_t i = 0; i < n && !m;) {
+		uint32_t e = i + 1;
+		while (e < n && set[e] == set[e - 1] + 1)
+			e++;
+		m = inject_syscall(&in, SYS_mprotect, (long)(r->start + (uint64_t)set[i] * s->nvm_seg),
+				   (long)((uint64_t)(e - i) * s->nvm_seg), PROT_READ | PROT_WRITE, 0, 0, 0);
+		i = e;
+	}
+	int rc = ptrace(PTRACE_SETREGS, tid, 0, &in.base);
 	inject_close(&in);
 	if (m != 0 || rc != 0) {
+		for (uint32_t i = 0; i < n; i++)
+			r->ahead[set[i]] = AHEAD_NONE;
+		free(set);
 		snprintf(why, whylen, "cannot make NVM segment %u writable in the program", k);
 		return -1;
 	}
-	r->written[k] = 1;
+	for (uint32_t i = 0; i < n; i++) {
+		r->written[set[i]] = 1;
+		s->nvm_ahead_segments += set[i] != k;
+	}
+	free(set);
 	r->any_written = 1;
 	s->nvm_faults++;
 	return 0;
@@ -253,7 +406,12 @@ static int serve_fault(struct sup *s, pid_t tid, char *why, size_t whylen)
 int sup_nvm_serve(struct sup *s, pid_t tid, int sig, char *why, size_t whylen)
 {
 	snprintf(why, whylen, "cannot serve an NVM request of thread %d", (int)tid);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int rc = sig == SIGTRAP ? serve_request(s, tid) : serve_fault(s, tid, why, whylen);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (sig != SIGTRAP)
+		s->nvm_fault_seconds += (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	if (rc == 0 && ptrace(PTRACE_CONT, tid, 0, 0) != 0)
 		rc = -1;
 	return rc;
@@ -297,6 +455,7 @@ struct dirty_ctx {
 	uint32_t id;
 	uint64_t base;
 	int rc;
+	int changed;
 };
 
 static void name_dirty(void *vctx, uint64_t off, uint64_t len)
@@ -305,15 +464,18 @@ static void name_dirty(void *vctx, uint64_t off, uint64_t len)
 	if (!d->rc)
 		d->rc = prosper_pool_direct_dirty(d->s->pool, d->id, d->base + off, len);
 	d->s->nvm_dirty_bytes += len;
+	d->changed = 1;
 }
 
 int sup_nvm_commit(struct sup *s)
 {
 	for (int i = 0; i < s->nnvm; i++) {
 		struct nvm_region *r = &s->nvm[i];
+		uint32_t nsegs = (uint32_t)(r->len / s->nvm_seg), repeat = 0, hits = 0;
+		memset(r->changed, 0, nsegs); /* what the next interval prepares ahead: this one's changes */
 		if (!r->any_committing)
 			continue;
-		for (uint32_t k = 0; k < r->len / s->nvm_seg; k++) {
+		for (uint32_t k = 0; k < nsegs; k++) {
 			if (!r->committing[k])
 				continue;
 			r->committing[k] = 0;
@@ -328,12 +490,22 @@ int sup_nvm_commit(struct sup *s)
 					return -ENOMEM;
 				old = s->nvm_zeros;
 			}
-			struct dirty_ctx d = { s, r->id, (uint64_t)k * s->nvm_seg, 0 };
+			struct dirty_ctx d = { s, r->id, (uint64_t)k * s->nvm_seg, 0, 0 };
 			prosper_track_diff(old, cur, len, 256, name_dirty, &d);
 			if (d.rc)
 				return d.rc;
+			r->changed[k] = (uint8_t)d.changed;
+			if (r->ahead[k]) {
+				s->nvm_ahead_changed += (uint32_t)d.changed;
+				if (r->ahead[k] == AHEAD_REPEAT) {
+					repeat++;
+					hits += (uint32_t)d.changed;
+				}
+				r->ahead[k] = AHEAD_NONE;
+			}
 		}
 		r->any_committing = 0;
+		ahead_judge(r, repeat, hits);
 	}
 	return 0;
 }

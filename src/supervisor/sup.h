@@ -72,7 +72,12 @@ struct nvm_region {
 	uint64_t start, len;       /* len: whole segments */
 	uint8_t *written;          /* per segment: writable in the epoch being built */
 	uint8_t *committing;       /* per segment: written in the epoch the commit is making durable */
+	uint8_t *changed;          /* per segment: the last commit found changed blocks in it */
+	uint8_t *ahead;            /* per segment: opened ahead of a fault in this interval, and by which rule */
 	int any_written, any_committing;
+	uint32_t ahead_next;       /* segments the last sequential fault opened after it (0: none) */
+	uint32_t ahead_skip;       /* first faults left at which the repeat set is not opened */
+	uint32_t ahead_poor;       /* consecutive intervals whose repeat set was mostly not written again */
 };
 
 struct known_file {
@@ -138,6 +143,8 @@ struct sup {
 	uint8_t *nvm_zeros;           /* a segment of zeros: the committed copy of a new segment */
 	struct inject *nvm_proc;      /* the program's /proc/PID/mem, opened at the first NVM call */
 	uint64_t nvm_faults, nvm_dirty_bytes;
+	uint64_t nvm_ahead_segments, nvm_ahead_changed; /* made writable ahead of a fault; of them, changed */
+	double nvm_fault_seconds;     /* serving write faults (copy-on-write, mprotect), summed */
 };
 
 /* capture.c: a checkpoint in two halves.  sup_capture() runs while the child is stopped: map,
