@@ -11,6 +11,10 @@
  *                                    one DRAM area, each checking its halves agree, round by round
  *        nvmuser fork MIB ROUNDS     NVM memory written before and after a fork (which ends
  *                                    checkpointing: later allocations are plain memory)
+ *        nvmuser shuffled MIB ROUNDS  every round writes every 64 KiB segment of MIB MiB of NVM, in
+ *                                    an order shuffled anew each round (no segment follows the
+ *                                    one written before it), mixing in DRAM state; the round
+ *                                    counters in NVM and DRAM are checked as in `mixed`
  *        nvmuser nvm|dram MIB ROUNDS [SEGS]
  *                                    the benchmark: MIB MiB in NVM or in DRAM (calloc); each round
  *                                    writes 64 random words into each of SEGS 64 KiB pieces of it
@@ -113,6 +117,46 @@ static int bench(int in_nvm, size_t words, int rounds, size_t segs)
 	return 0;
 }
 
+static int shuffled(size_t words, int rounds)
+{
+	size_t nsegs = words / 8192;
+	uint64_t *nvm = must(prosper_nvm_alloc(words * 8), "prosper_nvm_alloc");
+	uint64_t *dram = must(calloc(nsegs, 8), "calloc"), dram_round = 0, x = 99;
+	size_t *order = must(malloc(nsegs * sizeof *order), "malloc");
+	struct timespec pause = { 0, 1000 * 1000 };
+	for (size_t i = 0; i < nsegs; i++)
+		order[i] = i;
+	for (int r = 0; r < rounds; r++) {
+		if (nvm[0] != dram_round) {
+			printf("INCONSISTENT round %d: nvm %llu dram %llu\n", r, (unsigned long long)nvm[0],
+			       (unsigned long long)dram_round);
+			return 3;
+		}
+		for (size_t i = nsegs - 1; i > 0; i--) {
+			size_t j = lcg(&x) % (i + 1), t = order[i];
+			order[i] = order[j];
+			order[j] = t;
+		}
+		for (size_t i = 0; i < nsegs; i++) {
+			size_t k = order[i];
+			for (int j = 0; j < 16; j++) {
+				size_t a = k * 8192 + 1 + lcg(&x) % 8191;
+				nvm[a] = mix(nvm[a], dram[k] + (uint64_t)r);
+			}
+			dram[k] = mix(dram[k], nvm[k * 8192 + 1 + (size_t)r % 8191]);
+		}
+		nvm[0] = ++dram_round;
+		if (r % 50 == 0)
+			printf("round %d nvm %016llx dram %016llx\n", r, (unsigned long long)fold(nvm, words),
+			       (unsigned long long)fold(dram, nsegs));
+		nanosleep(&pause, NULL);
+	}
+	printf("end nvm %016llx dram %016llx\n", (unsigned long long)fold(nvm, words),
+	       (unsigned long long)fold(dram, nsegs));
+	free(order);
+	return prosper_nvm_free(nvm) == 0 ? 0 : 2;
+}
+
 /* threads: each worker owns half of nvm and dram; its round counter lives in both halves. */
 struct half {
 	uint64_t *nvm, *dram;
@@ -186,7 +230,7 @@ static int forked(size_t words, int rounds)
 int main(int argc, char **argv)
 {
 	if (argc < 4 || argc > 5 || atoi(argv[2]) < 1 || atoi(argv[3]) < 1) {
-		fprintf(stderr, "usage: nvmuser mixed|threads|fork|nvm|dram MIB ROUNDS [SEGS]\n");
+		fprintf(stderr, "usage: nvmuser mixed|threads|fork|shuffled|nvm|dram MIB ROUNDS [SEGS]\n");
 		return 2;
 	}
 	size_t words = (size_t)atoi(argv[2]) << 17;
@@ -197,8 +241,10 @@ int main(int argc, char **argv)
 		return threaded(words, rounds);
 	if (!strcmp(argv[1], "fork"))
 		return forked(words, rounds);
+	if (!strcmp(argv[1], "shuffled"))
+		return shuffled(words, rounds);
 	if (!strcmp(argv[1], "nvm") || !strcmp(argv[1], "dram"))
 		return bench(argv[1][0] == 'n', words, rounds, argc == 5 ? (size_t)atoi(argv[4]) : 0);
-	fprintf(stderr, "usage: nvmuser mixed|threads|fork|nvm|dram MIB ROUNDS [SEGS]\n");
+	fprintf(stderr, "usage: nvmuser mixed|threads|fork|shuffled|nvm|dram MIB ROUNDS [SEGS]\n");
 	return 2;
 }
