@@ -49,9 +49,15 @@
  * What opening ahead costs when the prediction is wrong: a copy of the segment's stale blocks
  * and a compare at the commit (tens of microseconds per segment), never a correctness issue.  The
  * repeat set of a writer whose segments do not repeat (a window sliding over its memory) is
- * judged at each commit: when fewer than 1/POOR_PART of a region's repeat set was changed again
- * in POOR_LIMIT consecutive intervals, the next SKIP_BASE first faults (doubling to 64 while the
- * probes that follow stay poor) open no repeat set; the next rule still applies.  The repeat set
+ * judged at each commit.  When fewer than 1/POOR_PART of a region's repeat set was changed again
+ * and at least that many segments were changed elsewhere (the program moved on), the set is poor;
+ * after POOR_LIMIT poor intervals in a row the next SKIP_BASE first faults (doubling to 64 while
+ * the probes that follow stay poor) open no repeat set; the next rule still applies.  When the
+ * program wrote little anywhere (an idle interval: short, or the program starved on a loaded
+ * machine) the interval proves nothing: the repeat set keeps its segments besides the ones
+ * changed, up to IDLE_LIMIT idle intervals in a row (then it counts as poor, so a region written
+ * densely once and barely after does not reopen everything forever).  Without this, a dense
+ * writer on a loaded machine was sent back to a fault per segment for many intervals.  The repeat set
  * needs no cap: it is at most what the previous interval changed.  After a resume there is no
  * history, and the first interval faults segment by segment (with the next rule).
  * Whole-region opening (every segment at the first fault) was tried before and removed: it
@@ -267,21 +273,39 @@ enum { AHEAD_NONE, AHEAD_REPEAT, AHEAD_NEXT };
 #define POOR_PART 4u    /* a repeat set is poor when fewer than 1/POOR_PART of it was changed */
 #define POOR_LIMIT 2u   /* consecutive poor intervals before repeat sets are skipped */
 #define SKIP_BASE 8u    /* first faults skipped then (doubling while probes stay poor, to 64) */
+#define IDLE_LIMIT 2u   /* idle intervals in a row that keep the repeat set */
 
-/* ahead_judge -- after the commit of an interval in which r's repeat set (REPEAT segments, hits of
- * them changed) was opened: keep opening it, or skip it for a while. */
-static void ahead_judge(struct nvm_region *r, uint32_t repeat, uint32_t hits)
+/* ahead_judge -- after the commit of an interval of r: REPEAT segments of its repeat set were
+ * opened, HITS of them changed again, OTHER segments changed besides.  Returns 1 when the next
+ * repeat set is this interval's changes, 0 when it keeps the last one as well (an idle interval:
+ * the program wrote little anywhere -- a short or starved interval proves nothing -- at most
+ * IDLE_LIMIT times in a row).  A poor set (the program moved on and wrote elsewhere) counts toward
+ * skipping repeat sets for a while. */
+static int ahead_judge(struct nvm_region *r, uint32_t repeat, uint32_t hits, uint32_t other)
 {
-	if (!repeat)
-		return;
-	if (hits * POOR_PART >= repeat) {
-		r->ahead_poor = 0;
-		return;
+	if (!repeat) {
+		/* no repeat set opened: nothing to judge; an interval that wrote nothing keeps it */
+		if (!other && r->ahead_idle < IDLE_LIMIT) {
+			r->ahead_idle++;
+			return 0;
+		}
+		r->ahead_idle = 0;
+		return 1;
 	}
+	if (hits * POOR_PART >= repeat) {
+		r->ahead_poor = r->ahead_idle = 0;
+		return 1;
+	}
+	if (other * POOR_PART < repeat && r->ahead_idle < IDLE_LIMIT) {
+		r->ahead_idle++;
+		return 0;
+	}
+	r->ahead_idle = 0;
 	if (++r->ahead_poor >= POOR_LIMIT) {
 		uint32_t sh = r->ahead_poor - POOR_LIMIT;
 		r->ahead_skip = SKIP_BASE << (sh < 3 ? sh : 3);
 	}
+	return 1;
 }
 
 /* ahead_plan -- the segments the fault at k opens besides k: marks them in r->ahead with the rule
@@ -471,11 +495,8 @@ int sup_nvm_commit(struct sup *s)
 {
 	for (int i = 0; i < s->nnvm; i++) {
 		struct nvm_region *r = &s->nvm[i];
-		uint32_t nsegs = (uint32_t)(r->len / s->nvm_seg), repeat = 0, hits = 0;
-		memset(r->changed, 0, nsegs); /* what the next interval prepares ahead: this one's changes */
-		if (!r->any_committing)
-			continue;
-		for (uint32_t k = 0; k < nsegs; k++) {
+		uint32_t nsegs = (uint32_t)(r->len / s->nvm_seg), repeat = 0, hits = 0, changed = 0;
+		for (uint32_t k = 0; k < nsegs && r->any_committing; k++) {
 			if (!r->committing[k])
 				continue;
 			r->committing[k] = 0;
@@ -494,7 +515,8 @@ int sup_nvm_commit(struct sup *s)
 			prosper_track_diff(old, cur, len, 256, name_dirty, &d);
 			if (d.rc)
 				return d.rc;
-			r->changed[k] = (uint8_t)d.changed;
+			r->changed[k] |= (uint8_t)(d.changed << 1); /* bit 1: this interval; bit 0: the last set */
+			changed += (uint32_t)d.changed;
 			if (r->ahead[k]) {
 				s->nvm_ahead_changed += (uint32_t)d.changed;
 				if (r->ahead[k] == AHEAD_REPEAT) {
@@ -505,7 +527,11 @@ int sup_nvm_commit(struct sup *s)
 			}
 		}
 		r->any_committing = 0;
-		ahead_judge(r, repeat, hits);
+		/* the next repeat set: this interval's changes, or also the last set's when this
+		 * interval proved nothing (the program hardly wrote) */
+		uint8_t keep = ahead_judge(r, repeat, hits, changed - hits) ? 0 : 1;
+		for (uint32_t k = 0; k < nsegs; k++)
+			r->changed[k] = (uint8_t)((r->changed[k] >> 1) | (r->changed[k] & keep));
 	}
 	return 0;
 }

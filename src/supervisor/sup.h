@@ -78,6 +78,7 @@ struct nvm_region {
 	uint32_t ahead_next;       /* segments the last sequential fault opened after it (0: none) */
 	uint32_t ahead_skip;       /* first faults left at which the repeat set is not opened */
 	uint32_t ahead_poor;       /* consecutive intervals whose repeat set was mostly not written again */
+	uint32_t ahead_idle;       /* consecutive intervals that wrote too little to judge it */
 };
 
 struct known_file {
