@@ -57,9 +57,10 @@
  * machine) the interval proves nothing: the repeat set keeps its segments besides the ones
  * changed, up to IDLE_LIMIT idle intervals in a row (then it counts as poor, so a region written
  * densely once and barely after does not reopen everything forever).  Without this, a dense
- * writer on a loaded machine was sent back to a fault per segment for many intervals.  The repeat set
- * needs no cap: it is at most what the previous interval changed.  After a resume there is no
- * history, and the first interval faults segment by segment (with the next rule).
+ * writer on a loaded machine was sent back to a fault per segment for many intervals.  The
+ * repeat set needs no cap: it is at most what the last interval (and the idle ones just before
+ * it) changed.  After a resume there is no history, and the first interval faults segment by
+ * segment (with the next rule).
  * Whole-region opening (every segment at the first fault) was tried before and removed: it
  * copied and compared all of a large region each interval however little was written.
  * Opening ahead is safe for the same reason a fault is: each segment is opened only after its own
