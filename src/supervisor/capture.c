@@ -650,8 +650,20 @@ int sup_verify(struct sup *s)
 			rc = -EIO;
 			break;
 		}
+		uint64_t differ = 0, first = 0, last = 0;
 		for (size_t b = 0; b < len; b++)
-			s->st.mismatches += img[b] != live[b];
+			if (img[b] != live[b]) {
+				if (!differ++)
+					first = b;
+				last = b;
+			}
+		if (differ) /* where the oracle disagreed: what a bug report needs */
+			fprintf(stderr, "prosper run: verify: checkpoint %llu: %llu bytes differ in %llx-%llx %s (sp %llx), "
+				"first at %llx, last at %llx\n", (unsigned long long)s->checkpoints + 1,
+				(unsigned long long)differ, (unsigned long long)v->start, (unsigned long long)v->end,
+				v->path[0] ? v->path : "[anonymous]", (unsigned long long)v->sp,
+				(unsigned long long)(v->start + from + first), (unsigned long long)(v->start + from + last));
+		s->st.mismatches += differ;
 		s->st.verified_bytes += len;
 	}
 	free(img);

@@ -40,7 +40,7 @@ def test_every_checkpoint_equals_live_memory(tmp_path, tracker):
     assert r.returncode == 0, r.stderr
     assert r.stdout == native.stdout
     assert st["checkpoints"] >= 5 and st["disabled"] is None
-    assert st["verified_bytes"] > 0 and st["mismatches"] == 0
+    assert st["verified_bytes"] > 0 and st["mismatches"] == 0, r.stderr
     j = json.loads(prosper("inspect", "--json", pool).stdout)
     assert j["epoch"] == st["checkpoints"] + 1  # and the epoch that marks the program finished
     assert "stack" in {reg["kind"] for reg in j["regions"]}
@@ -87,7 +87,7 @@ def test_sub_page_diff_saves_the_stack_by_the_word(tmp_path):
                                 str(diff_dir / "s.json"), "--", sparse, "20000"], capture_output=True, text=True)
     assert rp.returncode == 0 and rd.returncode == 0 and rp.stdout == rd.stdout
     sp, sd = json.loads((page_dir / "s.json").read_text()), json.loads((diff_dir / "s.json").read_text())
-    assert sp["mismatches"] == 0 and sd["mismatches"] == 0
+    assert sp["mismatches"] == 0 and sd["mismatches"] == 0, rp.stderr + rd.stderr
     per_page = sp["stack_bytes"] / sp["checkpoints"]
     per_diff = sd["stack_bytes"] / sd["checkpoints"]
     assert per_page >= 20 * max(per_diff, 1)
