@@ -52,6 +52,12 @@ int prosper_track_rearm(struct prosper_track *t, uint64_t start, uint64_t end);
  * Writes up to max ranges to out; returns the count, or negative on error (t->err). */
 long prosper_track_collect(struct prosper_track *t, uint64_t start, uint64_t end, struct prosper_range *out,
 			   size_t max);
+/* The same for a stack whose live part begins inside the page at `start` (the page of SP - 128):
+ * that page is reported if written but keeps its mark, the pages above are re-armed.  The caller
+ * saves only the live part of the first page; the part below, written while dead, must still be
+ * reported once the stack grows over it, even if nothing writes that page again. */
+long prosper_track_collect_stack(struct prosper_track *t, uint64_t start, uint64_t end, struct prosper_range *out,
+				 size_t max);
 
 /* The pages of [start, end) that hold something (present or swapped), as ranges; changes
  * nothing.  Returns the count, or negative on error. */

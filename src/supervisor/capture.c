@@ -258,7 +258,8 @@ static int stage_dirty(struct sup *s)
 		int mode = v->sp ? s->stack_mode : s->heap_mode;
 		/* A stack is collected from SP's page up only: a page below SP was written while dead, but
 		 * it keeps its written mark and is saved once the stack grows over it again (a frame
-		 * reserved without being written, memory a thread library recycled between threads). */
+		 * reserved without being written, memory a thread library recycled between threads).
+		 * SP's own page is saved from SP - 128 up and keeps its mark too, for the same reason. */
 		uint64_t from = v->sp && ((v->sp - 128) & ~4095ull) > v->start ? (v->sp - 128) & ~4095ull : v->start;
 		long k;
 		if (mode == TRACK_MODE_FULL) {
@@ -269,7 +270,8 @@ static int stage_dirty(struct sup *s)
 				return rc;
 			s->ranges[0] = (struct prosper_range){ v->start, v->end };
 			k = 1;
-		} else if ((k = prosper_track_collect(&s->track, from, v->end, s->ranges, MAX_RANGES)) < 0) {
+		} else if ((k = v->sp ? prosper_track_collect_stack(&s->track, from, v->end, s->ranges, MAX_RANGES)
+				      : prosper_track_collect(&s->track, from, v->end, s->ranges, MAX_RANGES)) < 0) {
 			return (int)k;
 		} else if (!v->sp && mode != TRACK_MODE_FULL && v->end - v->start >= DENSE_REGION_MIN) {
 			uint64_t dirty = 0;

@@ -129,6 +129,28 @@ long prosper_track_collect(struct prosper_track *t, uint64_t start, uint64_t end
 		    PROSPER_PAGE_IS_WRITTEN, out, max);
 }
 
+long prosper_track_collect_stack(struct prosper_track *t, uint64_t start, uint64_t end, struct prosper_range *out,
+				 size_t max)
+{
+	uint64_t first_end = (start & ~(PAGE - 1)) + PAGE;
+	if (t->kind == PROSPER_TRACK_FULL || first_end >= end)
+		return t->kind == PROSPER_TRACK_FULL ? prosper_track_collect(t, start, end, out, max)
+						     : scan(t, start, end, 0, 0, PROSPER_PAGE_IS_WRITTEN, out, max);
+	long k = scan(t, start, first_end, 0, 0, PROSPER_PAGE_IS_WRITTEN, out, max);
+	if (k < 0)
+		return k;
+	long rest = scan(t, first_end, end, PROSPER_PM_SCAN_WP_MATCHING | PROSPER_PM_SCAN_CHECK_WPASYNC, 0,
+			 PROSPER_PAGE_IS_WRITTEN, out + k, max - (size_t)k);
+	if (rest < 0)
+		return rest;
+	if (k && rest && out[k - 1].end == out[k].start) { /* one range across the first page's end */
+		out[k - 1].end = out[k].end;
+		memmove(&out[k], &out[k + 1], (size_t)(rest - 1) * sizeof *out);
+		rest--;
+	}
+	return k + rest;
+}
+
 long prosper_track_present(struct prosper_track *t, uint64_t start, uint64_t end, struct prosper_range *out,
 			   size_t max)
 {

@@ -46,6 +46,18 @@ def test_every_checkpoint_equals_live_memory(tmp_path, tracker):
     assert "stack" in {reg["kind"] for reg in j["regions"]}
 
 
+@pytest.mark.parametrize("tracker", ["page", "diff"])
+def test_the_stack_growing_over_bytes_written_while_dead_is_saved(tmp_path, tracker):
+    """SP's page is saved from SP - 128 up; its part below, written while dead, must still be saved
+    once the stack grows over it without writing that page again (spdescend's rounds)."""
+    prog = os.path.join(BUILD, "tests", "supervisor", "spdescend")
+    native = subprocess.run([prog, "8"], capture_output=True, text=True)
+    r, st, _ = supervise(tmp_path, prog, "8", tracker=tracker, interval=2)
+    assert r.returncode == 0 and r.stdout == native.stdout, r.stderr
+    assert st["checkpoints"] >= 8 and st["disabled"] is None
+    assert st["verified_bytes"] > 0 and st["mismatches"] == 0, r.stderr
+
+
 def test_sleeps_are_not_shortened(tmp_path):
     r, st, _ = supervise(tmp_path, MAPPER, "60", verify=False, interval=2)
     assert r.returncode == 0
