@@ -24,27 +24,28 @@ def supervise(pool_dir, tmp_path, *args):
     return r, json.loads(stats.read_text()), pool
 
 
+def torture_identical(kills, seed, *args):
+    """prosper torture of nvmuser ARGS: output identical to native, most kills resumed."""
+    r = prosper("torture", "--kills", kills, "--seed", seed, "--json", "--", NVMUSER, *args, timeout=900)
+    assert r.returncode in (0, 1), r.stderr
+    res = json.loads(r.stdout)
+    assert res["identical"], res["differences"]
+    assert res["kills"] >= kills * 3 // 4 and res["resumes"] >= kills // 2
+
+
 def test_nvm_and_dram_state_survive_kills():
     """The program checks at every round that its NVM round counter equals its DRAM one (prints
     INCONSISTENT otherwise), allocates and frees a second NVM area midway, and writes NVM through
     memset/memcpy; the native run is the reference."""
     kills = 20 if LONG else 8
-    r = prosper("torture", "--kills", kills, "--seed", 5, "--json", "--", NVMUSER, "mixed", 2, 2000, timeout=900)
-    assert r.returncode in (0, 1), r.stderr
-    res = json.loads(r.stdout)
-    assert res["identical"], res["differences"]
-    assert res["kills"] >= kills * 3 // 4 and res["resumes"] >= kills // 2
+    torture_identical(kills, 5, "mixed", 2, 2000)
 
 
 def test_threads_writing_nvm_survive_kills():
     """Two threads write their own halves of one NVM area (faults of both threads, and faults that
     race with a checkpoint's interrupt) and of one DRAM area, each checking its halves agree."""
     kills = 12 if LONG else 5
-    r = prosper("torture", "--kills", kills, "--seed", 9, "--json", "--", NVMUSER, "threads", 2, 20000, timeout=900)
-    assert r.returncode in (0, 1), r.stderr
-    res = json.loads(r.stdout)
-    assert res["identical"], res["differences"]
-    assert res["kills"] >= kills * 3 // 4 and res["resumes"] >= kills // 2
+    torture_identical(kills, 9, "threads", 2, 20000)
 
 
 def test_dense_writer_with_segments_opened_ahead_survives_kills():
@@ -53,11 +54,7 @@ def test_dense_writer_with_segments_opened_ahead_survives_kills():
     interval before changed, so kills land while segments are open without a fault of their own,
     in a commit that compares them, and right after a resume (no history: faults again)."""
     kills = 20 if LONG else 8
-    r = prosper("torture", "--kills", kills, "--seed", 13, "--json", "--", NVMUSER, "shuffled", 4, 1500, timeout=900)
-    assert r.returncode in (0, 1), r.stderr
-    res = json.loads(r.stdout)
-    assert res["identical"], res["differences"]
-    assert res["kills"] >= kills * 3 // 4 and res["resumes"] >= kills // 2
+    torture_identical(kills, 13, "shuffled", 4, 1500)
 
 
 def test_dense_writers_fault_once_per_interval_not_once_per_segment(pool_dir, tmp_path):
