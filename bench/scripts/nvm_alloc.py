@@ -38,6 +38,22 @@ def timed(cmd):
     return r, time.monotonic() - t0
 
 
+def build_commit(build):
+    """The commit a build directory was configured from (its CMake source tree), '+' if that tree
+    has changes, or 'an unknown commit'."""
+    try:
+        src = next(l.split("=", 1)[1].strip() for l in open(os.path.join(build, "CMakeCache.txt"))
+                   if l.startswith("CMAKE_HOME_DIRECTORY:"))
+        rev = subprocess.run(["git", "-C", src, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+        dirty = subprocess.run(["git", "-C", src, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True)
+        if rev.returncode == 0:
+            return f"commit {rev.stdout.strip()}" + ("+" if dirty.stdout.strip() else "")
+    except (OSError, StopIteration):
+        pass
+    return "an unknown commit"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[1])
     ap.add_argument("--sizes", default="4,16,64", help="MiB, comma-separated (default 4,16,64)")
@@ -54,8 +70,10 @@ def main():
     if a.rounds < 1 or a.sparse_segs < 1 or any(s < 1 for s in sizes):
         die("sizes, --rounds and --sparse-segs must be positive")
     builds = {"current": BUILD}
+    baseline_commit = None
     if a.baseline:
         builds["baseline"] = os.path.abspath(a.baseline)
+        baseline_commit = build_commit(builds["baseline"])
     for b in builds.values():
         for p in (os.path.join(b, "tests", "supervisor", "nvmuser"), os.path.join(b, "src", "supervisor", "prosper-supervise")):
             if not os.access(p, os.X_OK):
@@ -129,8 +147,8 @@ def main():
         "everything the run cost beyond the native run charged to the faults (the stops and commits included); "
         "ahead = segments a fault opened besides its own (copy-on-write in one batch, src/supervisor/nvm.c); "
         "x DRAM = wall time / the DRAM row's wall time of the same configuration."
-        + (f" Rows `nvm-baseline` ran the supervisor and program of {builds['baseline']} right after the `nvm` row "
-           "of the same configuration." if a.baseline else ""),
+        + (f" Rows `nvm-baseline` ran the supervisor and program of a build of {baseline_commit} "
+           f"({builds['baseline']}) right after the `nvm` row of the same configuration." if a.baseline else ""),
         "",
         "| MiB | pattern | memory | ckpts | late | stop ms mean | stop ms max | stop copy MiB/ckpt | COW MiB/ckpt | durable MiB/ckpt | NVM faults/ckpt | ahead/ckpt | us/fault (bound) | wall s | native s | x DRAM |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
