@@ -10,15 +10,17 @@ measurements, and write a report that puts our numbers beside the papers' for ev
   DIR/raw/NAME/     what each experiment wrote, and its log
 
 Every number under `ours` was read from a file written in this run (raw/...); a figure whose
-experiment failed or does not exist is listed with status "missing" and the reason.  Model
+experiment failed or does not exist is listed with status "missing" and the reason.  An
+experiment that wrote its results but exited non-zero (a benchmark run inside it failed) has
+status "problem" and its figures stay, with the reason beside the experiment.  Model
 experiments (simulator, emulated tracker, crash simulator) run --jobs at a time; timed ones
 (supervisor overhead, torture, libcrpm, asl) run alone, so they compete with nothing of ours.
 
 Sizes: --quick (default; under 10 minutes on a 2-core machine), --full (the papers' sizes where
 feasible; hours), --tiny (seconds per experiment: for the test suite, numbers not meaningful).
 Experiments: hw, sim, kindle-pagetable, kindle-ssp-interval, kindle-hscc, crashtest, overhead,
-torture, crpm, asl.  Exit 0 when the report is written and every experiment that exists ran;
-1 when one failed (its figures are marked missing); 2 on bad arguments or a missing build."""
+torture, crpm, asl.  Exit 0 when the report is written and every experiment that exists ran
+cleanly; 1 when one failed or had a problem; 2 on bad arguments or a missing build."""
 import concurrent.futures
 import datetime
 import importlib.util
@@ -103,6 +105,7 @@ def run_one(e, size, raw):
         rec["reason"] = f"exit code {rc}, wrote no {', '.join(missing)}: {last_line(os.path.join(out, 'log.txt'))}"
     elif rc != 0:
         # results were written but the command reports a problem (e.g. a benchmark run that failed)
+        rec["status"] = "problem"
         rec["reason"] = f"exit code {rc}: {last_line(os.path.join(out, 'log.txt'))}"
     rec["outputs"] = sorted(os.path.relpath(os.path.join(dp, f), os.path.dirname(raw))
                             for dp, _, fs in os.walk(out) for f in fs)
@@ -135,7 +138,7 @@ def collect_figures(records, raw):
             continue
         for fname, reader in e.figures.items():
             src = os.path.join(raw, e.name, fname)
-            if rec["status"] != "ok":
+            if rec["status"] not in ("ok", "problem"):
                 why[e.name] = f"experiment {e.name} {rec['status']}: {rec['reason']}"
                 continue
             try:
@@ -145,6 +148,8 @@ def collect_figures(records, raw):
                 why[e.name] = f"could not read {os.path.relpath(src, os.path.dirname(raw))}: {type(err).__name__}: {err}"
                 continue
             for fid, (ours, paper, notes) in figs.items():
+                if rec["status"] == "problem":  # the figure stays, with what went wrong beside it
+                    notes = f"{notes} [experiment {e.name} reported a problem: {rec['reason']}]".lstrip()
                 found[fid] = {"ours": ours, "paper": paper, "notes": notes, "command": rec["command"],
                               "source": os.path.relpath(src, os.path.dirname(raw)), "experiment": e.name}
     producers = {fid: name for name, fids in ex.PRODUCES.items() for fid in fids}
@@ -240,7 +245,7 @@ def main(args):
     }
     eval_report.write(out, results)
     ok = sum(f["status"] == "ok" for f in figures)
-    failed = [r["name"] for r in records if r["status"] == "failed"]
+    failed = [r["name"] for r in records if r["status"] in ("failed", "problem")]
     print(f"report: {os.path.join(out, 'report.html')} -- {ok} of {len(figures)} figures, "
           f"{len(figures) - ok} missing; {results['seconds']:.0f} s"
           + (f"; FAILED: {', '.join(failed)}" if failed else ""), file=sys.stderr)

@@ -86,3 +86,22 @@ def test_refuses_a_directory_that_holds_something_else(tmp_path):
     assert keep.read_text() == "mine"
     p = subprocess.run([PROSPER, "eval", "--only", "nosuch", "--out", str(tmp_path / "x")], capture_output=True, text=True)
     assert p.returncode == 2 and "unknown experiment" in p.stderr
+
+
+def test_an_experiment_that_wrote_results_but_exited_non_zero_is_a_problem(tmp_path, monkeypatch):
+    """Its figures stay (they were read from this run's file), with the reason beside them, and the
+    record says `problem`, which makes eval exit 1."""
+    from prosper import cmd_eval, eval_experiments as ex
+    fake = ex.Experiment("fake", "a run that half failed", "model",
+                         lambda size, out: ["sh", "-c", f"echo '{{\"x\": 7}}' > {out}/fake.json; "
+                                                        "echo 'FAILURE: one run' >&2; exit 1"],
+                         ["fake.json"], {"fake.json": lambda d: {"fake-fig": (
+                             {"columns": ["x"], "rows": [[d["x"]]]}, "paper text", "notes")}})
+    monkeypatch.setattr(ex, "by_name", lambda: {"fake": fake})
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    rec = cmd_eval.run_one(fake, "tiny", str(raw))
+    assert rec["status"] == "problem" and "exit code 1" in rec["reason"] and "FAILURE: one run" in rec["reason"]
+    figs = {f["id"]: f for f in cmd_eval.collect_figures([rec], str(raw))}
+    assert figs["fake-fig"]["status"] == "ok" and figs["fake-fig"]["ours"]["rows"] == [[7]]
+    assert "reported a problem" in figs["fake-fig"]["notes"]
