@@ -17,7 +17,8 @@ experiments (simulator, emulated tracker, crash simulator) run --jobs at a time;
 (supervisor overhead, torture, libcrpm, asl) run alone, so they compete with nothing of ours.
 
 Sizes: --quick (default; under 10 minutes on a 2-core machine), --full (the papers' sizes where
-feasible; hours), --tiny (seconds per experiment: for the test suite, numbers not meaningful).
+feasible; about 15 minutes on a quiet 2-core machine), --tiny (seconds per experiment: for the
+test suite, numbers not meaningful).
 Experiments: hw, sim, kindle-pagetable, kindle-ssp-interval, kindle-hscc, crashtest, overhead,
 torture, crpm, asl.  Exit 0 when the report is written and every experiment that exists ran
 cleanly; 1 when one failed or had a problem; 2 on bad arguments or a missing build."""
