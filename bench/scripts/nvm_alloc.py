@@ -121,11 +121,13 @@ def main():
     for f in os.listdir(work):
         os.unlink(os.path.join(work, f))
     os.rmdir(work)
-    cmd = "bench/scripts/nvm_alloc.py " + " ".join(sys.argv[1:])
+    # where the builds were is this machine's business; which commits they are is the record
+    args = ["BUILD" if a.baseline and x == a.baseline else x for x in sys.argv[1:]]
+    cmd = "bench/scripts/nvm_alloc.py " + " ".join(args)
     res = {"command": cmd.strip(), "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
            "cpus": os.cpu_count(), "kernel": os.uname().release, "load_before": load_before,
            "load_after": open("/proc/loadavg").read().split()[:3], "rounds": a.rounds,
-           "sparse_segs": a.sparse_segs, "builds": builds, "rows": rows}
+           "sparse_segs": a.sparse_segs, "builds": {k: build_commit(v) for k, v in builds.items()}, "rows": rows}
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "nvm_alloc.json"), "w") as f:
         json.dump(res, f, indent=1)
@@ -147,8 +149,8 @@ def main():
         "everything the run cost beyond the native run charged to the faults (the stops and commits included); "
         "ahead = segments a fault opened besides its own (copy-on-write in one batch, src/supervisor/nvm.c); "
         "x DRAM = wall time / the DRAM row's wall time of the same configuration."
-        + (f" Rows `nvm-baseline` ran the supervisor and program of a build of {baseline_commit} "
-           f"({builds['baseline']}) right after the `nvm` row of the same configuration." if a.baseline else ""),
+        + (f" Rows `nvm-baseline` ran the supervisor and program of BUILD, a build of {baseline_commit}, "
+           "right after the `nvm` row of the same configuration." if a.baseline else ""),
         "",
         "| MiB | pattern | memory | ckpts | late | stop ms mean | stop ms max | stop copy MiB/ckpt | COW MiB/ckpt | durable MiB/ckpt | NVM faults/ckpt | ahead/ckpt | us/fault (bound) | wall s | native s | x DRAM |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
