@@ -30,6 +30,14 @@ inline std::vector<std::string> split_list(const std::string &s)
 	return out;
 }
 
+// The value after the option argv[i] (i moves onto it), or std::invalid_argument.
+inline std::string option_value(int argc, char **argv, int &i)
+{
+	if (i + 1 >= argc)
+		throw std::invalid_argument(std::string(argv[i]) + " needs a value");
+	return argv[++i];
+}
+
 // The value of --interval-ms: a positive number of milliseconds, or std::invalid_argument.
 inline double parse_interval_ms(const std::string &v)
 {
@@ -38,6 +46,22 @@ inline double parse_interval_ms(const std::string &v)
 	if (v.empty() || *end || !(ms > 0))
 		throw std::invalid_argument("--interval-ms takes a positive number");
 	return ms;
+}
+
+// The options both command lines take: --interval-ms, --config, --json.  `value` reads the
+// option's value (option_value); false when `a` is none of them.
+template <class Value>
+inline bool common_option(const std::string &a, Value value, double &interval_ms, std::string &config_path, bool &json)
+{
+	if (a == "--interval-ms")
+		interval_ms = parse_interval_ms(value());
+	else if (a == "--config")
+		config_path = value();
+	else if (a == "--json")
+		json = true;
+	else
+		return false;
+	return true;
 }
 
 // Report e on stderr; 2 for refused input, 1 for anything else.

@@ -69,11 +69,7 @@ int main(int argc, char **argv)
 	try {
 		for (int i = 1; i < argc; i++) {
 			std::string a = argv[i];
-			auto value = [&]() -> std::string {
-				if (i + 1 >= argc)
-					throw std::invalid_argument(a + " needs a value");
-				return argv[++i];
-			};
+			auto value = [&] { return sim::option_value(argc, argv, i); };
 			if (a == "--list") {
 				for (auto &n : sim::mechanism_names())
 					std::printf("%-13s %s%s\n", n.c_str(), sim::find_mechanism(n).summary.c_str(),
@@ -98,12 +94,8 @@ int main(int argc, char **argv)
 				opt.stack = sim::split_list(value());
 			} else if (a == "--heap") {
 				opt.heap = sim::split_list(value());
-			} else if (a == "--interval-ms") {
-				opt.interval_ms = sim::parse_interval_ms(value());
-			} else if (a == "--config") {
-				config_path = value();
-			} else if (a == "--json") {
-				json = true;
+			} else if (sim::common_option(a, value, opt.interval_ms, config_path, json)) {
+				// --interval-ms, --config, --json: taken
 			} else if (a == "-h" || a == "--help") {
 				usage(stdout);
 				return 0;

@@ -87,22 +87,14 @@ int sim::pagetable_main(int argc, char **argv)
 	try {
 		for (int i = 1; i < argc; i++) {
 			std::string a = argv[i];
-			auto value = [&]() -> std::string {
-				if (i + 1 >= argc)
-					throw std::invalid_argument(a + " needs a value");
-				return argv[++i];
-			};
+			auto value = [&] { return sim::option_value(argc, argv, i); };
 			if (a == "--synth") {
 				synth_spec = value();
 				synth_out = value();
 			} else if (a == "--pagetable") {
 				opt.schemes = sim::split_list(value());
-			} else if (a == "--interval-ms") {
-				opt.interval_ms = sim::parse_interval_ms(value());
-			} else if (a == "--config") {
-				config_path = value();
-			} else if (a == "--json") {
-				json = true;
+			} else if (sim::common_option(a, value, opt.interval_ms, config_path, json)) {
+				// --interval-ms, --config, --json: taken
 			} else if (!a.empty() && a[0] == '-') {
 				throw std::invalid_argument("unknown option " + a + " (with --pagetable or --synth)");
 			} else if (opt.trace.empty()) {
