@@ -3,42 +3,37 @@
 
 #include <algorithm>
 #include <bit>
+#include <string>
 
 namespace prosper::sim {
 
 Cache::Cache(uint64_t bytes, unsigned ways, unsigned line_bytes) : ways_(ways)
 {
+	if (ways < 1 || ways > kMaxWays)
+		throw ConfigError("timing.conf: a cache must have 1 to " + std::to_string(kMaxWays) + " ways, not " +
+				  std::to_string(ways));
 	uint64_t sets = std::max<uint64_t>(1, bytes / line_bytes / ways);
 	sets = std::bit_floor(sets);  // a power of two, so that the set is a mask of the line
 	set_mask_ = sets - 1;
-	tag_.assign(sets * ways, 0);
-	tag_low_.assign(sets * ways, 0);
-	stamp_.assign(sets * ways, 0);
-	flags_.assign(sets * ways, 0);
+	Set empty{};
+	for (unsigned w = 0; w < kLanes; w++)
+		empty.rank[w] = w < ways ? static_cast<int8_t>(ways - 1 - w) : kPadRank;
+	sets_.assign(sets, empty);
 }
 
 Cache::Victim Cache::insert(uint64_t line, bool dirty, Mem mem)
 {
-	uint64_t base = (line & set_mask_) * ways_;
-	const uint32_t *st = &stamp_[base];
-	unsigned v = ways_ == 16 ? oldest<16>(st) : ways_ == 8 ? oldest<8>(st) : oldest(st, ways_);
-	uint64_t slot = base + v;
-	Victim out{tag_[slot] - 1, tag_[slot] != 0, (flags_[slot] & kDirty) != 0,
-		   (flags_[slot] & kNvmFlag) ? kNvm : kDram};
-	inserted_ = static_cast<int>(slot);
-	tag_[slot] = line + 1;
-	tag_low_[slot] = static_cast<uint32_t>(line + 1);
-	flags_[slot] = static_cast<uint8_t>((dirty ? kDirty : 0) | (mem == kNvm ? kNvmFlag : 0));
-	touch(static_cast<int>(slot));
+	uint64_t set = line & set_mask_, key = line + 1;
+	Set &s = sets_[set];
+	unsigned w = victim(s);
+	uint64_t old = (static_cast<uint64_t>(s.high[w]) << 32) | s.low[w];
+	Victim out{old - 1, old != 0, (s.flags[w] & kDirty) != 0, (s.flags[w] & kNvmFlag) ? kNvm : kDram};
+	s.low[w] = static_cast<uint32_t>(key);
+	s.high[w] = static_cast<uint32_t>(key >> 32);
+	s.flags[w] = static_cast<uint8_t>((dirty ? kDirty : 0) | (mem == kNvm ? kNvmFlag : 0));
+	make_youngest(s, w);
+	inserted_ = static_cast<int>(set * kLanes + w);
 	return out;
-}
-
-// renumber -- the 32-bit clock wrapped: restart every stamp (loses the LRU order once per 2^32
-// accesses of this level, a negligible perturbation).
-void Cache::renumber()
-{
-	std::fill(stamp_.begin(), stamp_.end(), 0);
-	clock_ = 1;
 }
 
 static double cycles_per_line(double gbps, unsigned line, double ghz) { return line / gbps * ghz; }

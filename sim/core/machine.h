@@ -33,6 +33,9 @@
 #include <cstdint>
 #include <cstring>
 #include <vector>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "config.h"
 
@@ -56,10 +59,21 @@ struct Stats {
 };
 
 // Cache -- one set-associative level with true LRU.  Lines are numbered (address / line size).
-// Tags, LRU stamps and flags are separate arrays so that a lookup reads only the low 32 bits of
-// the tags (one host cache line per 16-way set; the full tag is read only to confirm a candidate)
-// and a victim search only stamps.  The common sizes (8 and 16 ways) compare four ways per
-// vector operation (GCC/Clang vector extensions: SSE2 on baseline x86-64).
+//
+// Each set is one block of host memory (three host cache lines), so that a lookup touches one
+// or two of them:
+//   low[16]    the low 32 bits of each way's tag (line + 1; 0 = empty), what a lookup compares,
+//   rank[16]   the way's LRU rank: 0 = most recently used ... ways-1 = the victim,
+//   flags[16]  kDirty | kNvmFlag,
+//   high[16]   the high 32 bits of the tag, read only to confirm a candidate.
+// At most 16 ways (kMaxWays), the associativity of every cache in Table II and of common
+// hardware; lanes past `ways` look like empty ways (tag 0, never matched: a line's tag is never
+// 0) with rank 127, which is never the victim's and never changes.  The ranks of a set are
+// always a permutation of 0..ways-1: a hit moves its way to 0 and ages every way that was
+// younger by one; the victim is the way of rank ways-1.  A new cache's ranks are ways-1-w, so
+// empty ways are filled in order from way 0.  Sixteen ranks are one 16-byte vector and sixteen
+// tags four: a hit, an age update and a victim search are a few vector operations each (SSE2
+// on x86-64; plain loops elsewhere, same results).
 class Cache {
 public:
 	struct Victim {
@@ -67,109 +81,102 @@ public:
 		bool valid, dirty;
 		Mem mem;
 	};
+	static constexpr unsigned kMaxWays = 16;
+	// Throws ConfigError unless 1 <= ways <= kMaxWays.
 	Cache(uint64_t bytes, unsigned ways, unsigned line_bytes);
-	// index of the way holding `line`, or -1
+	// The slot (set * 16 + way) holding `line`, made most recently used; or -1.
 	int find(uint64_t line)
 	{
-		uint64_t base = (line & set_mask_) * ways_;
-		int w = ways_ == 16 ? match<16>(base, line + 1) : ways_ == 8 ? match<8>(base, line + 1) : match(base, line + 1);
-		if (w < 0)
-			return -1;
-		touch(static_cast<int>(base + w));
-		return static_cast<int>(base + w);
+		uint64_t set = line & set_mask_, key = line + 1;
+		Set &s = sets_[set];
+		for (uint32_t c = equal16(s.low, static_cast<uint32_t>(key)); c; c &= c - 1) {
+			unsigned w = static_cast<unsigned>(std::countr_zero(c));
+			if (s.high[w] == static_cast<uint32_t>(key >> 32)) {
+				make_youngest(s, w);
+				return static_cast<int>(set * kLanes + w);
+			}
+		}
+		return -1;
 	}
-	void touch(int slot)
+	void touch(int slot) { make_youngest(sets_[static_cast<unsigned>(slot) / kLanes], static_cast<unsigned>(slot) % kLanes); }
+	bool dirty(int slot) const { return flag(slot) & kDirty; }
+	void set_dirty(int slot, bool d)
 	{
-		if (++clock_ == 0)
-			renumber();
-		stamp_[slot] = clock_;
+		uint8_t &f = flag(slot);
+		f = static_cast<uint8_t>((f & ~kDirty) | (d ? kDirty : 0));
 	}
-	bool dirty(int slot) const { return flags_[slot] & kDirty; }
-	void set_dirty(int slot, bool d) { flags_[slot] = static_cast<uint8_t>((flags_[slot] & ~kDirty) | (d ? kDirty : 0)); }
-	Mem mem(int slot) const { return (flags_[slot] & kNvmFlag) ? kNvm : kDram; }
-	// insert a line that is not present; returns what it displaced
+	Mem mem(int slot) const { return (flag(slot) & kNvmFlag) ? kNvm : kDram; }
+	// insert a line that is not present, as the most recently used; returns what it displaced
 	Victim insert(uint64_t line, bool dirty, Mem mem);
-	void renumber();
 	int inserted_slot() const { return inserted_; }  // where the last insert() put its line
 
 private:
+	static constexpr unsigned kLanes = 16;
 	static constexpr uint8_t kDirty = 1, kNvmFlag = 2;
-	using U32x4 = uint32_t __attribute__((vector_size(16)));
-	static U32x4 load4(const uint32_t *p)
+	static constexpr int8_t kPadRank = 127;
+	struct alignas(64) Set {
+		alignas(16) uint32_t low[kLanes];
+		alignas(16) int8_t rank[kLanes];
+		uint8_t flags[kLanes];
+		uint32_t high[kLanes];
+	};
+	uint8_t &flag(int slot) { return sets_[static_cast<unsigned>(slot) / kLanes].flags[static_cast<unsigned>(slot) % kLanes]; }
+	const uint8_t &flag(int slot) const
 	{
-		U32x4 v;
-		std::memcpy(&v, p, sizeof v);
-		return v;
+		return sets_[static_cast<unsigned>(slot) / kLanes].flags[static_cast<unsigned>(slot) % kLanes];
 	}
-	// Bit w set where v[w] == key, for w < W: every way compared, no early exit (no branch
-	// to mispredict).
-	template <unsigned W>
-	static uint32_t equal_mask(const uint32_t *v, uint32_t key)
+	// Bit i set where low[i] == key.
+	static uint32_t equal16(const uint32_t *low, uint32_t key)
 	{
-		static_assert(W % 4 == 0);
-		const U32x4 k = {key, key, key, key};
-		U32x4 acc = {0, 0, 0, 0};
-#pragma GCC unroll 4
-		for (unsigned i = 0; i < W; i += 4) {
-			const U32x4 bits = {1u << i, 2u << i, 4u << i, 8u << i};
-			acc |= reinterpret_cast<U32x4>(load4(v + i) == k) & bits;
-		}
-		using U64x2 = uint64_t __attribute__((vector_size(16)));
-		U64x2 pairs = reinterpret_cast<U64x2>(acc);
-		uint64_t both = pairs[0] | pairs[1];
-		return static_cast<uint32_t>(both | both >> 32);
+#ifdef __SSE2__
+		const __m128i k = _mm_set1_epi32(static_cast<int>(key));
+		const __m128i *v = reinterpret_cast<const __m128i *>(low);
+		__m128i a = _mm_packs_epi32(_mm_cmpeq_epi32(_mm_load_si128(v), k), _mm_cmpeq_epi32(_mm_load_si128(v + 1), k));
+		__m128i b = _mm_packs_epi32(_mm_cmpeq_epi32(_mm_load_si128(v + 2), k), _mm_cmpeq_epi32(_mm_load_si128(v + 3), k));
+		return static_cast<uint32_t>(_mm_movemask_epi8(_mm_packs_epi16(a, b)));
+#else
+		uint32_t m = 0;
+		for (unsigned i = 0; i < kLanes; i++)
+			m |= static_cast<uint32_t>(low[i] == key) << i;
+		return m;
+#endif
 	}
-	// The way of the set at `base` whose tag is `key` (tags of a set are distinct), or -1:
-	// candidates by their low 32 bits, confirmed by the full tag.
-	template <unsigned W>
-	int match(uint64_t base, uint64_t key) const
+	// Way w becomes rank 0; every way younger than it ages by one.
+	static void make_youngest(Set &s, unsigned w)
 	{
-		for (uint32_t c = equal_mask<W>(&tag_low_[base], static_cast<uint32_t>(key)); c; c &= c - 1) {
-			int w = std::countr_zero(c);
-			if (tag_[base + w] == key)
-				return w;
-		}
-		return -1;
+		const int8_t r = s.rank[w];
+		if (r == 0)
+			return;
+#ifdef __SSE2__
+		__m128i *p = reinterpret_cast<__m128i *>(s.rank);
+		__m128i v = _mm_load_si128(p);
+		v = _mm_sub_epi8(v, _mm_cmplt_epi8(v, _mm_set1_epi8(r)));  // younger: +1 (the compare gives -1)
+		const __m128i self = _mm_cmpeq_epi8(_mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+						    _mm_set1_epi8(static_cast<char>(w)));
+		_mm_store_si128(p, _mm_andnot_si128(self, v));
+#else
+		for (unsigned i = 0; i < kLanes; i++)
+			s.rank[i] = static_cast<int8_t>(s.rank[i] < r ? s.rank[i] + 1 : s.rank[i]);
+		s.rank[w] = 0;
+#endif
 	}
-	int match(uint64_t base, uint64_t key) const
+	unsigned victim(const Set &s) const
 	{
-		for (unsigned w = 0; w < ways_; w++)
-			if (tag_[base + w] == key)
-				return static_cast<int>(w);
-		return -1;
-	}
-	// The first way holding the smallest stamp (the LRU victim; never-used ways have stamp 0).
-	template <unsigned W>
-	static unsigned oldest(const uint32_t *st)
-	{
-		U32x4 m = load4(st);
-#pragma GCC unroll 4
-		for (unsigned i = 4; i < W; i += 4) {
-			U32x4 v = load4(st + i);
-			U32x4 less = reinterpret_cast<U32x4>(v < m);
-			m = (v & less) | (m & ~less);
-		}
-		uint32_t a = m[0] < m[1] ? m[0] : m[1], b = m[2] < m[3] ? m[2] : m[3];
-		return static_cast<unsigned>(std::countr_zero(equal_mask<W>(st, a < b ? a : b)));
-	}
-	static unsigned oldest(const uint32_t *st, unsigned ways)
-	{
-		uint32_t m = st[0];
-		for (unsigned w = 1; w < ways; w++)
-			m = st[w] < m ? st[w] : m;
-		unsigned v = 0;
-		while (st[v] != m)
-			v++;
-		return v;
+#ifdef __SSE2__
+		const __m128i v = _mm_load_si128(reinterpret_cast<const __m128i *>(s.rank));
+		uint32_t m = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(static_cast<char>(ways_ - 1)))));
+		return static_cast<unsigned>(std::countr_zero(m));
+#else
+		unsigned w = 0;
+		while (s.rank[w] != static_cast<int8_t>(ways_ - 1))
+			w++;
+		return w;
+#endif
 	}
 	unsigned ways_;
 	uint64_t set_mask_;
-	uint32_t clock_ = 0;
 	int inserted_ = -1;
-	std::vector<uint64_t> tag_;       // line + 1 (0 = empty)
-	std::vector<uint32_t> tag_low_;   // the low 32 bits of tag_, what a lookup compares first
-	std::vector<uint32_t> stamp_;     // LRU age; 0 = never used (wraps after 2^32: renumbered)
-	std::vector<uint8_t> flags_;      // kDirty | kNvmFlag
+	std::vector<Set> sets_;
 };
 
 class Machine {
