@@ -21,21 +21,6 @@ Cache::Cache(uint64_t bytes, unsigned ways, unsigned line_bytes) : ways_(ways)
 	sets_.assign(sets, empty);
 }
 
-Cache::Victim Cache::insert(uint64_t line, bool dirty, Mem mem)
-{
-	uint64_t set = line & set_mask_, key = line + 1;
-	Set &s = sets_[set];
-	unsigned w = victim(s);
-	uint64_t old = (static_cast<uint64_t>(s.high[w]) << 32) | s.low[w];
-	Victim out{old - 1, old != 0, (s.flags[w] & kDirty) != 0, (s.flags[w] & kNvmFlag) ? kNvm : kDram};
-	s.low[w] = static_cast<uint32_t>(key);
-	s.high[w] = static_cast<uint32_t>(key >> 32);
-	s.flags[w] = static_cast<uint8_t>((dirty ? kDirty : 0) | (mem == kNvm ? kNvmFlag : 0));
-	make_youngest(s, w);
-	inserted_ = static_cast<int>(set * kLanes + w);
-	return out;
-}
-
 static double cycles_per_line(double gbps, unsigned line, double ghz) { return line / gbps * ghz; }
 
 Machine::Machine(const Config &cfg)
@@ -68,23 +53,6 @@ double Machine::read_line(Mem mem)
 	double start = std::max(now, c.read_busy);
 	c.read_busy = start + c.read_cycles;
 	return start - now + c.read_latency;
-}
-
-// writeback -- a dirty victim of `level` (1..3) goes one level down.
-void Machine::writeback(const Cache::Victim &v, int level)
-{
-	if (!v.valid || !v.dirty)
-		return;
-	if (level == 3) {
-		write_line(v.mem);
-		return;
-	}
-	Cache &next = level == 1 ? c2_ : c3_;
-	int s = next.find(v.line);
-	if (s >= 0)
-		next.set_dirty(s, true);
-	else
-		writeback(next.insert(v.line, true, v.mem), level + 1);
 }
 
 int Machine::l1_find(uint64_t line)

@@ -107,7 +107,20 @@ public:
 	}
 	Mem mem(int slot) const { return (flag(slot) & kNvmFlag) ? kNvm : kDram; }
 	// insert a line that is not present, as the most recently used; returns what it displaced
-	Victim insert(uint64_t line, bool dirty, Mem mem);
+	Victim insert(uint64_t line, bool dirty, Mem mem)
+	{
+		uint64_t set = line & set_mask_, key = line + 1;
+		Set &s = sets_[set];
+		unsigned w = victim(s);
+		uint64_t old = (static_cast<uint64_t>(s.high[w]) << 32) | s.low[w];
+		uint8_t f = s.flags[w];
+		s.low[w] = static_cast<uint32_t>(key);
+		s.high[w] = static_cast<uint32_t>(key >> 32);
+		s.flags[w] = static_cast<uint8_t>((dirty ? kDirty : 0) | (mem == kNvm ? kNvmFlag : 0));
+		make_youngest(s, w);
+		inserted_ = static_cast<int>(set * kLanes + w);
+		return Victim{old - 1, old != 0, (f & kDirty) != 0, (f & kNvmFlag) ? kNvm : kDram};
+	}
 	int inserted_slot() const { return inserted_; }  // where the last insert() put its line
 
 private:
@@ -280,7 +293,24 @@ private:
 	int fill(uint64_t line, Mem mem, double &latency);
 	void clwb_below_l1(uint64_t line);
 	double read_line(Mem mem);  // stall cycles of a line fill from memory
-	void writeback(const Cache::Victim &v, int level);
+	// A victim of `level` (1..3), if dirty, goes one level down: into a copy there, or as a new
+	// line whose own dirty victim goes further, and from L3 to its memory.
+	void writeback(Cache::Victim v, int level)
+	{
+		for (; v.valid && v.dirty; level++) {
+			if (level == 3) {
+				write_line(v.mem);
+				return;
+			}
+			Cache &next = level == 1 ? c2_ : c3_;
+			int s = next.find(v.line);
+			if (s >= 0) {
+				next.set_dirty(s, true);
+				return;
+			}
+			v = next.insert(v.line, true, v.mem);
+		}
+	}
 
 	double ghz_, cpi_;
 	unsigned line_bytes_, line_shift_;
