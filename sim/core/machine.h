@@ -60,8 +60,8 @@ struct Stats {
 
 // Cache -- one set-associative level with true LRU.  Lines are numbered (address / line size).
 //
-// Each set is one block of host memory (three host cache lines), so that a lookup touches one
-// or two of them:
+// Each set is one block of host memory (three adjacent host cache lines), so that a lookup
+// touches two or three adjacent lines rather than one line in each of four arrays:
 //   low[16]    the low 32 bits of each way's tag (line + 1; 0 = empty), what a lookup compares,
 //   rank[16]   the way's LRU rank: 0 = most recently used ... ways-1 = the victim,
 //   flags[16]  kDirty | kNvmFlag,
