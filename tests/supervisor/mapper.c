@@ -43,6 +43,15 @@ int main(int argc, char **argv)
 		h = mix(h, frame(r));
 		usleep(3000);
 	}
+	/* A mapping that lives across checkpoints and then goes, also across checkpoints: a removal
+	 * every checkpointer sees (a round's munmap mostly falls in the interval of its mmap). */
+	size_t kept = 1 << 20;
+	uint8_t *k = mmap(NULL, kept, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	memset(k, 0x44, kept);
+	usleep(30000);
+	h = mix(h, k[kept / 2]);
+	munmap(k, kept);
+	usleep(30000);
 	/* A mapping replaced at the same address by a smaller, new one between two checkpoints:
 	 * same start, new contents, and (for the page tracker) not write-protected yet. */
 	size_t big = 4 << 20, smaller = 2 << 20;
