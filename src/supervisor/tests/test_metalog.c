@@ -144,13 +144,13 @@ static void blob_of(const struct pstate *ps, struct img_buf *out)
 			     .nthreads = (uint32_t)ps->nthreads, .umask = 022, .start_brk = 0x555555559000ull,
 			     .argc = 2, .envc = 2, .tid_offset = 720 };
 	h.exe_str = img_str(&str, "/usr/bin/prog");
-	static const char *cwds[] = { "/home/user", "/tmp", "/home/user/work/a/rather/long/directory/name" };
+	static const char *cwds[] = { "/srv/job", "/", "/srv/job/a/rather/long/directory/name" };
 	h.cwd_str = img_str(&str, cwds[ps->cwd]);
-	h.launch_cwd_str = img_str(&str, "/home/user");
+	h.launch_cwd_str = img_str(&str, "/srv/job");
 	h.kernel_str = img_str(&str, "6.1.0-test");
 	h.args_str = img_str(&str, "/usr/bin/prog");
 	img_str(&str, "--flag");
-	img_str(&str, "HOME=/home/user");
+	img_str(&str, "HOME=/srv/job");
 	img_str(&str, "PATH=/usr/bin:/bin");
 	for (int i = 0; i < ps->nvmas; i++) {
 		const struct pvma *a = &ps->vmas[i];
