@@ -98,7 +98,7 @@ public:
 		}
 		return -1;
 	}
-	void touch(int slot) { make_youngest(sets_[static_cast<unsigned>(slot) / kLanes], static_cast<unsigned>(slot) % kLanes); }
+	void touch(int slot) { make_youngest(set_of(slot), way_of(slot)); }
 	bool dirty(int slot) const { return flag(slot) & kDirty; }
 	void set_dirty(int slot, bool d)
 	{
@@ -133,11 +133,12 @@ private:
 		uint8_t flags[kLanes];
 		uint32_t high[kLanes];
 	};
-	uint8_t &flag(int slot) { return sets_[static_cast<unsigned>(slot) / kLanes].flags[static_cast<unsigned>(slot) % kLanes]; }
-	const uint8_t &flag(int slot) const
-	{
-		return sets_[static_cast<unsigned>(slot) / kLanes].flags[static_cast<unsigned>(slot) % kLanes];
-	}
+	// A slot is set * kLanes + way.
+	Set &set_of(int slot) { return sets_[static_cast<unsigned>(slot) / kLanes]; }
+	const Set &set_of(int slot) const { return sets_[static_cast<unsigned>(slot) / kLanes]; }
+	static unsigned way_of(int slot) { return static_cast<unsigned>(slot) % kLanes; }
+	uint8_t &flag(int slot) { return set_of(slot).flags[way_of(slot)]; }
+	uint8_t flag(int slot) const { return set_of(slot).flags[way_of(slot)]; }
 	// Bit i set where low[i] == key.
 	static uint32_t equal16(const uint32_t *low, uint32_t key)
 	{
