@@ -79,7 +79,7 @@ def sim_figures(d):
         "ours-sim-speed": (table(["program", "events", "slowest mechanism events/s"],
                                  [[p, r["events"], r["slowest_events_per_second"]] for p, r in res.items()],
                                  plot=["slowest mechanism events/s"]),
-                           "target (issue 5): >= 2e7 trace events per second per mechanism",
+                           "design target (docs/sim.md, Speed): >= 2e7 trace events per second per mechanism",
                            "the simulator's own speed, measured in this run on a shared machine"),
     }
     return out

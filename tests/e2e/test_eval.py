@@ -1,5 +1,5 @@
 """prosper eval: every figure is present or explicitly missing, and every number of ours comes
-from a file written in that run (issue 10, item 4)."""
+from a file written in that run (nothing is copied in from elsewhere)."""
 import json
 import os
 import subprocess
