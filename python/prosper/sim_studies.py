@@ -63,8 +63,11 @@ DEVIATIONS = """
 - **Normalization.** The paper's Fig 3 replays only the stack accesses of a trace with a custom
   program on real Optane, so its baseline is a loop of stack accesses (hence >35x slowdowns); ours
   is the whole program, every instruction and heap access included, so the same per-store cost is
-  diluted by the program's other work. Fig 8/9 in the paper come from gem5 full-system runs of
-  GemOS with a warm-up; ours from a trace of our own programs at our sizes.
+  diluted by the program's other work. For the same reason Fig 3's last row, the saving of the
+  overhead alone (normalized - 1), is the number to set beside the paper's average savings; the
+  row above it, the saving of the whole run's time, is smaller wherever the overhead is small
+  (redo above all, which fences only at commit). Fig 8/9 in the paper come from gem5 full-system
+  runs of GemOS with a warm-up; ours from a trace of our own programs at our sizes.
 - **Checkpoint cost vs interval.** With 10 ms (30 M-instruction) intervals our model charges
   Dirtybit and Prosper only for the copies, the PTE/bitmap scan and TLB invalidations; these are
   small next to a 10 ms interval, so both stay close to the baseline on most programs and their
@@ -175,7 +178,11 @@ def markdown(res, cmd, quick, made=None):
           f"Paper: {PAPER['fig3']}.", "",
           "| program | flush | flush-sp | undo | undo-sp | redo | redo-sp | saved flush/undo/redo |",
           "|---|---:|---:|---:|---:|---:|---:|---|"]
+    # Two savings per mechanism: of the whole run's time, and of the overhead alone (normalized - 1).
+    # The paper's baseline is a replay loop of stack accesses, nearly all overhead, so the second is
+    # the number comparable with its averages.
     saves = {"flush": [], "undo": [], "redo": []}
+    over = {m: [] for m in saves}
     for n, r in res.items():
         f = r["fig3"]
         s = []
@@ -183,8 +190,12 @@ def markdown(res, cmd, quick, made=None):
             v = 1 - f[m + "-sp"] / f[m] if f[m] else 0
             saves[m].append(v)
             s.append(f"{100 * v:.0f}%")
+            if f[m] > 1:
+                over[m].append(1 - (f[m + "-sp"] - 1) / (f[m] - 1))
         L.append(f"| {n} | " + " | ".join(fmt(f[m]) for m in FIG3) + " | " + "/".join(s) + " |")
-    L.append("| **mean saving** | | | | | | | " + "/".join(f"{100 * sum(v) / len(v):.0f}%" for v in saves.values()) + " |")
+    for label, vals in (("mean saving", saves), ("mean saving of the overhead", over)):
+        L.append(f"| **{label}** | | | | | | | "
+                 + "/".join(f"{100 * sum(v) / len(v):.0f}%" if v else "-" for v in vals.values()) + " |")
     L += ["", "## Fig 8: stack persistence (heap in DRAM): overhead in % of the baseline", "",
           f"Paper: {PAPER['fig8']}.", "",
           "| program | Romulus | SSP-10us | SSP-100us | SSP-1ms | Dirtybit | Prosper | SSP-10us/Prosper | Dirtybit/Prosper |",
