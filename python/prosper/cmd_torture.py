@@ -5,13 +5,16 @@ The program runs in an empty working directory (native and supervised each get t
 files it creates by relative path are compared too; name inputs by absolute path.  Every other
 attempt sets a test hook that holds each checkpoint open for a few milliseconds between writing
 its data and committing, so those kills often land in the middle of a commit.  A kill before the
-first checkpoint leaves nothing to resume: the attempt is started again with --fresh.
+first checkpoint leaves nothing to resume: the attempt is started again with --fresh.  A kill that
+lands after the program exited and the pool recorded its exit code (while the supervisor closes
+the pool) leaves a finished pool: that recorded code is the run's exit code.
 
 JSON keys: kills, resumes, identical, checkpoints, kills_in_commit_window, fresh_starts,
 native_seconds, supervised_seconds, differences, workdir (kept with --keep)."""
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -25,6 +28,22 @@ from prosper.procs import wait_group_gone
 SUPERVISOR = "src/supervisor/prosper-supervise"
 POOL_TOOL = "src/cli/prosper-pool"
 COMMIT_DELAY_US = 3000
+# what `prosper resume` says of a pool whose program had finished (src/supervisor/main.c)
+FINISHED = re.compile(r"the program finished \(exit code (-?\d+)\): nothing to resume")
+NO_CHECKPOINT = "no checkpoint was committed"
+
+
+def outcome(returncode, stderr):
+    """What an attempt that was not killed means: ("fresh", None) when it was a resume of a pool
+    without a checkpoint (start again), ("finished", CODE) when the pool said the program had
+    already exited with CODE, ("exit", returncode) otherwise."""
+    if returncode == 2:
+        if NO_CHECKPOINT in stderr:
+            return "fresh", None
+        m = FINISHED.search(stderr)
+        if m:
+            return "finished", int(m.group(1))
+    return "exit", returncode
 
 
 def add_arguments(p):
@@ -154,10 +173,14 @@ def main(args):
         if os.path.exists(stats):
             with open(stats) as f:
                 checkpoints = json.load(f)["epoch"]   # every epoch of the pool, over all attempts
-        if started and p.returncode == 2 and "no checkpoint was committed" in err:
+        what, code = outcome(p.returncode, err) if started else ("exit", p.returncode)
+        if what == "fresh":
             started = False          # killed before its first checkpoint: start again
             fresh += 1
             continue
+        if what == "finished":
+            final = code             # the last kill landed after the exit was recorded
+            break
         if started:
             resumes += 1
         if p.returncode == 2 and ("prosper resume:" in err or "prosper run:" in err):

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from conftest import BUILD, PROSPER, kill_at_epoch, prosper
+from conftest import BUILD, PROSPER, ROOT, kill_at_epoch, prosper
 
 LONG = os.environ.get("PROSPER_LONG") == "1"
 KILLS = 50 if LONG else 20
@@ -138,6 +138,22 @@ def test_exit_code_and_default_pool_name(tmp_path):
     assert (tmp_path / "sh.prosper").exists()
     # a finished pool holds nothing to lose: the same command runs again
     assert prosper("run", "--", "/bin/sh", "-c", "exit 0", cwd=tmp_path).returncode == 0
+
+
+def test_torture_reads_a_finished_pools_exit_code(tmp_path, pool_dir):
+    """A torture kill can land after the program exited and its code was committed, while the
+    supervisor closes the pool; the resume that follows is refused, and torture must take the
+    recorded code as the run's, not report a difference.  Checked on what the supervisor says."""
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    from prosper.cmd_torture import outcome
+    pool = os.path.join(pool_dir, "spin.prosper")
+    spin = "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; exit 5"   # a few checkpoints long
+    assert prosper("run", "--pool", pool, "--", "/bin/sh", "-c", spin, cwd=tmp_path).returncode == 5
+    assert json.loads(prosper("inspect", "--json", pool).stdout)["epoch"] >= 2
+    again = prosper("resume", "--pool", pool, cwd=tmp_path)
+    assert outcome(again.returncode, again.stderr) == ("finished", 5)
+    assert outcome(2, "prosper resume: x: no checkpoint was committed (...)\n") == ("fresh", None)
+    assert outcome(2, "prosper resume: x: the executable changed\n") == ("exit", 2)
 
 
 @pytest.fixture
