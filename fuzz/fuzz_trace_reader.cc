@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "../sim/trace/trace.h"
+#include "trace/trace.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -13,7 +13,7 @@
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "../../src/track/uffd_abi.h"
+#include "prosper/internal/uffd_abi.h"
 #include "crpm_internal.h"
 #include "prosper/track.h"
 

@@ -23,8 +23,8 @@
 #include <memory>
 #include <stdexcept>
 
-#include "../mech/pt_scheme.h"
-#include "../trace/trace.h"
+#include "mech/pt_scheme.h"
+#include "trace/trace.h"
 
 namespace prosper::sim {
 

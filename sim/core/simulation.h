@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "../mech/mechanism.h"
+#include "mech/mechanism.h"
 #include "config.h"
 
 namespace prosper::sim {

@@ -4,7 +4,7 @@
 #pragma once
 #include <cstdint>
 
-#include "../core/machine.h"
+#include "core/machine.h"
 #include "keyset.h"
 
 namespace prosper::sim {

@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "../core/machine.h"
-#include "../trace/trace.h"
+#include "core/machine.h"
+#include "trace/trace.h"
 
 namespace prosper::sim {
 

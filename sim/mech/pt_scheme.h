@@ -19,8 +19,8 @@
 #include <memory>
 #include <string>
 
-#include "../core/machine.h"
-#include "../core/pagetable.h"
+#include "core/machine.h"
+#include "core/pagetable.h"
 
 namespace prosper::sim {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "../core/machine.h"
-#include "../mech/keyset.h"
+#include "core/machine.h"
+#include "mech/keyset.h"
 #include "check.h"
 
 using namespace prosper::sim;

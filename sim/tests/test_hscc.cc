@@ -4,7 +4,7 @@
 // instructions (3 GHz, CPI 1), at the first access at or past the boundary.
 #include <functional>
 
-#include "../core/simulation.h"
+#include "core/simulation.h"
 #include "check.h"
 
 using namespace prosper;

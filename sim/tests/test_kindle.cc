@@ -7,8 +7,8 @@
 #include <sstream>
 #include <vector>
 
-#include "../trace/kindle.h"
-#include "../trace/trace.h"
+#include "trace/kindle.h"
+#include "trace/trace.h"
 #include "check.h"
 
 using namespace prosper;

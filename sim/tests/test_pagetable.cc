@@ -7,10 +7,10 @@
 #include <functional>
 #include <stdexcept>
 
-#include "../core/pagetable.h"
-#include "../core/ptstudy.h"
-#include "../trace/synth.h"
-#include "../trace/trace.h"
+#include "core/pagetable.h"
+#include "core/ptstudy.h"
+#include "trace/synth.h"
+#include "trace/trace.h"
 #include "check.h"
 
 using namespace prosper;

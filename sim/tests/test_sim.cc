@@ -10,7 +10,7 @@
 #include <functional>
 #include <string>
 
-#include "../core/simulation.h"
+#include "core/simulation.h"
 #include "check.h"
 
 using namespace prosper;

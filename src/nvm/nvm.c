@@ -14,7 +14,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <sys/mman.h>
-#include "../shim/shim_proto.h"
+#include "prosper/internal/shim_proto.h"
 #include "prosper/nvm.h"
 
 long prosper_shim_nvm_gate(long op, long arg) __attribute__((weak));

@@ -1,11 +1,11 @@
 /* shim.c -- LD_PRELOADed into a supervised program (DESIGN D3).  It stays tiny:
  *   - at start, create a userfaultfd with asynchronous write-protection and hand it to the
- *     supervisor with the hello message (shim_proto.h); close every trace of itself;
+ *     supervisor with the hello message (include/prosper/internal/shim_proto.h); close every trace of itself;
  *   - in resume mode, then stop itself (SIGSTOP): the supervisor rebuilds the process around
  *     this stop through the syscall gate below and never lets the constructor return;
  *   - record the signal handlers the program installs, in its own .bss, so that a checkpoint
  *     carries them;
- *   - offer the NVM request gate that libprosper-nvm calls (shim_proto.h).
+ *   - offer the NVM request gate that libprosper-nvm calls (include/prosper/internal/shim_proto.h).
  * Raw system calls where libc state could be in flux; no allocation; no stack protector (the
  * canary lives in the TCB, which a restore overwrites). */
 #include <dlfcn.h>
@@ -19,8 +19,8 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "../track/uffd_abi.h"
-#include "shim_proto.h"
+#include "prosper/internal/uffd_abi.h"
+#include "prosper/internal/shim_proto.h"
 
 extern char prosper_shim_gate[] __attribute__((visibility("hidden")));
 __asm__(".text\n"
@@ -32,7 +32,7 @@ __asm__(".text\n"
 	"\tint3\n"
 	".size prosper_shim_gate, 3\n");
 
-/* The NVM request gate (shim_proto.h): exported, libprosper-nvm refers to it weakly. */
+/* The NVM request gate (include/prosper/internal/shim_proto.h): exported, libprosper-nvm refers to it weakly. */
 __asm__(".text\n"
 	".globl prosper_shim_nvm_gate\n"
 	".type prosper_shim_nvm_gate, @function\n"

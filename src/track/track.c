@@ -6,7 +6,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 #include "prosper/track.h"
-#include "uffd_abi.h"
+#include "prosper/internal/uffd_abi.h"
 
 #define PAGE 4096ull
 
