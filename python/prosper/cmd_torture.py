@@ -14,7 +14,6 @@ native_seconds, supervised_seconds, differences, workdir (kept with --keep)."""
 import json
 import os
 import random
-import re
 import shutil
 import signal
 import subprocess
@@ -28,21 +27,33 @@ from prosper.procs import wait_group_gone
 SUPERVISOR = "src/supervisor/prosper-supervise"
 POOL_TOOL = "src/cli/prosper-pool"
 COMMIT_DELAY_US = 3000
-# what `prosper resume` says of a pool whose program had finished (src/supervisor/main.c)
-FINISHED = re.compile(r"the program finished \(exit code (-?\d+)\): nothing to resume")
-NO_CHECKPOINT = "no checkpoint was committed"
+
+
+def refusal(stderr):
+    """The refusal `prosper run/resume --json` printed as its last JSON line on stderr
+    (src/supervisor/refusal.h: {"refused": CODE, "message": ..., ["exit_code": N]}), or None."""
+    for line in reversed(stderr.splitlines()):
+        if not line.startswith("{"):
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and "refused" in obj:
+            return obj
+    return None
 
 
 def outcome(returncode, stderr):
     """What an attempt that was not killed means: ("fresh", None) when it was a resume of a pool
     without a checkpoint (start again), ("finished", CODE) when the pool said the program had
-    already exited with CODE, ("exit", returncode) otherwise."""
-    if returncode == 2:
-        if NO_CHECKPOINT in stderr:
-            return "fresh", None
-        m = FINISHED.search(stderr)
-        if m:
-            return "finished", int(m.group(1))
+    already exited with CODE, ("exit", returncode) otherwise.  Read from the refusal's stable
+    code, never from its wording."""
+    r = refusal(stderr) if returncode == 2 else None
+    if r and r["refused"] == "no-checkpoint":
+        return "fresh", None
+    if r and r["refused"] == "finished":
+        return "finished", int(r["exit_code"])
     return "exit", returncode
 
 
@@ -106,7 +117,7 @@ def main(args):
     native_s = time.monotonic() - t0
 
     stats = os.path.join(work, "stats.json")
-    common = ["--pool", pool, "--interval", str(args.interval), "--stats-json", stats]
+    common = ["--json", "--pool", pool, "--interval", str(args.interval), "--stats-json", stats]
     if args.metadata:
         common += ["--metadata", args.metadata]
     kills = resumes = checkpoints = in_window = fresh = 0
@@ -183,8 +194,9 @@ def main(args):
             break
         if started:
             resumes += 1
-        if p.returncode == 2 and ("prosper resume:" in err or "prosper run:" in err):
-            errors.append(err.strip().splitlines()[-1])
+        refused = refusal(err) if p.returncode == 2 else None
+        if refused:
+            errors.append(f"{refused['refused']}: {refused['message']}")
             final = p.returncode
             break
         final = p.returncode

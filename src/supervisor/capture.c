@@ -1,4 +1,4 @@
-/* capture.c -- one checkpoint of a stopped child = one pool epoch (DESIGN D3).
+/* capture.c -- one checkpoint of a stopped child = one pool epoch (docs/run-resume.md).
  *
  * Order inside a stop: registers -> NVM memory written in the interval write-protected again
  * (nvm.c) -> map (regions follow it: added, resized, removed) -> dirty memory of every saved
@@ -255,7 +255,7 @@ static int stage_dirty(struct sup *s)
 	int rc;
 	for (int i = 0; i < s->nvmas; i++) {
 		struct vma *v = &s->vmas[i];
-		int mode = v->sp ? s->stack_mode : s->heap_mode;
+		int mode = v->sp ? s->cfg.stack_mode : s->cfg.heap_mode;
 		/* A stack is collected from SP's page up only: a page below SP was written while dead, but
 		 * it keeps its written mark and is saved once the stack grows over it again (a frame
 		 * reserved without being written, memory a thread library recycled between threads).
@@ -281,7 +281,7 @@ static int stage_dirty(struct sup *s)
 				if ((rc = prosper_track_unprotect(&s->track, v->start, v->end)) != 0)
 					return rc;
 				v->copy_whole = DENSE_REGION_HOLD;
-				s->st.dense_regions++;
+				s->stats.bytes.dense_regions++;
 			}
 		}
 		for (long j = 0; j < k; j++)
@@ -446,8 +446,8 @@ static int stage_metadata(struct sup *s)
 {
 	const void *out;
 	size_t len;
-	int rc = metalog_stage(s->meta, s->meta_mode, s->pool, s->batch.blob.p, s->batch.blob.len, &out, &len,
-			       &s->meta_st);
+	int rc = metalog_stage(s->meta, s->cfg.meta_mode, s->pool, s->batch.blob.p, s->batch.blob.len, &out, &len,
+			       &s->stats.meta);
 	if (rc || out == s->batch.blob.p)
 		return rc;
 	s->batch.blob.len = 0;
@@ -487,13 +487,13 @@ int sup_capture(struct sup *s)
 	if (rc)
 		return rc;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	s->thread_capture_seconds += (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
-	s->thread_captures += (uint64_t)s->nthr;
+	s->stats.thread_capture_seconds += (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	s->stats.thread_captures += (uint64_t)s->nthr;
 	if ((rc = sup_nvm_stop(s)) != 0)
 		return rc;
 	const struct user_regs_struct *regs = &s->thr[0].regs;
 	s->sp = regs->rsp;
-	if (!s->checkpoints && !s->tid_offset) {
+	if (!s->stats.checkpoints && !s->tid_offset) {
 		/* glibc caches the thread id in its TCB; resume rewrites it if we find it here */
 		uint32_t tid = 0;
 		struct iovec l = { &tid, 4 }, r = { (void *)(uintptr_t)(regs->fs_base + 720), 4 };
@@ -544,9 +544,9 @@ static void count_only(void *ctx, uint64_t off, uint64_t len) { (void)ctx, (void
 static int write_chunk(struct sup *s, const struct chunk *c, struct ckpt_stats *cs)
 {
 	const uint8_t *cur = s->batch.data + c->at;
-	int mode = c->stack ? s->stack_mode : s->heap_mode;
-	uint32_t g = c->stack ? s->stack_gran : s->heap_gran;
-	int compare = !c->whole && ((mode == TRACK_MODE_DIFF && !(c->stack && s->stack_dense_left)) || (c->stack && s->stats_exact));
+	int mode = c->stack ? s->cfg.stack_mode : s->cfg.heap_mode;
+	uint32_t g = c->stack ? s->cfg.stack_gran : s->cfg.heap_gran;
+	int compare = !c->whole && ((mode == TRACK_MODE_DIFF && !(c->stack && s->stack_dense_left)) || (c->stack && s->cfg.stats_exact));
 	if (compare) {
 		if (c->len > s->old_cap) {
 			free(s->old);
@@ -563,7 +563,7 @@ static int write_chunk(struct sup *s, const struct chunk *c, struct ckpt_stats *
 	}
 	uint64_t written = c->len;
 	int rc = 0;
-	if (c->stack && !c->whole && s->stats_exact)
+	if (c->stack && !c->whole && s->cfg.stats_exact)
 		cs->stack_exact += prosper_track_diff(s->old, cur, c->len, 8, count_only, NULL);
 	int dense_skip = c->stack && s->stack_dense_left > 0;
 	if (c->whole || mode != TRACK_MODE_DIFF || dense_skip) {
@@ -598,28 +598,28 @@ int sup_commit(struct sup *s)
 	int rc = sup_nvm_commit(s);
 	if (rc)
 		return rc;
-	if (s->commit_delay_us)
-		usleep((useconds_t)s->commit_delay_us);
+	if (s->cfg.commit_delay_us)
+		usleep((useconds_t)s->cfg.commit_delay_us);
 	rc = prosper_pool_commit(s->pool, s->batch.blob.p, s->batch.blob.len);
 	if (rc)
 		return rc;
 	/* adapt the stack's granularity to the density just seen */
-	if (s->stack_mode == TRACK_MODE_DIFF) {
+	if (s->cfg.stack_mode == TRACK_MODE_DIFF) {
 		if (s->stack_dense_left > 0)
-			s->stack_dense_left--, s->st.stack_dense_checkpoints++;
+			s->stack_dense_left--, s->stats.bytes.stack_dense_checkpoints++;
 		else if (cs.stack_pages && cs.stack * 100 >= cs.stack_pages * DENSE_PERCENT)
 			s->stack_dense_left = DENSE_HOLD;
 	}
 	metalog_committed(s->meta);
-	if (!s->checkpoints)
-		s->meta_first_bytes = s->meta_st.bytes;
-	s->checkpoints++;
-	s->st.stack += cs.stack;
-	s->st.stack_pages += cs.stack_pages;
-	s->st.stack_exact += cs.stack_exact;
-	s->st.other += cs.other;
-	s->st.other_pages += cs.other_pages;
-	s->st.new_bytes += cs.new_bytes;
+	if (!s->stats.checkpoints)
+		s->stats.meta_first_bytes = s->stats.meta.bytes;
+	s->stats.checkpoints++;
+	s->stats.bytes.stack += cs.stack;
+	s->stats.bytes.stack_pages += cs.stack_pages;
+	s->stats.bytes.stack_exact += cs.stack_exact;
+	s->stats.bytes.other += cs.other;
+	s->stats.bytes.other_pages += cs.other_pages;
+	s->stats.bytes.new_bytes += cs.new_bytes;
 	return 0;
 }
 
@@ -661,14 +661,26 @@ int sup_verify(struct sup *s)
 			}
 		if (differ) /* where the oracle disagreed: what a bug report needs */
 			fprintf(stderr, "prosper run: verify: checkpoint %llu: %llu bytes differ in %llx-%llx %s (sp %llx), "
-				"first at %llx, last at %llx\n", (unsigned long long)s->checkpoints + 1,
+				"first at %llx, last at %llx\n", (unsigned long long)s->stats.checkpoints + 1,
 				(unsigned long long)differ, (unsigned long long)v->start, (unsigned long long)v->end,
 				v->path[0] ? v->path : "[anonymous]", (unsigned long long)v->sp,
 				(unsigned long long)(v->start + from + first), (unsigned long long)(v->start + from + last));
-		s->st.mismatches += differ;
-		s->st.verified_bytes += len;
+		s->stats.bytes.mismatches += differ;
+		s->stats.bytes.verified_bytes += len;
 	}
 	free(img);
 	free(live);
 	return rc;
+}
+
+/* ------------------------------------------------------------------ tracking */
+
+int sup_start_tracking(struct sup *s, int uffd)
+{
+	int all_full = s->cfg.stack_mode == TRACK_MODE_FULL && s->cfg.heap_mode == TRACK_MODE_FULL;
+	if (all_full && uffd >= 0) {
+		close(uffd);
+		uffd = -1;
+	}
+	return prosper_track_open(&s->track, all_full ? PROSPER_TRACK_FULL : PROSPER_TRACK_PAGE, s->pid, uffd);
 }

@@ -89,7 +89,7 @@
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <time.h>
-#include "../shim/shim_proto.h"
+#include "prosper/internal/shim_proto.h"
 #include "inject.h"
 #include "sup.h"
 
@@ -420,11 +420,11 @@ static int serve_fault(struct sup *s, pid_t tid, char *why, size_t whylen)
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		r->written[set[i]] = 1;
-		s->nvm_ahead_segments += set[i] != k;
+		s->stats.nvm_ahead_segments += set[i] != k;
 	}
 	free(set);
 	r->any_written = 1;
-	s->nvm_faults++;
+	s->stats.nvm_faults++;
 	return 0;
 }
 
@@ -436,7 +436,7 @@ int sup_nvm_serve(struct sup *s, pid_t tid, int sig, char *why, size_t whylen)
 	int rc = sig == SIGTRAP ? serve_request(s, tid) : serve_fault(s, tid, why, whylen);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (sig != SIGTRAP)
-		s->nvm_fault_seconds += (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+		s->stats.nvm_fault_seconds += (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	if (rc == 0 && ptrace(PTRACE_CONT, tid, 0, 0) != 0)
 		rc = -1;
 	return rc;
@@ -488,7 +488,7 @@ static void name_dirty(void *vctx, uint64_t off, uint64_t len)
 	struct dirty_ctx *d = vctx;
 	if (!d->rc)
 		d->rc = prosper_pool_direct_dirty(d->s->pool, d->id, d->base + off, len);
-	d->s->nvm_dirty_bytes += len;
+	d->s->stats.nvm_dirty_bytes += len;
 	d->changed = 1;
 }
 
@@ -519,7 +519,7 @@ int sup_nvm_commit(struct sup *s)
 			r->changed[k] |= (uint8_t)(d.changed << 1); /* bit 1: this interval; bit 0: the last set */
 			changed += (uint32_t)d.changed;
 			if (r->ahead[k]) {
-				s->nvm_ahead_changed += (uint32_t)d.changed;
+				s->stats.nvm_ahead_changed += (uint32_t)d.changed;
 				if (r->ahead[k] == AHEAD_REPEAT) {
 					repeat++;
 					hits += (uint32_t)d.changed;

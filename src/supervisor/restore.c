@@ -1,5 +1,5 @@
 /* restore.c -- `prosper resume`: rebuild a relaunched process from the committed epoch
- * (notes/restore.md).
+ * (docs/run-resume.md, "How a resume works").
  *
  * The program is relaunched exactly as it was run (same executable, argv, environment, preload
  * set, no ASLR), so the loader puts the executable, the libraries, the shim, the vdso and the
@@ -39,7 +39,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "../shim/shim_proto.h"
+#include "prosper/internal/shim_proto.h"
 #include "inject.h"
 #include "sup.h"
 
@@ -81,30 +81,30 @@ static int stdio_is_checkpointed_file(int fd, const char *path)
 	return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-int sup_restore_check(struct sup *s, const struct img *im, char *why, size_t whylen)
+enum refusal sup_restore_check(const struct img *im, char *why, size_t whylen)
 {
-	(void)s;
+#define REFUSE(r, ...) do { snprintf(why, whylen, __VA_ARGS__); return r; } while (0)
 	for (uint32_t i = 0; i < im->h->nfiles; i++) {
 		const struct img_file *f = &im->files[i];
 		const char *path = img_s(im, f->path);
 		struct file_id now;
 		if (file_identity(path, &now) != 0)
-			FAIL("%s is gone: the checkpoint needs it", path);
+			REFUSE(REFUSE_FILE_GONE, "%s is gone: the checkpoint needs it", path);
 		if (now.size != f->size || now.mtime_ns != f->mtime_ns || now.build_id_len != f->build_id_len ||
 		    memcmp(now.build_id, f->build_id, f->build_id_len))
-			FAIL("%s changed since the checkpoint (size, mtime or build-id): refusing to resume", path);
+			REFUSE(REFUSE_FILE_CHANGED, "%s changed since the checkpoint (size, mtime or build-id): refusing to resume", path);
 	}
 	const char *rel = kernel_release();
 	const char *was = img_s(im, im->h->kernel_str);
 	if (was && strcmp(was, rel))
-		FAIL("the kernel changed (%s, checkpoint taken under %s): refusing to resume", rel, was);
+		REFUSE(REFUSE_KERNEL_CHANGED, "the kernel changed (%s, checkpoint taken under %s): refusing to resume", rel, was);
 	if (im->h->xcr0 != cpu_xcr0())
-		FAIL("the CPU's extended-state features differ from the checkpoint's (XCR0 %#llx vs %#llx)",
+		REFUSE(REFUSE_CPU_CHANGED, "the CPU's extended-state features differ from the checkpoint's (XCR0 %#llx vs %#llx)",
 		     (unsigned long long)cpu_xcr0(), (unsigned long long)im->h->xcr0);
 	for (uint32_t i = 0; i < im->h->nvmas; i++) {
 		const char *p = img_s(im, im->vmas[i].path);
 		if (p && p[0] == '/' && strstr(p, " (deleted)"))
-			FAIL("the checkpoint maps a deleted file (%s)", p);
+			REFUSE(REFUSE_MAPPED_DELETED, "the checkpoint maps a deleted file (%s)", p);
 	}
 	for (uint32_t i = 0; i < im->h->nfds; i++) {
 		const struct img_fd *f = &im->fds[i];
@@ -113,12 +113,13 @@ int sup_restore_check(struct sup *s, const struct img *im, char *why, size_t why
 			continue;
 		struct stat st;
 		if (strstr(p, " (deleted)") || stat(p, &st) != 0)
-			FAIL("fd %d: %s is gone", f->fd, p);
+			REFUSE(REFUSE_FD_GONE, "fd %d: %s is gone", f->fd, p);
 		if (f->type == IMG_FD_FILE && (f->flags & O_ACCMODE) != O_RDONLY && (uint64_t)st.st_size < f->size)
-			FAIL("fd %d: %s is shorter than at the checkpoint (%llu < %llu bytes)", f->fd, p,
+			REFUSE(REFUSE_FD_SHORTER, "fd %d: %s is shorter than at the checkpoint (%llu < %llu bytes)", f->fd, p,
 			     (unsigned long long)st.st_size, (unsigned long long)f->size);
 	}
 	return 0;
+#undef REFUSE
 }
 
 /* A 64 KiB hole free in both the checkpoint's layout and the fresh one. */
@@ -313,7 +314,7 @@ static int fill_memory(struct sup *s, struct rctx *r, const struct img *im)
 				if (++f.n == FILL_BATCH && fill_flush(s, &f) != 0)
 					FAIL("cannot write memory near %#llx", (unsigned long long)at);
 			}
-			s->restored_bytes += n;
+			s->stats.restored_bytes += n;
 			off += n;
 		}
 	}
@@ -484,7 +485,7 @@ int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *he
 	if (fill_memory(s, &r, im))
 		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	s->restore_memory_seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	s->stats.restore_memory_seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	if (reopen_fds(s, &r, im) || restore_process_state(s, &r, im, hello) || restore_threads(s, &r, im))
 		goto out;
 	sys(&r, SYS_munmap, (long)r.scratch, SCRATCH_BYTES, 0, 0, 0, 0);

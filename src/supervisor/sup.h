@@ -1,10 +1,19 @@
-/* sup.h -- the supervisor's state, shared by its parts:
- *   main.c     options, launch, the stop/checkpoint loop, statistics   (prosper run / resume)
- *   capture.c  one checkpoint: registers, map, dirty memory, fds -> one pool epoch
- *   restore.c  rebuild a relaunched process from the committed epoch
- *   image.c    the epoch blob;  procfs.c  /proc readers;  inject.c  syscalls run by the child
- *   metalog.c  the epoch's metadata as a redo log of changes (--metadata log) or the blob whole
- *   nvm.c      NVM-resident memory (prosper_nvm_alloc): direct pool regions mapped into the child
+/* sup.h -- the supervisor's state, shared by its parts.  The map (docs/architecture.md):
+ *   main.c      dispatch: options, then run or resume, the loop, the end of the run
+ *   options.c   the command line and --help;   refusal.c  every refusal, with its stable code
+ *   run.c       `run`: the pool created (or refused), the program launched
+ *   resume.c    `resume`: the admission check, the relaunch, the restore, tracking again
+ *   launch.c    fork + ptrace seize + exec with the shim;  poolfile.c  lock, state, finished mark
+ *   loop.c      the stop (cut) loop;  threads.c  the thread table;  worker.c  the commit thread
+ *   capture.c   one checkpoint: registers, map, dirty memory, fds -> one pool epoch
+ *   restore.c   rebuild a relaunched process from the committed epoch
+ *   stats.c     --stats-json (json.c: the JSON writer)
+ *   image.c     the epoch blob;  procfs.c  /proc readers;  inject.c  syscalls run by the child
+ *   metalog.c   the epoch's metadata as a redo log of changes (--metadata log) or the blob whole
+ *   nvm.c       NVM-resident memory (prosper_nvm_alloc): direct pool regions mapped into the child
+ *
+ * struct sup is three things: cfg (the options, read-only once the program runs), stats (what a
+ * run measured, written out by stats.c) and the state of the supervised process.
  */
 #ifndef PROSPER_SUP_H
 #define PROSPER_SUP_H
@@ -13,6 +22,7 @@
 #include "image.h"
 #include "metalog.h"
 #include "procfs.h"
+#include "refusal.h"
 #include "prosper/pool.h"
 #include "prosper/track.h"
 
@@ -86,23 +96,49 @@ struct known_file {
 	struct file_id id;
 };
 
+/* What the options set; read-only once the program runs. */
+struct sup_config {
+	int resume;                  /* `prosper resume` (else `prosper run`) */
+	int json;                    /* --json: refusals also as one JSON line on stderr */
+	double interval_ms;
+	int verify;                  /* the soundness oracle: commit while stopped, compare */
+	int stack_mode, heap_mode;   /* enum tracker_mode */
+	uint32_t stack_gran, heap_gran;
+	int meta_mode;               /* enum meta_mode: the metadata as a log of changes or whole */
+	int stats_exact;             /* also count the stack's changed 8-byte words (costs a compare) */
+	const char *stats_path;      /* --stats-json, or NULL */
+	uint64_t commit_delay_us;    /* test hook: widen the window between data and commit */
+};
+
+/* What a run measured; written out by stats.c, read by nothing else. */
+struct sup_stats {
+	uint64_t checkpoints, late;       /* late: ticks that found the previous commit still running */
+	struct ckpt_stats bytes;          /* summed over checkpoints */
+	struct metalog_stats meta;
+	uint64_t meta_first_bytes;        /* meta.bytes after the first checkpoint (a full layout in log mode) */
+	double commit_total;              /* seconds in sup_commit, summed */
+	double stop_total, stop_max;
+	double restore_seconds, restore_memory_seconds;
+	double thread_capture_seconds;    /* registers, xstate, mask, robust list of every thread */
+	uint64_t thread_captures;         /* threads captured, summed over checkpoints */
+	uint64_t restored_bytes;
+	uint64_t nvm_faults, nvm_dirty_bytes;
+	uint64_t nvm_ahead_segments, nvm_ahead_changed; /* made writable ahead of a fault; of them, changed */
+	double nvm_fault_seconds;         /* serving write faults (copy-on-write, mprotect), summed */
+};
+
+/* The supervisor: its configuration, its statistics, and the state of the supervised process. */
 struct sup {
+	struct sup_config cfg;
+	struct sup_stats stats;
 	pid_t pid;
 	prosper_pool *pool;
 	struct prosper_track track;
-	int verify;
 	int enabled;                 /* checkpointing still on */
-	int stack_mode, heap_mode;   /* enum tracker_mode */
-	uint32_t stack_gran, heap_gran;
-	uint64_t commit_delay_us;    /* test hook: widen the window between data and commit */
-	int meta_mode;               /* enum meta_mode: the metadata as a log of changes or whole */
+	const char *disabled_reason; /* why it is off (loop.c) */
 	struct metalog *meta;
-	struct metalog_stats meta_st;
-	uint64_t meta_first_bytes;   /* meta_st.bytes after the first checkpoint (a full layout in log mode) */
-	double commit_total;         /* seconds in sup_commit, summed */
-	int stats_exact;             /* also count the stack's changed 8-byte words (costs a compare) */
 	uint64_t sp;                 /* the main thread's, at this stop */
-	struct thr *thr;             /* the program's threads */
+	struct thr *thr;             /* the program's threads (threads.c) */
 	int nthr;
 	struct batch batch;          /* the checkpoint being committed */
 	uint32_t stack_dense_left;   /* checkpoints left that write stack pages whole (adaptive) */
@@ -127,14 +163,6 @@ struct sup {
 	/* warnings given once */
 	uint64_t warned_fds[MAX_FDS / 64];
 	int warned_shared;
-	/* statistics */
-	uint64_t checkpoints, late;       /* late: ticks that found the previous commit still running */
-	struct ckpt_stats st;
-	double stop_total, stop_max, restore_seconds, restore_memory_seconds;
-	double thread_capture_seconds;   /* registers, xstate, mask, robust list of every thread */
-	uint64_t thread_captures;        /* threads captured, summed over checkpoints */
-	uint64_t restored_bytes;
-	const char *disabled_reason;
 	/* NVM-resident memory (nvm.c) */
 	char pool_path[4096];         /* absolute: the program opens it to map its NVM regions */
 	uint64_t gate, nvm_gate, nvm_path_addr; /* the shim's syscall gate, NVM gate, path buffer */
@@ -143,10 +171,13 @@ struct sup {
 	int nnvm, nvm_cap;
 	uint8_t *nvm_zeros;           /* a segment of zeros: the committed copy of a new segment */
 	struct inject *nvm_proc;      /* the program's /proc/PID/mem, opened at the first NVM call */
-	uint64_t nvm_faults, nvm_dirty_bytes;
-	uint64_t nvm_ahead_segments, nvm_ahead_changed; /* made writable ahead of a fault; of them, changed */
-	double nvm_fault_seconds;     /* serving write faults (copy-on-write, mprotect), summed */
 };
+
+/* loop.c: the stop (cut) loop.  sup_supervise returns the program's wait status when it ended,
+ * or -1 if it was lost.  sup_disable stops checkpointing (once, with a message on stderr): the
+ * last checkpoint stays resumable, the program runs on. */
+int sup_supervise(struct sup *s, int sigfd);
+void sup_disable(struct sup *s, const char *why);
 
 /* capture.c: a checkpoint in two halves.  sup_capture() runs while the child is stopped: map,
  * tracker, the dirty bytes copied into s->batch, the blob; the pool is only asked to add, resize
@@ -155,6 +186,9 @@ struct sup {
  * (s->track.err or the pool's message says more). */
 int sup_capture(struct sup *s);
 int sup_commit(struct sup *s);
+/* Open the tracker on the program with the shim's userfaultfd (closed and unused when every
+ * mapping is tracked whole); 0, or -1 with s->track.err. */
+int sup_start_tracking(struct sup *s, int uffd);
 /* The soundness oracle, after sup_commit() with the child still stopped. */
 int sup_verify(struct sup *s);
 /* The identity of a mapped file, computed once per path; NULL if it cannot be read. */
@@ -164,8 +198,8 @@ const struct known_file *sup_known_file(struct sup *s, const char *path);
  * the committed epoch im.  0, or negative with a one-line reason in why. */
 struct shim_hello;
 int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *hello, char *why, size_t whylen);
-/* The checks that need no child: files, kernel, CPU.  0 or -1 with why. */
-int sup_restore_check(struct sup *s, const struct img *im, char *why, size_t whylen);
+/* The checks that need no child: files, kernel, CPU.  0, or the refusal with a one-line why. */
+enum refusal sup_restore_check(const struct img *im, char *why, size_t whylen);
 
 /* nvm.c (see there).  sup_nvm_claims: is this signal-delivery stop an NVM request at the gate
  * (SIGTRAP) or a first write to a clean NVM segment (SIGSEGV)?  sup_nvm_serve handles it and

@@ -6,6 +6,7 @@ Quick mode plans 20 kills per bench program; with the files, distribution and th
 suite delivers well over 200 kills; PROSPER_LONG=1 plans 50 per program."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -150,10 +151,14 @@ def test_torture_reads_a_finished_pools_exit_code(tmp_path, pool_dir):
     spin = "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; exit 5"   # a few checkpoints long
     assert prosper("run", "--pool", pool, "--", "/bin/sh", "-c", spin, cwd=tmp_path).returncode == 5
     assert json.loads(prosper("inspect", "--json", pool).stdout)["epoch"] >= 2
-    again = prosper("resume", "--pool", pool, cwd=tmp_path)
+    again = prosper("resume", "--json", "--pool", pool, cwd=tmp_path)
     assert outcome(again.returncode, again.stderr) == ("finished", 5)
-    assert outcome(2, "prosper resume: x: no checkpoint was committed (...)\n") == ("fresh", None)
-    assert outcome(2, "prosper resume: x: the executable changed\n") == ("exit", 2)
+    # read from the code, not the wording: the human line alone says nothing to torture
+    assert outcome(again.returncode, again.stderr.splitlines()[0]) == ("exit", 2)
+    empty = os.path.join(pool_dir, "empty.prosper")
+    assert prosper("run", "--pool", empty, "--", "/bin/true", cwd=tmp_path).returncode == 0
+    never = prosper("resume", "--json", "--pool", empty, cwd=tmp_path)
+    assert outcome(never.returncode, never.stderr) == ("fresh", None)
 
 
 @pytest.fixture
@@ -167,11 +172,21 @@ def killed_pool(tmp_path, pool_dir):
     return prog, pool
 
 
-def _refused(r, *words):
+def _refused(args, code, *words, cwd):
+    """`prosper ARGS` is refused: exit 2, one line naming the words; with --json, the same refusal
+    is also one JSON line on stderr carrying its stable code (src/supervisor/refusal.h)."""
+    r = prosper(*args, cwd=cwd)
     assert r.returncode == 2, (r.returncode, r.stderr)
     assert r.stderr.count("\n") == 1, r.stderr
     for w in words:
         assert w in r.stderr, r.stderr
+    j = prosper(args[0], "--json", *args[1:], cwd=cwd)
+    assert j.returncode == 2 and j.stdout == "", (j.returncode, j.stderr)
+    human, line = j.stderr.splitlines()
+    assert human == r.stderr.rstrip("\n")
+    obj = json.loads(line)
+    assert obj["refused"] == code and obj["message"] in human, obj
+    return obj
 
 
 def test_resume_refuses_a_changed_executable(killed_pool, tmp_path):
@@ -179,7 +194,7 @@ def test_resume_refuses_a_changed_executable(killed_pool, tmp_path):
     before = open(pool, "rb").read()
     with open(prog, "ab") as f:
         f.write(b"\0")
-    _refused(prosper("resume", "--pool", pool, cwd=tmp_path), "changed")
+    _refused(["resume", "--pool", pool], "file-changed", "changed", cwd=tmp_path)
     assert open(pool, "rb").read() == before   # a refusal changes nothing
 
 
@@ -188,32 +203,50 @@ def test_resume_refuses_a_corrupt_pool(killed_pool, tmp_path):
     with open(pool, "r+b") as f:
         f.seek(64)
         f.write(os.urandom(256))
-    _refused(prosper("resume", "--pool", pool, cwd=tmp_path))
+    _refused(["resume", "--pool", pool], "pool-corrupt", cwd=tmp_path)
 
 
 def test_run_refuses_to_overwrite_a_checkpoint(killed_pool, tmp_path):
     prog, pool = killed_pool
     before = open(pool, "rb").read()
-    _refused(prosper("run", "--pool", pool, "--", str(prog), cwd=tmp_path), "resume", "--fresh")
+    _refused(["run", "--pool", pool, "--", str(prog)], "has-checkpoint", "resume", "--fresh", cwd=tmp_path)
     assert open(pool, "rb").read() == before
 
 
-@pytest.mark.parametrize("args,words", [
-    (["resume", "--pool", "/nonexistent/p.prosper"], ["No such file"]),
-    (["run"], ["no program"]),
-    (["run", "--interval", "0", "--", "/bin/true"], ["interval"]),
-    (["run", "--stack-tracker", "soft", "--", "/bin/true"], ["page, diff or full"]),
-    (["run", "--stack-granularity", "12", "--", "/bin/true"], ["powers of two"]),
-    (["resume", "--", "/bin/true"], ["takes no program"]),
+@pytest.mark.parametrize("args,code,words", [
+    (["resume", "--pool", "/nonexistent/p.prosper"], "pool-missing", ["No such file"]),
+    (["resume"], "no-pool", ["no *.prosper pool here"]),
+    (["run"], "usage", ["no program"]),
+    (["run", "--interval", "0", "--", "/bin/true"], "usage", ["interval"]),
+    (["run", "--stack-tracker", "soft", "--", "/bin/true"], "usage", ["page, diff or full"]),
+    (["run", "--stack-granularity", "12", "--", "/bin/true"], "usage", ["powers of two"]),
+    (["resume", "--", "/bin/true"], "usage", ["takes no program"]),
 ])
-def test_usage_errors(tmp_path, args, words):
-    _refused(prosper(*args, cwd=tmp_path), *words)
+def test_usage_errors(tmp_path, args, code, words):
+    _refused(args, code, *words, cwd=tmp_path)
+
+
+def test_a_refusal_naming_quotes_and_backslashes_is_valid_json(tmp_path):
+    """Messages carry paths, and paths may hold any byte: the JSON line escapes them."""
+    pool = str(tmp_path / 'a "quoted" \\ name\tp.prosper')
+    obj = _refused(["resume", "--pool", pool], "pool-missing", cwd=tmp_path)
+    assert pool in obj["message"]
+
+
+def test_every_refusal_code_is_documented():
+    """The codes scripts branch on are listed in docs/run-resume.md; a new one must be added there."""
+    table = open(os.path.join(ROOT, "src", "supervisor", "refusal.c")).read()
+    codes = re.findall(r'\[REFUSE_[A-Z_]+\] = "([a-z-]+)"', table)
+    assert len(codes) >= 20, codes
+    doc = open(os.path.join(ROOT, "docs", "run-resume.md")).read()
+    missing = [c for c in codes if f"`{c}`" not in doc]
+    assert not missing, missing
 
 
 def test_a_file_that_is_not_a_pool(tmp_path):
     junk = tmp_path / "junk.prosper"
     junk.write_bytes(b"not a pool" * 100)
-    _refused(prosper("resume", "--pool", junk, cwd=tmp_path))
+    _refused(["resume", "--pool", junk], "pool-corrupt", cwd=tmp_path)
     assert junk.read_bytes() == b"not a pool" * 100
 
 

@@ -1,0 +1,214 @@
+/* loop.c -- the stop (cut) loop of `prosper run` / `prosper resume`: ptrace events as they
+ * happen, and every interval one checkpoint of the whole program.
+ *
+ * A checkpoint is a consistent cut: every thread is interrupted, and the capture is taken only
+ * once all of them (and any thread created meanwhile) are stopped; the commit then runs on the
+ * worker thread (worker.h) while the program goes on.  With --verify the commit and the soundness
+ * oracle run inside the stop instead.
+ *
+ * Invariants
+ *   - The program is never left stopped: every stop we cause ends in PTRACE_CONT/LISTEN, also on
+ *     error paths; a checkpoint error stops checkpointing (sup_disable), never the program.
+ *   - SIGCHLD is blocked and read from a signalfd, so ptrace stops are handled as they happen,
+ *     not only at our own stops.
+ *   - A fork or an exec stops checkpointing with a message: the last checkpoint is kept.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "threads.h"
+#include "worker.h"
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void sup_disable(struct sup *s, const char *why)
+{
+	if (!s->enabled)
+		return;
+	s->enabled = 0;
+	s->disabled_reason = why;
+	fprintf(stderr, "%s: %s; checkpointing stopped, the last checkpoint (epoch %llu) is kept\n", sup_command(), why,
+		(unsigned long long)(s->pool ? prosper_pool_epoch(s->pool) : 0));
+}
+
+static void checkpoint_failed(struct sup *s, int rc)
+{
+	static char why[400];
+	snprintf(why, sizeof why, "checkpoint failed: %s (%s)", strerror(-rc),
+		 s->track.err[0] ? s->track.err : prosper_pool_errormsg());
+	sup_disable(s, why);
+}
+
+/* One stop of ours: capture while stopped; commit on the worker (or here, then verify, with the
+ * oracle on). */
+static void checkpoint(struct sup *s, struct worker *w)
+{
+	int rc = worker_wait(w);
+	if (rc)
+		checkpoint_failed(s, rc);
+	if (!s->enabled)
+		return;
+	double t0 = now();
+	rc = sup_capture(s);
+	if (!rc && s->cfg.verify) {
+		rc = worker_timed_commit(s);
+		if (!rc)
+			rc = sup_verify(s);
+	}
+	double dt = now() - t0;
+	s->stats.stop_total += dt;
+	if (dt > s->stats.stop_max)
+		s->stats.stop_max = dt;
+	if (rc)
+		checkpoint_failed(s, rc);
+	else if (!s->cfg.verify)
+		worker_start_commit(w);
+}
+
+/* A signal-delivery stop that is an NVM request or a first write to clean NVM memory (nvm.c):
+ * served once the commit under way is done (the pool has one user at a time), the thread goes on
+ * without the signal.  Returns 0 when the stop is not ours.  Memory that can no longer be kept
+ * consistent ends the program: the last checkpoint stays resumable. */
+static int nvm_stop(struct sup *s, struct worker *w, pid_t tid, int sig)
+{
+	if (!sup_nvm_claims(s, tid, sig))
+		return 0;
+	if (w) {
+		int rc = worker_wait(w);
+		if (rc)
+			checkpoint_failed(s, rc);
+	}
+	char why[300];
+	if (sup_nvm_serve(s, tid, sig, why, sizeof why) != 0) {
+		fprintf(stderr, "%s: %s; stopping the program, the last checkpoint (epoch %llu) is kept\n", sup_command(), why,
+			(unsigned long long)prosper_pool_epoch(s->pool));
+		kill(s->pid, SIGKILL);
+	}
+	return 1;
+}
+
+static int is_stop_signal(int sig) { return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU; }
+
+/* Returns the program's wait status when it ended, or -1 if it was lost.  SIGCHLD is blocked and
+ * read from sigfd, so ptrace stops are handled as they happen, not only at our own stops.
+ * A checkpoint is a consistent cut: every thread is interrupted, and the checkpoint is taken
+ * only once all of them (and any thread created meanwhile) are stopped. */
+int sup_supervise(struct sup *s, int sigfd)
+{
+	struct worker w;
+	if (worker_start(&w, s) != 0)
+		sup_disable(s, "cannot start the commit thread");
+	int have_worker = w.done_fd[0] >= 0;
+	double iv = s->cfg.interval_ms / 1e3, next = now() + iv;
+	int interrupting = 0, late = 0, st = -1;
+	double interrupt_sent = 0;
+	for (;;) {
+		/* every stop and exit that is pending */
+		pid_t pid;
+		while ((pid = waitpid(-1, &st, __WALL | WNOHANG)) != 0) {
+			if (pid < 0)
+				goto out_lost;
+			if (WIFEXITED(st) || WIFSIGNALED(st)) {
+				if (pid == s->pid)
+					goto out; /* the last thread: the program's end */
+				threads_remove(s, pid);
+			} else {
+				struct thr *t = threads_find(s, pid);
+				int event = st >> 16, sig = WSTOPSIG(st);
+				if (!t && (event != PTRACE_EVENT_STOP || !threads_same_process(s->pid, pid))) {
+					ptrace(PTRACE_DETACH, pid, 0, 0); /* not a thread of ours (a forked child) */
+					continue;
+				}
+				if (!t && !(t = threads_add(s, pid))) {
+					ptrace(PTRACE_DETACH, pid, 0, 0);
+					continue;
+				}
+				if (event == PTRACE_EVENT_CLONE) {
+					unsigned long tid = 0;
+					ptrace(PTRACE_GETEVENTMSG, pid, 0, &tid);
+					threads_add(s, (pid_t)tid); /* its first stop follows */
+					ptrace(PTRACE_CONT, pid, 0, 0);
+				} else if (event == PTRACE_EVENT_STOP) {
+					t->listening = is_stop_signal(sig);
+					t->stopped = 1;
+					if (!interrupting) /* a new thread's first stop, or a group stop */
+						threads_resume_all(s);
+				} else if (event) {
+					if (event == PTRACE_EVENT_EXEC)
+						sup_disable(s, "the program executed another program");
+					else if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK)
+						sup_disable(s, "the program forked (multi-process programs are not persisted)");
+					ptrace(PTRACE_CONT, pid, 0, 0);
+				} else if (!nvm_stop(s, have_worker ? &w : NULL, pid, sig)) {
+					ptrace(PTRACE_CONT, pid, 0, (void *)(long)sig); /* signal-delivery stop: deliver it */
+				}
+				/* An interrupt sent while the thread sat in another stop can be lost when that stop
+				 * ends: ask again (a pending one is not doubled). */
+				if (interrupting && !t->stopped && event != PTRACE_EVENT_STOP)
+					ptrace(PTRACE_INTERRUPT, pid, 0, 0);
+			}
+			if (interrupting && threads_all_stopped(s)) {
+				if (s->enabled && have_worker)
+					checkpoint(s, &w);
+				next = now() + iv;
+				interrupting = 0;
+				threads_resume_all(s);
+			}
+		}
+		double t = now();
+		int busy = have_worker && worker_busy(&w);
+		if (s->enabled && !interrupting && t >= next) {
+			if (busy) {
+				/* the previous commit is still running: stop as soon as it ends */
+				s->stats.late += !late;
+				late = 1;
+			} else {
+				interrupting = 1;
+				interrupt_sent = t;
+				late = 0;
+				for (int i = 0; i < s->nthr; i++)
+					if (!s->thr[i].stopped && ptrace(PTRACE_INTERRUPT, s->thr[i].tid, 0, 0) != 0 && errno == ESRCH)
+						s->thr[i].stopped = 1; /* exiting: its exit is reported next */
+				continue; /* the stops may be pending already */
+			}
+		}
+		if (interrupting && t - interrupt_sent > 0.1) {
+			/* a thread that has not stopped yet: ask again */
+			for (int i = 0; i < s->nthr; i++)
+				if (!s->thr[i].stopped)
+					ptrace(PTRACE_INTERRUPT, s->thr[i].tid, 0, 0);
+			interrupt_sent = t;
+		}
+		int timeout = interrupting ? 100 : !s->enabled ? -1 : busy && t >= next ? -1 : (int)((next - t) * 1e3) + 1;
+		struct pollfd pf[2] = { { sigfd, POLLIN, 0 }, { have_worker ? w.done_fd[0] : -1, POLLIN, 0 } };
+		if (poll(pf, 2, timeout) < 0 && errno != EINTR)
+			goto out_lost;
+		struct signalfd_siginfo si;
+		while (read(sigfd, &si, sizeof si) > 0)
+			;
+		char drain[64];
+		while (have_worker && read(w.done_fd[0], drain, sizeof drain) > 0)
+			;
+	}
+out_lost:
+	st = -1;
+out:
+	if (have_worker) {
+		int rc = worker_stop(&w);
+		if (rc)
+			checkpoint_failed(s, rc);
+	}
+	return st;
+}

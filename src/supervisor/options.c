@@ -1,0 +1,140 @@
+/* options.c -- the command line of `prosper run` and `prosper resume`: parsing, the help text,
+ * the default pool.  Every malformed option is a usage refusal (exit 2, one line). */
+#include "options.h"
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+	"usage: prosper run [OPTIONS] [--pool PATH] [--fresh] -- PROGRAM [ARGS...]\n"
+	"       prosper resume [OPTIONS] [--pool PATH]\n"
+	"\n"
+	"run: start PROGRAM and checkpoint it every interval into a pool (default ./PROGRAM.prosper).\n"
+	"After kill -9 or a crash, resume relaunches it from the last checkpoint (the only *.prosper in\n"
+	"this directory if --pool is not given) and keeps checkpointing into the same pool.  The stack is\n"
+	"saved Prosper's way (from SP-128 up, 8-byte granules, two-step redo commit); other memory with\n"
+	"libcrpm's protocol.  Exit code: the program's; 2 for refused input, with a one-line reason.\n"
+	"Threads are persisted; a fork or exec stops checkpointing (the program runs on).\n"
+	"\n"
+	"  --pool PATH              the pool file; on /dev/shm commits are fastest (survives process\n"
+	"                           death, not power loss)\n"
+	"  --fresh                  (run) discard a checkpoint the pool holds; a file that is not a pool\n"
+	"                           is never overwritten\n"
+	"  --interval MS            checkpoint interval (default 10)\n"
+	"  --stack-tracker T        page|diff|full for the stack (default diff)\n"
+	"  --heap-tracker T         page|diff|full for other memory (default diff)\n"
+	"  --stack-granularity G    diff granule of the stack, 8..4096 (default 8)\n"
+	"  --heap-granularity G     diff granule of other memory, 8..4096 (default 256)\n"
+	"  --capacity MIB           pool data capacity (default 8192; the file is sparse)\n"
+	"  --verify                 commit while stopped and compare the pool with live memory (oracle)\n"
+	"  --stats-json PATH        write statistics as JSON at the end (stdout is the program's)\n"
+	"  --exact-stack-stats      also count the stack's changed 8-byte words (costs a compare)\n"
+	"  --metadata M             log: registers, map and fds kept as a redo log of their changes\n"
+	"                           (default, Kindle's way); rewrite: written whole every checkpoint\n"
+	"  --json                   a refusal is also one JSON object on stderr, with a stable code:\n"
+	"                           {\"refused\": \"finished\", \"message\": ..., \"exit_code\": 0}\n"
+	"                           (codes: docs/run-resume.md, \"Refusals\")\n"
+	"See docs/run-resume.md.\n";
+
+static int tracker_mode(const char *s)
+{
+	return !strcmp(s, "page") ? TRACK_MODE_PAGE : !strcmp(s, "diff") ? TRACK_MODE_DIFF
+	       : !strcmp(s, "full")                 ? TRACK_MODE_FULL
+						    : 0;
+}
+
+int options_parse(int argc, char **argv, struct opts *o)
+{
+	*o = (struct opts){ .capacity_mib = 8192,
+			    .cfg = { .interval_ms = 10, .stack_mode = TRACK_MODE_DIFF, .heap_mode = TRACK_MODE_DIFF,
+				     .stack_gran = 8, .heap_gran = 256, .meta_mode = META_LOG } };
+	if (argc < 2 || (strcmp(argv[1], "run") && strcmp(argv[1], "resume")))
+		return refuse(REFUSE_USAGE, "%s", "the first argument is `run` or `resume`");
+	o->cfg.resume = !strcmp(argv[1], "resume");
+	const char *cmd = o->cfg.resume ? "prosper resume" : "prosper run";
+	refusal_setup(cmd, 0);
+	/* --json changes how refusals are printed: find it before anything can be refused */
+	for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--json"))
+			refusal_setup(cmd, o->cfg.json = 1);
+	long stack_gran = 8, heap_gran = 256;
+	int i;
+	for (i = 2; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(usage, stdout);
+			exit(0);
+		} else if (!strcmp(a, "--fresh")) o->fresh = 1;
+		else if (!strcmp(a, "--json")) continue;
+		else if (!strcmp(a, "--verify")) o->cfg.verify = 1;
+		else if (!strcmp(a, "--exact-stack-stats")) o->cfg.stats_exact = 1;
+		else if (!v) return refuse(REFUSE_USAGE, "%s needs a value (see --help)", a);
+		else if (!strcmp(a, "--pool")) o->pool = v, i++;
+		else if (!strcmp(a, "--stats-json")) o->cfg.stats_path = v, i++;
+		else if (!strcmp(a, "--interval")) o->cfg.interval_ms = atof(v), i++;
+		else if (!strcmp(a, "--capacity")) o->capacity_mib = strtoull(v, NULL, 10), i++;
+		else if (!strcmp(a, "--stack-granularity")) stack_gran = atol(v), i++;
+		else if (!strcmp(a, "--heap-granularity")) heap_gran = atol(v), i++;
+		else if (!strcmp(a, "--stack-tracker")) {
+			if (!(o->cfg.stack_mode = tracker_mode(v)))
+				return refuse(REFUSE_USAGE, "--stack-tracker is page, diff or full");
+			i++;
+		} else if (!strcmp(a, "--metadata")) {
+			if (!(o->cfg.meta_mode = !strcmp(v, "log") ? META_LOG : !strcmp(v, "rewrite") ? META_REWRITE : 0))
+				return refuse(REFUSE_USAGE, "--metadata is log or rewrite");
+			i++;
+		} else if (!strcmp(a, "--heap-tracker")) {
+			if (!(o->cfg.heap_mode = tracker_mode(v)))
+				return refuse(REFUSE_USAGE, "--heap-tracker is page, diff or full");
+			i++;
+		} else
+			return refuse(REFUSE_USAGE, "unknown option %s (see --help)", a);
+	}
+	o->prog = argv + i;
+	o->nprog = argc - i;
+	if (!o->cfg.resume && o->nprog < 1)
+		return refuse(REFUSE_USAGE, "%s", "no program given: prosper run [OPTIONS] -- PROGRAM [ARGS...]");
+	if (o->cfg.resume && o->nprog > 0)
+		return refuse(REFUSE_USAGE, "%s", "resume takes no program: it relaunches the one in the pool");
+	if (o->cfg.interval_ms < 0.1 || o->cfg.interval_ms > 3600e3)
+		return refuse(REFUSE_USAGE, "%s", "--interval is 0.1 ms .. 1 h");
+	for (int k = 0; k < 2; k++) {
+		long g = k ? heap_gran : stack_gran;
+		if (g < 8 || g > 4096 || (g & (g - 1)))
+			return refuse(REFUSE_USAGE, "%s", "granularities are powers of two from 8 to 4096");
+	}
+	o->cfg.stack_gran = (uint32_t)stack_gran;
+	o->cfg.heap_gran = (uint32_t)heap_gran;
+	if (o->capacity_mib < 16 || o->capacity_mib > (1u << 20))
+		return refuse(REFUSE_USAGE, "%s", "--capacity is 16 MiB .. 1 TiB");
+	const char *delay = getenv("PROSPER_TEST_COMMIT_DELAY_US");
+	o->cfg.commit_delay_us = delay ? strtoull(delay, NULL, 10) : 0;
+	return 0;
+}
+
+int options_default_pool(const struct opts *o, char *out, size_t cap)
+{
+	if (!o->cfg.resume) {
+		const char *b = strrchr(o->prog[0], '/');
+		snprintf(out, cap, "%s.prosper", b ? b + 1 : o->prog[0]);
+		return 0;
+	}
+	DIR *d = opendir(".");
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		if (l > 8 && !strcmp(e->d_name + l - 8, ".prosper") && n++ == 0)
+			snprintf(out, cap, "%s", e->d_name);
+	}
+	if (d)
+		closedir(d);
+	if (n == 1)
+		return 0;
+	return refuse(REFUSE_NO_POOL, "%s", n ? "several *.prosper pools here: name one with --pool"
+					    : "no pool given and no *.prosper pool here (--pool PATH)");
+}

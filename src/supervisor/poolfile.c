@@ -1,0 +1,64 @@
+/* poolfile.c -- lock, state and finished mark of the pool file (poolfile.h). */
+#include "poolfile.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#define DONE_MAGIC 0x454E4F4450535250ull /* "PRSPDONE": the program finished */
+struct done_record {
+	uint64_t magic;
+	int32_t exit_code;
+	uint32_t pad;
+};
+
+int poolfile_lock(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		close(fd);
+		return -EBUSY;
+	}
+	return fd; /* held until we exit */
+}
+
+int poolfile_finished(const void *blob, size_t len, int *exit_code)
+{
+	const struct done_record *d = blob;
+	if (!d || len != sizeof *d || d->magic != DONE_MAGIC)
+		return 0;
+	*exit_code = d->exit_code;
+	return 1;
+}
+
+enum pool_state poolfile_state(const char *path, char *why, size_t whylen)
+{
+	int lock = poolfile_lock(path);
+	if (lock == -EBUSY)
+		return POOL_BUSY;
+	prosper_pool *p = NULL;
+	if (lock < 0 || prosper_pool_open(path, &p) != 0) {
+		snprintf(why, whylen, "%s", lock < 0 ? strerror(-lock) : prosper_pool_errormsg());
+		if (lock >= 0)
+			close(lock);
+		return POOL_FOREIGN;
+	}
+	size_t len = 0;
+	int code;
+	int done = poolfile_finished(prosper_pool_blob(p, &len), len, &code);
+	int empty = prosper_pool_epoch(p) == 0;
+	prosper_pool_close(&p);
+	close(lock);
+	return done || empty ? POOL_FINISHED : POOL_RESUMABLE;
+}
+
+int poolfile_mark_finished(prosper_pool *p, int exit_code)
+{
+	struct done_record d = { .magic = DONE_MAGIC, .exit_code = exit_code };
+	return prosper_pool_commit(p, &d, sizeof d);
+}

@@ -1,0 +1,30 @@
+/* poolfile.h -- the pool file as the supervisor sees it: locked, in one of four states, marked
+ * finished when the program ends (poolfile.c).
+ *
+ * Invariants
+ *   - One pool, one supervisor: the pool file is locked (flock) for as long as we run.
+ *   - A program that exits normally has its pool marked finished (an epoch whose blob is the
+ *     finished record): resuming it would replay its end.  Killed or crashed, the last checkpoint
+ *     stays resumable.
+ */
+#ifndef PROSPER_SUP_POOLFILE_H
+#define PROSPER_SUP_POOLFILE_H
+#include <stddef.h>
+#include "prosper/pool.h"
+
+enum pool_state { POOL_FOREIGN, POOL_RESUMABLE, POOL_FINISHED, POOL_BUSY };
+
+/* Lock the pool at path for as long as this process lives: the fd, or -EBUSY (another prosper
+ * holds it) or another negative errno. */
+int poolfile_lock(const char *path);
+
+/* What an existing file at path is; *why says why it is not a pool (POOL_FOREIGN). */
+enum pool_state poolfile_state(const char *path, char *why, size_t whylen);
+
+/* Is blob (the committed epoch's) the finished record?  Then *exit_code is the program's. */
+int poolfile_finished(const void *blob, size_t len, int *exit_code);
+
+/* Commit the finished record with the program's exit code; 0 or -1 (prosper_pool_errormsg()). */
+int poolfile_mark_finished(prosper_pool *p, int exit_code);
+
+#endif

@@ -1,0 +1,152 @@
+/* resume.c -- `prosper resume`: admission, relaunch, restore.
+ *
+ * Invariants
+ *   - Admission before anything is touched: every refusal that needs no child (a missing, busy,
+ *     corrupt or finished pool, no checkpoint, a changed executable or library, gone or shorter
+ *     files, another kernel or CPU) is decided before the program is relaunched.
+ *   - The program is relaunched exactly as it was run (the pool's launch record: executable,
+ *     argv, environment with the shim, cwd), so the loader lays it out as before (restore.c).
+ *   - A relaunched program that cannot be rebuilt is killed: it never runs from a wrong state.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include "poolfile.h"
+#include "run.h"
+#include "threads.h"
+
+int resume_admit(struct sup *s, const char *pool_path, struct img *im)
+{
+	struct stat st;
+	if (stat(pool_path, &st) != 0)
+		return refuse(REFUSE_POOL_MISSING, "%s: %s", pool_path, strerror(errno));
+	if (poolfile_lock(pool_path) < 0)
+		return refuse(REFUSE_POOL_BUSY, "%s is in use by a running prosper (or unreadable)", pool_path);
+	if (prosper_pool_open(pool_path, &s->pool) != 0)
+		return refuse(REFUSE_POOL_CORRUPT, "%s: %s", pool_path, prosper_pool_errormsg());
+	size_t blen = 0;
+	const void *blob = prosper_pool_blob(s->pool, &blen);
+	int code;
+	if (poolfile_finished(blob, blen, &code))
+		return refuse_finished(code, "%s: the program finished (exit code %d): nothing to resume", pool_path, code);
+	if (prosper_pool_epoch(s->pool) == 0)
+		return refuse(REFUSE_NO_CHECKPOINT,
+			      "%s: no checkpoint was committed (the program ran less than one interval, or could not be checkpointed)",
+			      pool_path);
+	const char *why;
+	void *rebuilt = NULL; /* a log-mode epoch: its blob rebuilt from the metadata region, kept */
+	if (metalog_is_stub(blob, blen) && metalog_load(s->pool, blob, blen, &rebuilt, &blen, &why) != 0)
+		return refuse(REFUSE_POOL_CORRUPT, "%s: %s", pool_path, why);
+	if (rebuilt)
+		blob = rebuilt;
+	if (img_decode(blob, blen, im, &why) != 0)
+		return refuse(REFUSE_POOL_CORRUPT, "%s: %s", pool_path, why);
+	char reason[600];
+	enum refusal r = sup_restore_check(im, reason, sizeof reason);
+	if (r)
+		return refuse(r, "%s", reason);
+	return 0;
+}
+
+int resume_start(struct sup *s, const struct img *im, struct child *c)
+{
+	metalog_attach(s->meta, s->pool);
+	const char *exe = img_s(im, im->h->exe_str);
+	snprintf(s->exe, sizeof s->exe, "%s", exe);
+	snprintf(s->launch_cwd, sizeof s->launch_cwd, "%s", img_s(im, im->h->launch_cwd_str));
+	/* argv and environment from the launch record: copies, because the blob lives in the pool's
+	 * metadata, which later commits reuse */
+	char **args = calloc(im->h->argc + 1u, sizeof *args);
+	char **env = calloc(im->h->envc + 1u, sizeof *env);
+	if (!args || !env)
+		return refuse(REFUSE_SETUP, "%s", "out of memory");
+	const char *p = img_s(im, im->h->args_str);
+	for (uint32_t i = 0; i < im->h->argc + im->h->envc; i++, p += strlen(p) + 1) {
+		if (i < im->h->argc)
+			args[i] = strdup(p);
+		else
+			env[i - im->h->argc] = strdup(p);
+	}
+	s->argv = args;
+	s->argc = (int)im->h->argc;
+	s->envp = env;
+	s->envc = (int)im->h->envc;
+	s->tid_offset = im->h->tid_offset;
+	int rc = launch(c, exe, args, env, s->envc, s->launch_cwd, 1, 0);
+	if (rc != 0)
+		return refuse(REFUSE_LAUNCH, "cannot relaunch %s: %s", exe, strerror(-rc));
+	return 0;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The relaunched program did not reach the restorer: why, once it is gone. */
+static int not_in_restorer(struct sup *s, int hello_rc, const struct shim_hello *hello)
+{
+	/* the child may be dying already (its socket closes before its exit is reported) */
+	int st = 0;
+	struct timespec pause = { 0, 20 * 1000 * 1000 };
+	nanosleep(&pause, NULL);
+	kill(s->pid, SIGKILL);
+	while (waitpid(s->pid, &st, __WALL) == s->pid && WIFSTOPPED(st))
+		;
+	if (hello_rc == -ENOSYS)
+		return refuse(REFUSE_NO_USERFAULTFD, "%s", "userfaultfd is not available (vm.unprivileged_userfaultfd?)");
+	if (WIFEXITED(st) || (WIFSIGNALED(st) && WTERMSIG(st) != SIGKILL))
+		return refuse(REFUSE_RESTORE, "the relaunched program ended before the restorer (%s %d)",
+			      WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+	return refuse(REFUSE_RESTORE, "the relaunched program did not reach the restorer (%s)",
+		      hello_rc == -EPROTO ? "no asynchronous write-protection"
+		      : hello_rc	   ? strerror(-hello_rc)
+					   : "not in resume mode");
+}
+
+int resume_started(struct sup *s, const struct img *im, int hello_rc, const struct shim_hello *hello, int uffd,
+		   double t_start)
+{
+	if (hello_rc != 0 || !hello->resume)
+		return not_in_restorer(s, hello_rc, hello);
+	int st;
+	while (waitpid(s->pid, &st, __WALL) == s->pid && WIFSTOPPED(st) && WSTOPSIG(st) != SIGSTOP)
+		ptrace(PTRACE_CONT, s->pid, 0, (void *)(long)WSTOPSIG(st));
+	char reason[600];
+	int stopped = WIFSTOPPED(st);
+	if (!stopped || sup_restore(s, im, hello, reason, sizeof reason) != 0) {
+		kill(s->pid, SIGKILL);
+		waitpid(s->pid, &st, __WALL);
+		return refuse(REFUSE_RESTORE, "%s", stopped ? reason : "the relaunched program ended before the restore");
+	}
+	/* saved mappings of the checkpoint are tracked from here on */
+	if (sup_start_tracking(s, uffd) != 0) {
+		kill(s->pid, SIGKILL);
+		return refuse(REFUSE_RESTORE, "%s", s->track.err);
+	}
+	for (uint32_t i = 0; i < im->h->nvmas; i++) {
+		const struct img_vma *v = &im->vmas[i];
+		if (v->region == IMG_NONE)
+			continue;
+		struct vma *sv = &s->vmas[s->nvmas++];
+		*sv = (struct vma){ .start = v->start, .end = v->end, .offset = v->offset, .region = (int)v->region };
+		memcpy(sv->perms, v->perms, sizeof sv->perms);
+		snprintf(sv->path, sizeof sv->path, "%s", img_s(im, v->path) ? img_s(im, v->path) : "");
+		if (prosper_track_add(&s->track, v->start, v->end) != 0) {
+			kill(s->pid, SIGKILL);
+			return refuse(REFUSE_RESTORE, "%s", s->track.err);
+		}
+	}
+	s->stats.restore_seconds = now() - t_start;
+	s->thr[0].stopped = 1;
+	threads_resume_all(s); /* the main thread and every thread sup_restore recreated */
+	return 0;
+}

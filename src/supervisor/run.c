@@ -1,0 +1,89 @@
+/* run.c -- `prosper run`: the pool created, the program launched.
+ *
+ * Invariants
+ *   - Never destroy what we did not make: a file at the pool path that is not a usable pool is
+ *     refused, a pool that holds a checkpoint is replaced only with --fresh, a pool in use by
+ *     another prosper is refused.  A pool whose program finished (or never committed) holds
+ *     nothing to lose and is replaced.
+ *   - The pool is created and locked before the program starts, so its first checkpoint has
+ *     somewhere to go.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "poolfile.h"
+#include "run.h"
+
+/* The pool's segments: most mappings are small, keep their slots small. */
+static int create_pool(struct sup *s, const struct opts *o, const char *pool_path)
+{
+	struct stat st;
+	if (lstat(pool_path, &st) == 0) {
+		char why[300] = "";
+		switch (poolfile_state(pool_path, why, sizeof why)) {
+		case POOL_BUSY:
+			return refuse(REFUSE_POOL_BUSY, "%s is in use by a running prosper", pool_path);
+		case POOL_FOREIGN:
+			return refuse(REFUSE_NOT_A_POOL,
+				      "%s exists and is not a usable pool (%s): refusing to overwrite it, choose another --pool",
+				      pool_path, why);
+		case POOL_RESUMABLE:
+			if (!o->fresh)
+				return refuse(REFUSE_HAS_CHECKPOINT,
+					      "%s already holds a checkpoint: `prosper resume --pool %s` continues it, "
+					      "--fresh discards it", pool_path, pool_path);
+			break;
+		case POOL_FINISHED:
+			break;
+		}
+		if (unlink(pool_path) != 0)
+			return refuse(REFUSE_POOL_CREATE, "cannot remove %s: %s", pool_path, strerror(errno));
+	}
+	struct prosper_pool_config cfg;
+	prosper_pool_config_default(&cfg);
+	cfg.capacity = o->capacity_mib << 20;
+	cfg.seg_size = SUP_SEG_SIZE;
+	cfg.max_regions = 4096;
+	if (prosper_pool_create(pool_path, &cfg, &s->pool) != 0)
+		return refuse(REFUSE_POOL_CREATE, "%s: %s", pool_path, prosper_pool_errormsg());
+	if (poolfile_lock(pool_path) < 0)
+		return refuse(REFUSE_POOL_BUSY, "%s is in use by a running prosper", pool_path);
+	return 0;
+}
+
+int run_start(struct sup *s, const struct opts *o, const char *pool_path, const char *shim, struct child *c)
+{
+	int rc = create_pool(s, o, pool_path);
+	if (rc)
+		return rc;
+	int envc = 0;
+	char **env = launch_environment(shim, &envc);
+	if (!env)
+		return refuse(REFUSE_SETUP, "%s", "cannot build the program's environment");
+	if (!getcwd(s->launch_cwd, sizeof s->launch_cwd))
+		return refuse(REFUSE_SETUP, "%s", "cannot read the working directory");
+	s->argv = o->prog;
+	s->argc = o->nprog;
+	s->envp = env;
+	s->envc = envc;
+	if ((rc = launch(c, o->prog[0], o->prog, env, envc, NULL, 0, 1)) != 0)
+		return refuse(REFUSE_LAUNCH, "cannot start %s: %s", o->prog[0],
+			      rc == -EPERM ? "ptrace is not permitted here" : strerror(-rc));
+	return 0;
+}
+
+void run_started(struct sup *s, int hello_rc, int uffd)
+{
+	char p[64];
+	snprintf(p, sizeof p, "/proc/%d/exe", (int)s->pid);
+	ssize_t l = readlink(p, s->exe, sizeof s->exe - 1);
+	if (l > 0)
+		s->exe[l] = 0;
+	if (hello_rc != 0)
+		sup_disable(s, hello_rc == -ENOSYS ? "userfaultfd is not available (vm.unprivileged_userfaultfd?)"
+						   : "the shim did not report (statically linked program?)");
+	else if (sup_start_tracking(s, uffd) != 0)
+		sup_disable(s, s->track.err);
+}

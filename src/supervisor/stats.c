@@ -1,0 +1,73 @@
+/* stats.c -- the statistics of a run as JSON (stats.h). */
+#include "stats.h"
+#include <stdio.h>
+#include "json.h"
+
+static double per(double total, uint64_t n)
+{
+	return n ? total / (double)n : 0.0;
+}
+
+int stats_write(const struct sup *s, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	static const char *const tracker[] = { "", "page", "diff", "full" };
+	const struct sup_stats *st = &s->stats;
+	const struct ckpt_stats *b = &st->bytes;
+	const struct metalog_stats *m = &st->meta;
+	struct prosper_pool_stats ps;
+	prosper_pool_stats_get(s->pool, &ps);
+	struct json j;
+	json_begin(&j, f);
+	json_str(&j, "metadata_mode", s->cfg.meta_mode == META_LOG ? "log" : "rewrite");
+	json_u64(&j, "metadata_bytes", m->bytes);
+	json_u64(&j, "metadata_records", m->records);
+	json_u64(&j, "metadata_rebuilds", m->rebuilds);
+	json_u64(&j, "vma_adds", m->vma_add);
+	json_u64(&j, "vma_removes", m->vma_remove);
+	json_u64(&j, "vma_changes", m->vma_change);
+	json_u64(&j, "fd_changes", m->fd_change);
+	json_u64(&j, "file_changes", m->file_change);
+	json_u64(&j, "metadata_first_bytes", st->meta_first_bytes);
+	json_num(&j, "mean_commit_ms", "%.4f", 1e3 * per(st->commit_total, st->checkpoints));
+	json_u64(&j, "checkpoints", st->checkpoints);
+	json_u64(&j, "late", st->late);
+	json_num(&j, "mean_stop_ms", "%.4f", 1e3 * per(st->stop_total, st->checkpoints));
+	json_num(&j, "max_stop_ms", "%.4f", 1e3 * st->stop_max);
+	json_num(&j, "mean_threads", "%.3f", per((double)st->thread_captures, st->checkpoints));
+	json_num(&j, "thread_capture_us", "%.3f", 1e6 * per(st->thread_capture_seconds, st->thread_captures));
+	json_u64(&j, "stack_bytes", b->stack);
+	json_u64(&j, "stack_page_bytes", b->stack_pages);
+	json_u64(&j, "stack_exact_bytes", b->stack_exact);
+	json_u64(&j, "stack_dense_checkpoints", b->stack_dense_checkpoints);
+	json_u64(&j, "dense_region_switches", b->dense_regions);
+	json_u64(&j, "other_bytes", b->other);
+	json_u64(&j, "other_page_bytes", b->other_pages);
+	json_u64(&j, "new_mapping_bytes", b->new_bytes);
+	json_u64(&j, "pool_data_bytes", ps.data_bytes);
+	json_u64(&j, "pool_catchup_bytes", ps.catchup_bytes);
+	json_u64(&j, "mismatches", b->mismatches);
+	json_u64(&j, "verified_bytes", b->verified_bytes);
+	json_u64(&j, "epoch", prosper_pool_epoch(s->pool));
+	json_str(&j, "stack_tracker", tracker[s->cfg.stack_mode]);
+	json_str(&j, "heap_tracker", tracker[s->cfg.heap_mode]);
+	json_u64(&j, "stack_granularity", s->cfg.stack_gran);
+	json_u64(&j, "heap_granularity", s->cfg.heap_gran);
+	json_num(&j, "interval_ms", "%g", s->cfg.interval_ms);
+	json_bool(&j, "resumed", s->cfg.resume);
+	json_num(&j, "restore_seconds", "%.6f", st->restore_seconds);
+	json_num(&j, "restore_memory_seconds", "%.6f", st->restore_memory_seconds);
+	json_u64(&j, "restored_bytes", st->restored_bytes);
+	json_int(&j, "nvm_regions", s->nnvm);
+	json_u64(&j, "nvm_faults", st->nvm_faults);
+	json_u64(&j, "nvm_dirty_bytes", st->nvm_dirty_bytes);
+	json_u64(&j, "pool_cow_bytes", ps.cow_bytes);
+	json_u64(&j, "nvm_ahead_segments", st->nvm_ahead_segments);
+	json_u64(&j, "nvm_ahead_changed", st->nvm_ahead_changed);
+	json_num(&j, "nvm_fault_ms", "%.3f", 1e3 * st->nvm_fault_seconds);
+	json_str(&j, "disabled", s->disabled_reason);
+	json_end(&j);
+	return fclose(f) == 0 ? 0 : -1;
+}

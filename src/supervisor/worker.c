@@ -1,0 +1,101 @@
+/* worker.c -- the commit thread (worker.h). */
+#include "worker.h"
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int worker_timed_commit(struct sup *s)
+{
+	double t0 = now();
+	int rc = sup_commit(s);
+	s->stats.commit_total += now() - t0;
+	return rc;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (!w->busy && !w->quit)
+			pthread_cond_wait(&w->cv, &w->mu);
+		if (!w->busy)
+			break;
+		pthread_mutex_unlock(&w->mu);
+		int rc = worker_timed_commit(w->s);
+		pthread_mutex_lock(&w->mu);
+		w->rc = rc;
+		w->busy = 0;
+		pthread_cond_broadcast(&w->cv);
+		if (write(w->done_fd[1], "c", 1) < 0) {
+			/* the pipe is non-blocking and drained by the loop: a full pipe already says "done" */
+		}
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+int worker_start(struct worker *w, struct sup *s)
+{
+	*w = (struct worker){ .s = s };
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	if (pipe2(w->done_fd, O_CLOEXEC | O_NONBLOCK) != 0)
+		goto fail;
+	if (pthread_create(&w->th, NULL, worker_main, w) != 0) {
+		close(w->done_fd[0]);
+		close(w->done_fd[1]);
+		goto fail;
+	}
+	return 0;
+fail:
+	w->done_fd[0] = w->done_fd[1] = -1;
+	return -1;
+}
+
+int worker_busy(struct worker *w)
+{
+	pthread_mutex_lock(&w->mu);
+	int b = w->busy;
+	pthread_mutex_unlock(&w->mu);
+	return b;
+}
+
+int worker_wait(struct worker *w)
+{
+	pthread_mutex_lock(&w->mu);
+	while (w->busy)
+		pthread_cond_wait(&w->cv, &w->mu);
+	int rc = w->rc;
+	w->rc = 0;
+	pthread_mutex_unlock(&w->mu);
+	return rc;
+}
+
+void worker_start_commit(struct worker *w)
+{
+	pthread_mutex_lock(&w->mu);
+	w->busy = 1;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+int worker_stop(struct worker *w)
+{
+	int rc = worker_wait(w);
+	pthread_mutex_lock(&w->mu);
+	w->quit = 1;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	pthread_join(w->th, NULL);
+	close(w->done_fd[0]);
+	close(w->done_fd[1]);
+	return rc;
+}
