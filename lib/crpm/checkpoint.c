@@ -13,14 +13,16 @@
  * segments written are remembered for crpm_prepare_ahead.
  */
 #include <string.h>
-#include "crpm_internal.h"
+#include "prosper/internal/crpm_internal.h"
 
-int crpm_mutation; /* enum crpm_mutation: always CRPM_MUT_NONE outside mutation tests */
+#ifdef PROSPER_TESTABLE
+int crpm_mutation; /* enum crpm_mutation: CRPM_MUT_NONE outside mutation runs */
+#endif
 
 /* save_run -- blocks [off, off + len) of the region belong to the new epoch. */
 static int save_run(struct crpm_container *c, uint64_t off, uint64_t len)
 {
-	if (crpm_mutation == CRPM_MUT_BLOCKS_UNSAVED)
+	if (CRPM_MUTANT(CRPM_MUT_BLOCKS_UNSAVED))
 		return 0;
 	int rc = c->mode == CRPM_MODE_DEFAULT ? prosper_pool_direct_dirty(c->pool, c->region, off, len)
 					      : prosper_pool_write(c->pool, c->region, off, c->base + off, len);

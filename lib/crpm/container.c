@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "crpm_internal.h"
+#include "prosper/internal/crpm_internal.h"
 
 #define REGION_NAME "crpm"
 
@@ -356,7 +356,7 @@ int crpm_checkpoint_commit(struct crpm_container *c)
 	save_protected(c);
 	pthread_mutex_lock(&c->lock);
 	int rc = crpm_commit(c);
-	if (!rc && crpm_mutation == CRPM_MUT_AHEAD_EARLY)
+	if (!rc && CRPM_MUTANT(CRPM_MUT_AHEAD_EARLY))
 		rc = crpm_prepare_ahead(c);
 	pthread_mutex_unlock(&c->lock);
 	return rc;

@@ -1,7 +1,7 @@
 /* error.c -- the thread-local one-line reason behind the last failure of the crpm API. */
 #include <stdarg.h>
 #include <stdio.h>
-#include "crpm_internal.h"
+#include "prosper/internal/crpm_internal.h"
 
 static __thread char msg[256];
 

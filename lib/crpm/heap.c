@@ -18,7 +18,7 @@
  */
 #include <errno.h>
 #include <string.h>
-#include "crpm_internal.h"
+#include "prosper/internal/crpm_internal.h"
 
 #define CHUNK_HDR sizeof(struct crpm_chunk)
 #define GROW_MIN (4ull << 20) /* grow the region at least this much at a time */
@@ -30,7 +30,7 @@ static inline void set(struct crpm_container *c, uint64_t *w, uint64_t v)
 {
 	if (*w == v)
 		return;
-	if (crpm_mutation != CRPM_MUT_HEAP_UNNOTED)
+	if (!CRPM_MUTANT(CRPM_MUT_HEAP_UNNOTED))
 		crpm_note_write(c, w, sizeof *w);
 	*w = v;
 }

@@ -14,7 +14,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
-#include "crpm_internal.h"
+#include "prosper/internal/crpm_internal.h"
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE 0x100000

@@ -18,7 +18,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "crpm_internal.h"
+#include "prosper/internal/crpm_internal.h"
 
 struct crpm_mpi {
 	MPI_Comm comm;

@@ -14,7 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "prosper/internal/uffd_abi.h"
-#include "crpm_internal.h"
+#include "prosper/internal/crpm_internal.h"
 #include "prosper/track.h"
 
 #ifndef UFFD_USER_MODE_ONLY

@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include "crpm_internal.h"
+#include "prosper/internal/crpm_internal.h"
 #include "hook.h"
 
 #define MAX_OPEN 16

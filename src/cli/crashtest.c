@@ -1,5 +1,5 @@
-/* crashtest.c -- `prosper crashtest`: the crash simulator (include/prosper/crashsim.h) over the
- * pool's own workload and over libcrpm's containers (include/prosper/crpm_crashsim.h), then every
+/* crashtest.c -- `prosper crashtest`: the crash simulator (include/prosper/internal/crashsim.h) over the
+ * pool's own workload and over libcrpm's containers (include/prosper/internal/crpm_crashsim.h), then every
  * mutant of both.
  *
  * Budget: --states N is what the run explores at least, split between the workloads chosen (half
@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "prosper/crashsim.h"
-#include "prosper/crpm_crashsim.h"
+#include "prosper/internal/crashsim.h"
+#include "prosper/internal/crpm_crashsim.h"
 #include "cli_util.h"
 
 enum { W_POOL = 1, W_CRPM = 2 };

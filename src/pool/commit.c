@@ -1,5 +1,5 @@
-/* commit.c -- buffered writes and the commit of an epoch (libcrpm's protocol, DESIGN D2;
- * redo regions add Prosper's two-step commit, DESIGN D5, see redo.c).
+/* commit.c -- buffered writes and the commit of an epoch (libcrpm's protocol, docs/pool-format.md;
+ * redo regions add Prosper's two-step commit, see redo.c).
  *
  * Order of a commit of epoch e+1 (committed epoch e, parity q = (e+1) & 1):
  *   1. dirty bytes were written into copies the committed epoch does not read
@@ -18,17 +18,6 @@
 #include <string.h>
 #include "prosper/stackckpt.h"
 #include "pool_internal.h"
-
-int pool_mutation = MUT_NONE;
-
-const char *pool_mutation_name(int m)
-{
-	static const char *const names[MUT_COUNT] = {
-		"none", "commit_first", "no_catchup", "write_valid", "state_not_back", "bind_after_state",
-		"redo_apply_before_commit", "redo_log_after_commit", "redo_no_reapply", "redo_next_log_before_apply",
-	};
-	return m >= 0 && m < MUT_COUNT ? names[m] : "?";
-}
 
 /* flush_runs -- flush every run of set bits of bm (blocks) within a slot.  With page
  * granularity a flush is an msync of whole pages, so runs less than a page apart are flushed as
@@ -80,7 +69,7 @@ static int buffered_touch(struct prosper_pool *p, struct seg *s)
 {
 	uint32_t valid = valid_slot(s);
 	uint32_t target = valid == s->main_slot ? s->back_slot : s->main_slot;
-	if (pool_mutation == MUT_WRITE_VALID && valid != POOL_SLOT_NONE)
+	if (POOL_MUTANT(MUT_WRITE_VALID) && valid != POOL_SLOT_NONE)
 		target = valid;
 	uint8_t *dst = slot_addr(p, target);
 	if (valid == POOL_SLOT_NONE) {
@@ -100,7 +89,7 @@ static int buffered_touch(struct prosper_pool *p, struct seg *s)
 	}
 	if (!s->stale)
 		return pool_err(-ENOMEM, "out of memory");
-	if (pool_mutation == MUT_NO_CATCHUP || target == valid)
+	if (POOL_MUTANT(MUT_NO_CATCHUP) || target == valid)
 		memset(s->stale, 0, bitmap_words(p) * 8);
 	p->slot_zero[target] = 0;
 	s->next_state = target == s->main_slot ? ST_MAIN : ST_BACK;
@@ -287,7 +276,7 @@ int prosper_pool_commit(prosper_pool *p, const void *blob, size_t blob_len)
 	uint64_t next = p->epoch + 1;
 	int q = (int)(next & 1);
 
-	if (pool_mutation == MUT_COMMIT_FIRST)
+	if (POOL_MUTANT(MUT_COMMIT_FIRST))
 		write_commit_words(p, next);
 
 	/* 1. data, and the redo logs sealed (step 1 of the two-step commit) */
@@ -303,13 +292,13 @@ int prosper_pool_commit(prosper_pool *p, const void *blob, size_t blob_len)
 	}
 	FOR_EACH_REDO(p, r) {
 		redo_seal(p, r);
-		if (pool_mutation != MUT_REDO_LOG_LATE)
+		if (!POOL_MUTANT(MUT_REDO_LOG_LATE))
 			prosper_persist_flush(&p->pp, PSITE_REDO_LOG, redo_log(p, r), prosper_stacklog_bytes(redo_log(p, r)));
 	}
 	prosper_persist_drain(&p->pp, PSITE_DATA);
 	if (p->pp.error)
 		return failed(p, pool_err(p->pp.error, "persisting checkpoint data failed: %s", strerror(-p->pp.error)));
-	if (pool_mutation == MUT_REDO_APPLY_EARLY) {
+	if (POOL_MUTANT(MUT_REDO_APPLY_EARLY)) {
 		FOR_EACH_REDO(p, r) {
 			redo_apply_copy(p, r);
 			redo_apply_flush(p, r, PSITE_REDO_APPLY);
@@ -337,7 +326,7 @@ int prosper_pool_commit(prosper_pool *p, const void *blob, size_t blob_len)
 		return failed(p, pool_err(p->pp.error, "persisting checkpoint metadata failed: %s", strerror(-p->pp.error)));
 
 	/* 4. the switch */
-	if (pool_mutation != MUT_COMMIT_FIRST)
+	if (!POOL_MUTANT(MUT_COMMIT_FIRST))
 		write_commit_words(p, next);
 	if (p->pp.error)
 		return failed(p, pool_err(p->pp.error, "persisting the commit word failed: %s", strerror(-p->pp.error)));
@@ -345,10 +334,10 @@ int prosper_pool_commit(prosper_pool *p, const void *blob, size_t blob_len)
 	/* 5. step 2 of the two-step commit: the committed logs applied to the images. */
 	FOR_EACH_REDO(p, r) {
 		uint8_t *log = redo_log(p, r);
-		if (pool_mutation == MUT_REDO_LOG_LATE)
+		if (POOL_MUTANT(MUT_REDO_LOG_LATE))
 			prosper_persist_range(&p->pp, PSITE_REDO_LOG, log, prosper_stacklog_bytes(log));
 		redo_apply_copy(p, r);
-		if (pool_mutation == MUT_REDO_NEXT_LOG_EARLY) {
+		if (POOL_MUTANT(MUT_REDO_NEXT_LOG_EARLY)) {
 			prosper_stacklog_init(log, redo_log_cap(p, r), next + 1);
 			prosper_persist_range(&p->pp, PSITE_REDO_LOG, log, PROSPER_STACKLOG_HEADER);
 		}
@@ -368,7 +357,7 @@ int prosper_pool_commit(prosper_pool *p, const void *blob, size_t blob_len)
 			free(r->segs);
 			continue;
 		}
-		r->log_begun = pool_mutation == MUT_REDO_NEXT_LOG_EARLY && r->info.mode == PROSPER_REGION_REDO;
+		r->log_begun = POOL_MUTANT(MUT_REDO_NEXT_LOG_EARLY) && r->info.mode == PROSPER_REGION_REDO;
 		for (uint32_t k = 0; k < r->nsegs; k++) {
 			struct seg *s = &r->segs[k];
 			if (s->touched && (s->state == ST_MAIN || s->state == ST_BACK)) {

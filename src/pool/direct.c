@@ -15,7 +15,7 @@
  * backup (those written in the epoch just committed), and only in pools without a backup
  * limit: a segment prepared ahead cannot lend its backup to a steal.
  *
- * Stealing (the defect notes/crpm-pronto.md warns about): the victim must read MAIN in the
+ * Stealing (the libcrpm defect docs/crpm.md describes): the victim must read MAIN in the
  * committed array before its backup is rebound.  Here that holds by construction: a segment
  * not prepared in this epoch reads MAIN (recovery turns every BACK into MAIN, a commit writes
  * MAIN for every prepared segment, and the inactive array is rewritten for every live
@@ -186,7 +186,7 @@ int prosper_pool_direct_prepare(prosper_pool *p, uint32_t id, uint32_t seg)
 	int q = (int)(p->epoch & 1);
 	if (s->back_slot == POOL_SLOT_NONE && (rc = bind_backup(p, s)) != 0)
 		return rc;
-	if (pool_mutation == MUT_BIND_AFTER_STATE) {
+	if (POOL_MUTANT(MUT_BIND_AFTER_STATE)) {
 		cow_mark(p, q, s);
 		prosper_persist_drain(&p->pp, PSITE_COW_STATE);
 	}
@@ -195,7 +195,7 @@ int prosper_pool_direct_prepare(prosper_pool *p, uint32_t id, uint32_t seg)
 	/* The segment may be marked BACK only once its backup is durable. */
 	if (p->pp.error)
 		return cow_failed(p);
-	if (pool_mutation != MUT_STATE_NOT_BACK && pool_mutation != MUT_BIND_AFTER_STATE) {
+	if (!POOL_MUTANT(MUT_STATE_NOT_BACK) && !POOL_MUTANT(MUT_BIND_AFTER_STATE)) {
 		cow_mark(p, q, s);
 		prosper_persist_drain(&p->pp, PSITE_COW_STATE);
 	}

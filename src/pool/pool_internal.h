@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "prosper/pool.h"
+#include "prosper/internal/pool_testing.h"
 #include "layout.h"
 
 /* One segment of a region.  The bitmaps have one bit per block. */
@@ -161,9 +162,8 @@ int redo_log_is_committed(const struct prosper_pool *p, const struct region *r);
 /* recovery (recover.c) */
 int pool_load(struct prosper_pool *p);
 int pool_alloc_tables(struct prosper_pool *p);
-/* Free the pool a simulated crash interrupted inside create_mem/open_mem (or inside a
- * rollback, which holds its own handle: pool_loading_set(p) before, (NULL) after). */
-void pool_loading_abandon(void);
+/* The pool being created/opened/rolled back, for pool_loading_abandon (pool_testing.h):
+ * pool_loading_set(p) before, (NULL) after. */
 void pool_loading_set(struct prosper_pool *p);
 
 /* bitmaps */
@@ -171,19 +171,11 @@ static inline void bm_set(uint64_t *bm, uint32_t i) { bm[i / 64] |= 1ull << (i %
 static inline bool bm_test(const uint64_t *bm, uint32_t i) { return bm == NULL || (bm[i / 64] >> (i % 64)) & 1; }
 #endif
 
-/* Protocol mutations, for mutation tests only (crashsim.c): each must be caught. */
-enum pool_mutation {
-	MUT_NONE = 0,
-	MUT_COMMIT_FIRST,      /* commit words written before state array and metadata */
-	MUT_NO_CATCHUP,        /* stale blocks not copied into the target copy */
-	MUT_WRITE_VALID,       /* buffered writes go to the committed copy (in place) */
-	MUT_STATE_NOT_BACK,    /* direct prepare copies to the backup but never marks BACK */
-	MUT_BIND_AFTER_STATE,  /* direct prepare marks BACK before the backup holds the data */
-	MUT_REDO_APPLY_EARLY,  /* redo records applied to the image before the commit word */
-	MUT_REDO_LOG_LATE,     /* redo log persisted only after the commit word */
-	MUT_REDO_NO_REAPPLY,   /* recovery does not apply the committed epoch's log again */
-	MUT_REDO_NEXT_LOG_EARLY, /* the next epoch's log started before the apply is persisted */
-	MUT_COUNT
-};
-extern int pool_mutation;
-const char *pool_mutation_name(int m);
+/* Protocol mutations (include/prosper/internal/pool_testing.h) exist only in the testable build
+ * of the pool (PROSPER_TESTABLE, src/pool/mutation.c); elsewhere POOL_MUTANT(m) is 0 and the
+ * compiler removes every mutated branch. */
+#ifdef PROSPER_TESTABLE
+#define POOL_MUTANT(m) (pool_mutation == (m))
+#else
+#define POOL_MUTANT(m) 0
+#endif

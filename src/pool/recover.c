@@ -136,7 +136,7 @@ int pool_load(struct prosper_pool *p)
 		if (c < 0)
 			return pool_err(-EBADMSG, "redo log of region %s holds epoch %llu but not the log its metadata names",
 					r->info.name, (unsigned long long)epoch);
-		if (c == 0 || pool_mutation == MUT_REDO_NO_REAPPLY)
+		if (c == 0 || POOL_MUTANT(MUT_REDO_NO_REAPPLY))
 			continue;
 		redo_apply_copy(p, r);
 		redo_apply_flush(p, r, PSITE_RECOVER_REDO);

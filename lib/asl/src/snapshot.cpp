@@ -126,10 +126,23 @@ void load_snapshot(const std::string &dir, int index, char *heap, uint64_t heap_
 	}
 }
 
+// The crash-injection and synchronous-snapshot switches the tests set through the environment
+// exist only in the testable build (PROSPER_TESTABLE): the library programs link never changes
+// behaviour because of a variable.
+static const char *test_switch(const char *name)
+{
+#ifdef PROSPER_TESTABLE
+	return getenv(name);
+#else
+	(void)name;
+	return nullptr;
+#endif
+}
+
 Snapshotter::Snapshotter(RuntimeImpl *rt, uint64_t newest_seq, int newest_index)
     : rt_(rt), next_seq_(newest_seq + 1), newest_index_(newest_index)
 {
-	const char *force_sync = getenv("PROSPER_ASL_SYNC_SNAPSHOT");
+	const char *force_sync = test_switch("PROSPER_ASL_SYNC_SNAPSHOT");
 	if (!(force_sync && *force_sync == '1')) {
 		uffd_ = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY));
 		if (uffd_ >= 0) {
@@ -355,7 +368,7 @@ double Snapshotter::sync_phase(Copy &c, SnapHeader &hdr, std::vector<std::pair<O
 		c.state.reset(new std::atomic<uint32_t>[c.nchunks]);
 		for (size_t i = 0; i < c.nchunks; i++)
 			c.state[i].store(0, std::memory_order_relaxed);
-		if (const char *crash = getenv("PROSPER_ASL_CRASH_IN_SNAPSHOT");
+		if (const char *crash = test_switch("PROSPER_ASL_CRASH_IN_SNAPSHOT");
 		    crash && std::strtoull(crash, nullptr, 10) == seq && !std::strchr(crash, ':'))
 			c.crash_chunk = c.nchunks / 2;
 		{
@@ -458,7 +471,7 @@ void Snapshotter::arm_crash_steps(uint64_t seq)
 	// test hook: PROSPER_ASL_CRASH_IN_SNAPSHOT=<seq> dies in the middle of the copy of snapshot
 	// seq; <seq>:<n> dies just before its n-th persist step (1 = the first)
 	crash_countdown_.store(-1);
-	if (const char *crash = getenv("PROSPER_ASL_CRASH_IN_SNAPSHOT"); crash && std::strtoull(crash, nullptr, 10) == seq)
+	if (const char *crash = test_switch("PROSPER_ASL_CRASH_IN_SNAPSHOT"); crash && std::strtoull(crash, nullptr, 10) == seq)
 		if (const char *colon = std::strchr(crash, ':'))
 			crash_countdown_.store(std::strtol(colon + 1, nullptr, 10));
 }

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "prosper/crpm.h"
-#include "crpm_internal.h" /* crpm_rollback, crpm_checkpoint_commit */
+#include "prosper/internal/crpm_internal.h" /* crpm_rollback, crpm_checkpoint_commit */
 
 static int failures;
 #define CHECK(cond)                                                                     \

@@ -1,5 +1,5 @@
 /* test_crpm_powerfail.c -- crpm containers survive every simulated crash and power failure
- * (include/prosper/crpm_crashsim.h), and the simulator catches crpm's mutants.
+ * (include/prosper/internal/crpm_crashsim.h), and the simulator catches crpm's mutants.
  *
  * Variants: default and buffered mode, with store-hook tracking (annotated writes) and with
  * write protection (faults + comparison at the checkpoint), default mode with few backups
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "prosper/crpm.h"
-#include "prosper/crpm_crashsim.h"
+#include "prosper/internal/crpm_crashsim.h"
 
 static int fails, passes;
 

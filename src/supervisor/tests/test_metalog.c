@@ -2,7 +2,7 @@
  *
  * A scripted process (registers, threads, VMAs added, removed and changed, fds opened, closed
  * and moved, mapped files, cwd) is checkpointed epoch by epoch through metalog_stage() into a
- * pool on the crash simulator's media (include/prosper/crashsim.h).  Every recovered crash
+ * pool on the crash simulator's media (include/prosper/internal/crashsim.h).  Every recovered crash
  * image must describe exactly the process of the epoch it names: in log mode the blob is
  * rebuilt from the metadata region by metalog_load(), in rewrite mode it is the blob itself.
  * Continued runs resume from the recovered pool the way `prosper resume` does
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "metalog.h"
-#include "prosper/crashsim.h"
+#include "prosper/internal/crashsim.h"
 
 #define MAXE 24
 #define MAXV 90

@@ -1,4 +1,4 @@
-/* crpm_crashsim.h -- crpm containers under the pool's crash simulator (include/prosper/crashsim.h).
+/* crpm_crashsim.h -- crpm containers under the pool's crash simulator (include/prosper/internal/crashsim.h).
  *
  * The workload is crpm's own call sequence on an in-memory pool whose persistence is simulated:
  * the container is created (crpm_open_pool), then every epoch does a few crpm_malloc / crpm_free
@@ -11,7 +11,7 @@
  */
 #ifndef PROSPER_CRPM_CRASHSIM_H
 #define PROSPER_CRPM_CRASHSIM_H
-#include "prosper/crashsim.h"
+#include "prosper/internal/crashsim.h"
 
 struct crpm_crashsim_config {
 	struct prosper_crashsim_config sim; /* states, seed, granularity, epochs, pool mutation */

@@ -1,5 +1,6 @@
-/* crashsim.c -- crash-point, power-failure, nested-recovery and mutation testing of the pool
- * protocol (see include/prosper/crashsim.h for the model).
+/* engine.c -- the crash simulator's engine: simulated media behind the persist layer, crash
+ * images at every persist point, recovery and checking, nested crashes, continued epochs, I/O
+ * errors (include/prosper/internal/crashsim.h for the model).
  *
  * Notes (modelling assumptions):
  *   - Persistence happens only through the persist layer; the simulator sees every flush,
@@ -13,8 +14,9 @@
  *   - The workload is deterministic in the seed, so crash point c of a run is reached again by
  *     re-running the workload with the crash armed at c.
  *
- * The engine (media, crash images, exploration) drives any struct prosper_crash_workload; the
- * pool's own workload (regions of every mode, a model of their bytes) is defined here too.
+ * The engine drives any struct prosper_crash_workload: the pool's own (pool_workload.c) and
+ * crpm's containers (crpm_workload.c).  It is test machinery: linked by `prosper crashtest` and
+ * the tests, never by an installed library.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -23,26 +25,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "prosper/crashsim.h"
-#include "prosper/pool.h"
-#include "pool_internal.h"
+#include "crashsim_internal.h"
 
 /* ---------------------------------------------------------------- random numbers */
 
-static uint64_t rng_next(uint64_t *s)
+uint64_t prosper_crashsim_random(uint64_t *s) { return crashsim_rng_next(s); }
+uint64_t prosper_crashsim_random_below(uint64_t *s, uint64_t n) { return crashsim_rng_below(s, n); }
+
+void crashsim_fill_random(uint8_t *p, size_t n, uint64_t *rng)
 {
-	uint64_t x = *s;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545F4914F6CDD1Dull;
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)crashsim_rng_next(rng);
 }
-
-static uint64_t rng_below(uint64_t *s, uint64_t n) { return n ? rng_next(s) % n : 0; }
-
-uint64_t prosper_crashsim_random(uint64_t *s) { return rng_next(s); }
-uint64_t prosper_crashsim_random_below(uint64_t *s, uint64_t n) { return rng_below(s, n); }
 
 /* ---------------------------------------------------------------- simulated media */
 
@@ -193,320 +187,10 @@ static void build_image(const struct sim *s, const uint32_t *units, size_t n, co
 			memcpy(out + off, s->m + off, unit);
 		} else if (choice[i] == TEAR) {
 			for (size_t p = 0; p < unit; p += piece)
-				if (rng_next(rng) & 1)
+				if (crashsim_rng_next(rng) & 1)
 					memcpy(out + off + p, s->m + off + p, piece);
 		}
 	}
-}
-
-/* ---------------------------------------------------------------- reference model */
-
-#define MAXR 6
-#define MAXEPOCHS 64
-
-struct mreg {
-	char name[PROSPER_REGION_NAME_MAX];
-	uint32_t id, mode;
-	uint64_t len;
-	uint8_t *data;
-};
-
-struct model {
-	struct mreg r[MAXR];
-	int n;
-	uint8_t blob[200];
-	size_t blob_len;
-};
-
-static void model_free(struct model *m)
-{
-	for (int i = 0; i < m->n; i++)
-		free(m->r[i].data);
-	m->n = 0;
-}
-
-static void model_copy(struct model *dst, const struct model *src)
-{
-	*dst = *src;
-	for (int i = 0; i < src->n; i++) {
-		dst->r[i].data = malloc(src->r[i].len ? src->r[i].len : 1);
-		memcpy(dst->r[i].data, src->r[i].data, src->r[i].len);
-	}
-}
-
-static void model_resize(struct mreg *r, uint64_t len)
-{
-	r->data = realloc(r->data, len ? len : 1);
-	if (len > r->len)
-		memset(r->data + r->len, 0, len - r->len);
-	r->len = len;
-}
-
-/* check_pool -- the pool's committed state equals the model, byte for byte. */
-static int check_pool(prosper_pool *p, const struct model *want, char *why, size_t whylen)
-{
-	if (prosper_pool_region_count(p) != want->n) {
-		snprintf(why, whylen, "epoch %llu: %d regions, expected %d", (unsigned long long)prosper_pool_epoch(p),
-			 prosper_pool_region_count(p), want->n);
-		return -1;
-	}
-	for (int i = 0; i < want->n; i++) {
-		const struct mreg *r = &want->r[i];
-		int idx = prosper_pool_region_find(p, r->name);
-		struct prosper_region_info info;
-		if (idx < 0 || prosper_pool_region_get(p, idx, &info) || info.id != r->id || info.mode != r->mode ||
-		    info.length != r->len) {
-			snprintf(why, whylen, "epoch %llu: region %s missing or its size/mode differs",
-				 (unsigned long long)prosper_pool_epoch(p), r->name);
-			return -1;
-		}
-		uint8_t *buf = malloc(r->len ? r->len : 1);
-		prosper_pool_region_read(p, r->id, 0, buf, r->len);
-		for (uint64_t b = 0; b < r->len; b++) {
-			if (buf[b] != r->data[b]) {
-				snprintf(why, whylen, "epoch %llu: region %s differs at byte %llu",
-					 (unsigned long long)prosper_pool_epoch(p), r->name, (unsigned long long)b);
-				free(buf);
-				return -1;
-			}
-		}
-		free(buf);
-	}
-	size_t bl;
-	const void *blob = prosper_pool_blob(p, &bl);
-	if (bl != want->blob_len || (bl && memcmp(blob, want->blob, bl))) {
-		snprintf(why, whylen, "epoch %llu: blob differs", (unsigned long long)prosper_pool_epoch(p));
-		return -1;
-	}
-	return 0;
-}
-
-/* ---------------------------------------------------------------- workload */
-
-struct workload {
-	uint64_t seed;
-	int epochs;
-	struct prosper_pool_config cfg;
-	size_t size;
-	prosper_pool *pool;
-	struct model cur;             /* the caller's working state */
-	struct model snap[MAXEPOCHS]; /* committed states, by epoch */
-	int nsnap;
-	struct prosper_crash_progress *pr;
-	/* a continued epoch (wl_cont): the reference it replaced */
-	struct model cont_saved;
-	uint64_t cont_e;
-	int cont_nsnap, cont_active;
-};
-
-/* wl_release -- free the pool handle without touching the media; references stay. */
-static void wl_release(void *ctx)
-{
-	struct workload *w = ctx;
-	if (w->pool)
-		prosper_pool_abandon(&w->pool);
-}
-
-static void wl_reset(void *ctx)
-{
-	struct workload *w = ctx;
-	wl_release(w);
-	model_free(&w->cur);
-	w->cur.blob_len = 0;
-	for (int i = 0; i < w->nsnap; i++)
-		model_free(&w->snap[i]);
-	w->nsnap = 0;
-}
-
-static void fill_random(uint8_t *p, size_t n, uint64_t *rng)
-{
-	for (size_t i = 0; i < n; i++)
-		p[i] = (uint8_t)rng_next(rng);
-}
-
-/* Redo regions stay small: their logs take twice their length in slots of their own. */
-static uint64_t max_len(uint32_t mode, uint32_t seg) { return (mode == PROSPER_REGION_REDO ? 2ull : 4ull) * seg; }
-
-static int wl_add(prosper_pool *p, struct model *m, const char *name, uint32_t mode, uint64_t len)
-{
-	struct mreg r = { 0 };
-	snprintf(r.name, sizeof r.name, "%s", name);
-	r.mode = mode;
-	uint32_t kind = mode == PROSPER_REGION_REDO ? PROSPER_KIND_STACK : PROSPER_KIND_ANON;
-	int id = prosper_pool_region_add(p, r.name, kind, r.mode, 0x10000 * (m->n + 1), len, 3);
-	if (id == -EEXIST)
-		return 0;
-	if (id < 0)
-		return id;
-	r.id = (uint32_t)id;
-	model_resize(&r, len);
-	m->r[m->n++] = r;
-	return 0;
-}
-
-/* One random operation on pool + model.  Returns a negative pool error (model unchanged). */
-static int wl_op(prosper_pool *p, struct model *m, uint64_t *rng, uint32_t seg)
-{
-	uint64_t kind = rng_below(rng, 16);
-	if (m->n == 0 || (kind == 0 && m->n < MAXR)) {
-		char name[PROSPER_REGION_NAME_MAX];
-		snprintf(name, sizeof name, "r%llu", (unsigned long long)rng_below(rng, 1000000));
-		static const uint32_t modes[3] = { PROSPER_REGION_DIRECT, PROSPER_REGION_REDO, PROSPER_REGION_BUFFERED };
-		uint32_t mode = modes[rng_below(rng, 3)];
-		return wl_add(p, m, name, mode, 1 + rng_below(rng, max_len(mode, seg) * 3 / 4));
-	}
-	struct mreg *r = &m->r[rng_below(rng, (uint64_t)m->n)];
-	if (kind == 1) {
-		uint64_t len = rng_below(rng, max_len(r->mode, seg));
-		int rc = prosper_pool_region_resize(p, r->id, len);
-		if (rc)
-			return rc;
-		model_resize(r, len);
-		return 0;
-	}
-	if (kind == 2 && rng_below(rng, 3) == 0) {
-		int rc = prosper_pool_region_remove(p, r->id);
-		if (rc)
-			return rc;
-		free(r->data);
-		*r = m->r[--m->n];
-		return 0;
-	}
-	if (r->len == 0)
-		return 0;
-	/* a write: small and sparse, or long and crossing blocks/segments */
-	uint64_t off = rng_below(rng, r->len);
-	uint64_t maxlen = r->len - off;
-	uint64_t len = 1 + rng_below(rng, rng_below(rng, 4) == 0 ? maxlen : (maxlen < 24 ? maxlen : 24));
-	/* On the stack: a simulated crash longjmps out of the pool calls below. */
-	uint8_t buf[4 * 4096];
-	if (len > sizeof buf)
-		len = sizeof buf;
-	fill_random(buf, len, rng);
-	int rc = 0;
-	if (r->mode == PROSPER_REGION_BUFFERED || r->mode == PROSPER_REGION_REDO) {
-		rc = prosper_pool_write(p, r->id, off, buf, len);
-	} else {
-		for (uint64_t k = off / seg; !rc && k <= (off + len - 1) / seg; k++)
-			rc = prosper_pool_direct_prepare(p, r->id, (uint32_t)k);
-		for (uint64_t done = 0; !rc && done < len;) {
-			uint64_t o = off + done;
-			uint64_t n = seg - o % seg < len - done ? seg - o % seg : len - done;
-			uint8_t *dst = prosper_pool_direct_addr(p, r->id, (uint32_t)(o / seg), NULL);
-			memcpy(dst + o % seg, buf + done, n);
-			done += n;
-		}
-		if (!rc)
-			rc = prosper_pool_direct_dirty(p, r->id, off, len);
-	}
-	if (!rc)
-		memcpy(r->data + off, buf, len);
-	return rc;
-}
-
-/* wl_run -- the full workload on the simulated media; returns normally only if no crash. */
-static void wl_run(void *ctx, uint8_t *base, int fd, struct prosper_persist *pp, struct prosper_crash_progress *pr)
-{
-	struct workload *w = ctx;
-	(void)fd;
-	w->pr = pr;
-	uint64_t rng = w->seed * 0x9E3779B97F4A7C15ull + 1;
-	int rc = prosper_pool_create_mem(base, w->size, &w->cfg, pp, &w->pool);
-	if (rc) {
-		pr->failed = 1;
-		return;
-	}
-	pr->create_done = 1;
-	model_copy(&w->snap[0], &w->cur);
-	w->nsnap = 1;
-	for (int e = 1; e <= w->epochs && e < MAXEPOCHS; e++) {
-		int ops = 1 + (int)rng_below(&rng, 6);
-		/* Every workload has a stack from the first epoch on (more may come and go). */
-		if (e == 1 && (rc = wl_add(w->pool, &w->cur, "stack", PROSPER_REGION_REDO,
-					   w->cfg.seg_size + 1 + rng_below(&rng, w->cfg.seg_size / 2))) != 0) {
-			pr->failed = rc == -EIO ? 1 : 2;
-			return;
-		}
-		for (int i = 0; i < ops; i++) {
-			rc = wl_op(w->pool, &w->cur, &rng, w->cfg.seg_size);
-			if (rc == -EIO) {
-				pr->failed = 1;
-				return;
-			}
-			if (rc == -ENOSPC)
-				continue;
-			if (rc) {
-				pr->failed = 2; /* not expected: a bug */
-				return;
-			}
-		}
-		w->cur.blob_len = rng_below(&rng, sizeof w->cur.blob + 1);
-		fill_random(w->cur.blob, w->cur.blob_len, &rng);
-		/* the reference of the epoch being committed exists before the commit starts */
-		model_copy(&w->snap[e], &w->cur);
-		w->nsnap = e + 1;
-		pr->hi = (uint64_t)e;
-		rc = prosper_pool_commit(w->pool, w->cur.blob, w->cur.blob_len);
-		if (rc) {
-			/* hi stays: a failed commit may or may not have become durable */
-			pr->failed = rc == -EIO ? 1 : 2;
-			return;
-		}
-		pr->lo = (uint64_t)e;
-	}
-}
-
-static int wl_check(void *ctx, prosper_pool *p, uint8_t *base, int fd, char *why, size_t whylen)
-{
-	struct workload *w = ctx;
-	(void)base, (void)fd;
-	uint64_t e = prosper_pool_epoch(p);
-	if (e >= (uint64_t)w->nsnap) {
-		snprintf(why, whylen, "recovered epoch %llu, which was never committed", (unsigned long long)e);
-		return -1;
-	}
-	return check_pool(p, &w->snap[e], why, whylen);
-}
-
-/* wl_cont -- a few more operations and a commit on a recovered pool (epoch e); the reference
- * of e+1 is the model they change, installed first. */
-static int wl_cont(void *ctx, prosper_pool *p, uint8_t *base, int fd, uint64_t e, uint64_t *rng, char *why,
-		   size_t whylen)
-{
-	struct workload *w = ctx;
-	(void)base, (void)fd;
-	w->pool = p;
-	if (e + 1 >= MAXEPOCHS)
-		return 0;
-	w->cont_saved = w->snap[e + 1];
-	w->cont_e = e;
-	w->cont_nsnap = w->nsnap;
-	w->cont_active = 1;
-	model_copy(&w->snap[e + 1], &w->snap[e]);
-	if (w->nsnap < (int)e + 2)
-		w->nsnap = (int)e + 2;
-	struct model *m = &w->snap[e + 1];
-	for (int i = 0; i < 4; i++)
-		if (wl_op(p, m, rng, w->cfg.seg_size) == -EIO)
-			break;
-	m->blob_len = 3;
-	memcpy(m->blob, "abc", 3);
-	if (prosper_pool_commit(p, m->blob, m->blob_len) != 0) {
-		snprintf(why, whylen, "commit after recovery failed: %s", prosper_pool_errormsg());
-		return -1;
-	}
-	return 0;
-}
-
-static void wl_cont_forget(void *ctx)
-{
-	struct workload *w = ctx;
-	if (!w->cont_active)
-		return;
-	model_free(&w->snap[w->cont_e + 1]);
-	w->snap[w->cont_e + 1] = w->cont_saved;
-	w->nsnap = w->cont_nsnap;
-	w->cont_active = 0;
 }
 
 /* ---------------------------------------------------------------- checking crash images */
@@ -599,7 +283,7 @@ static int recover_and_check(struct run *r, const uint8_t *image, uint64_t lo, u
 static void random_choice(uint8_t *c, size_t n, uint64_t *rng)
 {
 	for (size_t i = 0; i < n; i++) {
-		uint64_t x = rng_below(rng, 5);
+		uint64_t x = crashsim_rng_below(rng, 5);
 		c[i] = x < 2 ? KEEP_OLD : x < 4 ? TAKE_NEW : TEAR;
 	}
 }
@@ -644,7 +328,7 @@ static void continued(struct run *r, const uint8_t *image, uint64_t lo, uint64_t
 	uint8_t *choice = malloc(r->rec.size / LINE);
 	jmp_buf env;
 	r->rec.env = &env;
-	r->rec.crash_at = r->rec.points + 1 + rng_below(&r->rng, 40);
+	r->rec.crash_at = r->rec.points + 1 + crashsim_rng_below(&r->rng, 40);
 	volatile int crashed = 0;
 	char why[400];
 	if (setjmp(env))
@@ -699,7 +383,7 @@ static void explore(struct run *r, struct sim *s, uint64_t budget)
 				choice[i] = (k >> i) & 1 ? TAKE_NEW : KEEP_OLD;
 		} else if (k == 0 || k == 1) {
 			/* accumulative (a prefix durable) and reverse (a suffix durable) */
-			size_t cut = (size_t)rng_below(&r->rng, n + 1);
+			size_t cut = (size_t)crashsim_rng_below(&r->rng, n + 1);
 			for (size_t i = 0; i < n; i++)
 				choice[i] = (k == 0 ? i < cut : i >= cut) ? TAKE_NEW : KEEP_OLD;
 		} else {
@@ -719,7 +403,7 @@ static void explore(struct run *r, struct sim *s, uint64_t budget)
 	if (exhaustive && n) {
 		for (uint64_t k = made; k < budget && !(r->cfg->stop_at_first && r->res->inconsistent); k++) {
 			for (size_t i = 0; i < n; i++)
-				choice[i] = (uint8_t)rng_below(&r->rng, 3);
+				choice[i] = (uint8_t)crashsim_rng_below(&r->rng, 3);
 			build_image(s, units, n, choice, &r->rng, r->img);
 			r->res->states++;
 			int rc = recover_and_check(r, r->img, lo, hi, may_be_empty, 0, NULL);
@@ -730,42 +414,6 @@ static void explore(struct run *r, struct sim *s, uint64_t budget)
 	free(choice);
 }
 
-void prosper_crashsim_config_default(struct prosper_crashsim_config *c)
-{
-	memset(c, 0, sizeof *c);
-	c->states = 100000;
-	c->seed = 1;
-	c->granularity = PROSPER_GRAN_CACHE_LINE;
-	c->epochs = 14;
-	c->skip_site = -1;
-}
-
-int prosper_crashsim_run(const struct prosper_crashsim_config *c, struct prosper_crashsim_result *res)
-{
-	struct workload w;
-	memset(&w, 0, sizeof w);
-	w.seed = c->seed;
-	w.epochs = c->epochs < MAXEPOCHS - 2 ? c->epochs : MAXEPOCHS - 2;
-	prosper_pool_config_default(&w.cfg);
-	w.cfg.seg_size = 4096;
-	w.cfg.block_size = 256;
-	w.cfg.capacity = 36 * 4096;
-	w.cfg.max_regions = 8;
-	w.cfg.max_backups = 3;
-	w.cfg.meta_bytes = 2048;
-	int64_t sz = prosper_pool_size_for(&w.cfg);
-	if (sz < 0)
-		return (int)sz;
-	w.size = (size_t)sz;
-	struct prosper_crash_workload wl = {
-		.ctx = &w, .media_bytes = w.size, .run = wl_run, .release = wl_release, .reset = wl_reset,
-		.check = wl_check, .cont = wl_cont, .cont_forget = wl_cont_forget, .io_errors = 1,
-	};
-	return prosper_crashsim_run_workload(c, &wl, res);
-}
-
-/* run_once -- the workload on media s from garbage, crashing at persist point crash_at and
- * failing flush fail_at (0: never); 1 if it was cut short by a crash. */
 static int run_once(const struct prosper_crash_workload *wl, struct sim *s, const uint8_t *garbage, uint64_t crash_at,
 		    uint64_t fail_at, struct prosper_crash_progress *pr)
 {
@@ -801,9 +449,9 @@ int prosper_crashsim_run_workload(const struct prosper_crashsim_config *c, const
 		return -ENOMEM;
 	/* Media starts as garbage: nothing may rely on a fresh file reading zero. */
 	uint64_t g = c->seed + 77;
-	fill_random(garbage, size, &g);
+	crashsim_fill_random(garbage, size, &g);
 	int saved_mutation = pool_mutation;
-	pool_mutation = c->mutation;
+	pool_mutation = c->mutation; /* 0 for other workloads: they name their own mutations */
 
 	/* Dry run: how many persist points, per site. */
 	s.per_site = res->points_per_site;
@@ -866,31 +514,3 @@ int prosper_crashsim_run_workload(const struct prosper_crashsim_config *c, const
 	return 0;
 }
 
-/* ---------------------------------------------------------------- mutants */
-
-static const int mutant_sites[] = {
-	PSITE_CREATE, PSITE_SEG_INIT, PSITE_SEG_CATCHUP, PSITE_DATA, PSITE_DIRECT_DATA, PSITE_STATE, PSITE_META,
-	PSITE_COMMIT_A, PSITE_COMMIT_B, PSITE_COW_COPY, PSITE_COW_STATE, PSITE_BIND, PSITE_RECOVER_COPY,
-	PSITE_RECOVER_STATE, PSITE_RECOVER_COMMIT, PSITE_REDO_LOG, PSITE_REDO_APPLY, PSITE_RECOVER_REDO,
-};
-#define NSITES ((int)(sizeof mutant_sites / sizeof mutant_sites[0]))
-
-int prosper_crashsim_mutant_count(void)
-{
-	return NSITES + (MUT_COUNT - 1);
-}
-
-const char *prosper_crashsim_mutant(int i, struct prosper_crashsim_config *c)
-{
-	static char name[64];
-	c->skip_site = -1;
-	c->mutation = 0;
-	if (i < NSITES) {
-		c->skip_site = mutant_sites[i];
-		snprintf(name, sizeof name, "no_persist_%s", prosper_persist_site_name(mutant_sites[i]));
-	} else {
-		c->mutation = i - NSITES + 1;
-		snprintf(name, sizeof name, "%s", pool_mutation_name(c->mutation));
-	}
-	return name;
-}

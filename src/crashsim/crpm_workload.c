@@ -1,4 +1,4 @@
-/* crashsim_crpm.c -- crpm's own call sequences under the crash simulator (include/prosper/crpm_crashsim.h).
+/* crashsim_crpm.c -- crpm's own call sequences under the crash simulator (include/prosper/internal/crpm_crashsim.h).
  *
  * Invariants the check relies on
  *   W1 The run is deterministic in the seed (allocator, rng, no addresses from outside), so
@@ -17,8 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "prosper/crpm_crashsim.h"
-#include "crpm_internal.h"
+#include "prosper/internal/crpm_crashsim.h"
+#include "prosper/internal/crpm_internal.h"
 
 #define MAXE 64     /* epochs */
 #define MAXOBJ 48

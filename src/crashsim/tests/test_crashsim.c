@@ -2,7 +2,7 @@
  * catches every mutant (a removed persist or a reordered step). */
 #include <stdio.h>
 #include <stdlib.h>
-#include "prosper/crashsim.h"
+#include "prosper/internal/crashsim.h"
 
 static int fails, passes;
 

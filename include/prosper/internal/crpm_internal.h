@@ -1,4 +1,5 @@
-/* crpm_internal.h -- the in-DRAM view of a container, shared by the files of lib/crpm.
+/* crpm_internal.h -- the in-DRAM view of a container, shared by the files of lib/crpm and the
+ * crash simulator's crpm workload (src/crashsim/crpm_workload.c).
  *
  * A container is ONE pool region (kind CRPM, mode DIRECT or BUFFERED) named "crpm".  Its bytes
  * appear at [base, base + length) of the process; the reservation [base, base + capacity) is
@@ -139,7 +140,9 @@ prosper_pool *crpm_detach(crpm_t *c);
 /* The configuration of a new container's pool with segments of seg_size bytes. */
 void crpm_pool_config(const crpm_option_t *o, uint32_t seg_size, struct prosper_pool_config *cfg);
 
-/* Protocol mutations, for the crash simulator's mutation tests only (crashsim_crpm.c). */
+/* Protocol mutations, for the crash simulator's mutation tests only (src/crashsim/crpm_workload.c):
+ * only the testable build of crpm (PROSPER_TESTABLE) has crpm_mutation; elsewhere
+ * CRPM_MUTANT(m) is 0 and the mutated branches are compiled out. */
 enum crpm_mutation {
 	CRPM_MUT_NONE = 0,
 	CRPM_MUT_BLOCKS_UNSAVED, /* a checkpoint commits without handing its dirty blocks to the pool */
@@ -147,7 +150,12 @@ enum crpm_mutation {
 	CRPM_MUT_AHEAD_EARLY,    /* copy-on-write ahead right after the commit, before the MPI barrier */
 	CRPM_MUT_COUNT
 };
+#ifdef PROSPER_TESTABLE
 extern int crpm_mutation;
+#define CRPM_MUTANT(m) (crpm_mutation == (m))
+#else
+#define CRPM_MUTANT(m) 0
+#endif
 
 /* the checkpoint itself, under c->lock with every writer stopped (checkpoint.c) */
 int crpm_commit(struct crpm_container *c);
