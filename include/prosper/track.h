@@ -1,4 +1,4 @@
-/* track.h -- dirty-memory trackers for a supervised process (DESIGN D4).
+/* track.h -- dirty-memory trackers for a supervised process (docs/architecture.md: one tracker interface).
  *
  * A tracker answers one question per checkpoint: which parts of a region of the child's
  * address space were written since the last time it was asked.  Implementations:

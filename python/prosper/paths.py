@@ -10,7 +10,7 @@ BUILD = os.environ.get("PROSPER_BUILD") or os.path.join(ROOT, "build")
 
 
 def die(msg, code=2):
-    """die -- a user error: one line on stderr, exit code 2 (DESIGN D9)."""
+    """die -- a user error: one line on stderr, exit code 2 (docs/cli.md)."""
     print(f"prosper: {msg}", file=sys.stderr)
     sys.exit(code)
 

@@ -1,4 +1,4 @@
-/* pool_file.c -- pool files mapped with libpmem2 (DESIGN D1).
+/* pool_file.c -- pool files mapped with libpmem2 (docs/architecture.md, "Decisions").
  *
  * We request PAGE store granularity (the coarsest), so any file maps; libpmem2 then tells the
  * granularity it really gave (CACHE_LINE or BYTE on DAX, or as PMEM2_FORCE_GRANULARITY says).

@@ -1,4 +1,4 @@
-/* redo.c -- redo regions: Prosper's two-step stack commit (HPCA 2024 §III-B, DESIGN D5).
+/* redo.c -- redo regions: Prosper's two-step stack commit (HPCA 2024 §III-B, docs/pool-format.md).
  *
  * A redo region has ONE persistent image -- its segments' main slots, always MAIN, like a
  * direct region without backups -- and a LOG: a contiguous run of data slots holding one

@@ -1,4 +1,4 @@
-/* shim.c -- LD_PRELOADed into a supervised program (DESIGN D3).  It stays tiny:
+/* shim.c -- LD_PRELOADed into a supervised program (docs/architecture.md).  It stays tiny:
  *   - at start, create a userfaultfd with asynchronous write-protection and hand it to the
  *     supervisor with the hello message (include/prosper/internal/shim_proto.h); close every trace of itself;
  *   - in resume mode, then stop itself (SIGSTOP): the supervisor rebuilds the process around

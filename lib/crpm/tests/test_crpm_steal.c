@@ -1,4 +1,4 @@
-/* test_crpm_steal.c -- the backup-stealing window of notes/crpm-pronto.md, at the container level.
+/* test_crpm_steal.c -- the backup-stealing window (docs/crpm.md), at the container level.
  *
  * A default-mode container with 3 backup segments and 8 data segments.  Epoch e writes segment
  * 0 (the counter) and the data segments e % 7 + 1 and (e + 3) % 7 + 1 wholly with the byte e: so
