@@ -514,9 +514,7 @@ static void checkpoint_stack(ThreadId tid)
 {
 	struct tstack *t = &stacks[tid];
 	Addr sp = VG_(get_SP)(tid);
-	Addr active_lo = sp - 128 < t->base ? t->base : sp - 128;
-	if (active_lo > t->top + 1)
-		active_lo = t->top + 1;
+	Addr active_lo = prosper_stack_active_lo(sp, t->base, t->top + 1);
 	ULong lo_off = active_lo - t->base, g_lo = lo_off >> 3, g_end = (t->len + 7) >> 3;
 	Bool first = t->checkpoints == 0;
 

@@ -42,6 +42,39 @@
 extern "C" {
 #endif
 
+/* The stack contract: what of a stack is live, written once for the supervisor, the Valgrind
+ * tool and the simulator.  The active range is [SP - PROSPER_STACK_RED_ZONE, top): the 128-byte
+ * red zone below SP (System V x86-64 ABI) may hold a leaf function's data; below it nothing is
+ * live and nothing is saved.  A sub-page copy starts at the active range's granule, a page
+ * tracker (Dirtybit) at its page. */
+#define PROSPER_STACK_RED_ZONE 128u
+#define PROSPER_STACK_PAGE 4096u
+
+/* SP - red zone, clipped to [lo, hi]: the first live byte of a stack in [lo, hi).  Never wraps
+ * (an SP within the red zone of address 0 gives lo). */
+static inline uint64_t prosper_stack_active_lo(uint64_t sp, uint64_t lo, uint64_t hi)
+{
+	uint64_t a = sp >= PROSPER_STACK_RED_ZONE ? sp - PROSPER_STACK_RED_ZONE : 0;
+	return a < lo ? lo : a > hi ? hi : a;
+}
+
+/* The active range's first byte rounded down to a unit (a power of two: a granule, a page),
+ * never below lo: where a copy of whole units of [lo, hi) starts. */
+static inline uint64_t prosper_stack_active_from(uint64_t sp, uint64_t lo, uint64_t hi, uint64_t unit)
+{
+	uint64_t a = prosper_stack_active_lo(sp, lo, hi) & ~(unit - 1);
+	return a < lo ? lo : a;
+}
+
+/* Dirtybit's inspection of a stack in [lo, hi): the pages from the active range's page to the
+ * last page of the stack (the page-table entries an OS scans); *first gets the first page number. */
+static inline uint64_t prosper_stack_active_pages(uint64_t sp, uint64_t lo, uint64_t hi, uint64_t *first)
+{
+	*first = prosper_stack_active_lo(sp, lo, hi) / PROSPER_STACK_PAGE;
+	uint64_t last = (hi - 1) / PROSPER_STACK_PAGE;
+	return hi > lo && last >= *first ? last - *first + 1 : 0;
+}
+
 typedef void (*prosper_stack_emit_fn)(void *ctx, uint64_t offset, uint64_t length);
 
 struct prosper_stack_inspect_stats {

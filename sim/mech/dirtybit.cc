@@ -4,6 +4,7 @@
 // copies it again into the NVM image, fences, clears the dirty bits and invalidates each page's
 // TLB entry.  The first checkpoint of a stack copies its whole active region.
 #include "keyset.h"
+#include "prosper/stackckpt.h"
 #include "mechanism.h"
 
 namespace prosper::sim {
@@ -31,10 +32,9 @@ public:
 		Machine &m = c_.m;
 		uint64_t pages = 0, scanned = 0;
 		if (c_.region == trace::kStack && c_.stack.end > c_.stack.start) {
-			uint64_t lo = std::max(sp >= 128 ? sp - 128 : 0, c_.stack.start) >> 12,
-				 hi = (c_.stack.end - 1) >> 12;
-			scanned = hi >= lo ? hi - lo + 1 : 0;
-			for (uint64_t p = lo; p <= hi && scanned; p++)
+			uint64_t lo;
+			scanned = prosper_stack_active_pages(sp, c_.stack.start, c_.stack.end, &lo);
+			for (uint64_t p = lo; p < lo + scanned; p++)
 				pages += first_ || dirty_.contains(p);
 		} else {
 			scanned = seen_.size();

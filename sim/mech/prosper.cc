@@ -69,7 +69,7 @@ public:
 			return;
 		}
 		uint64_t base = c_.stack.start;
-		uint64_t active_lo = std::min(std::max(sp >= 128 ? sp - 128 : 0, base), c_.stack.end);
+		uint64_t active_lo = prosper_stack_active_lo(sp, base, c_.stack.end);
 		prosper_stack_inspect_stats st{};
 		runs_ = 0;
 		bytes_ = 0;
@@ -81,7 +81,7 @@ public:
 			first_ = false;
 		}
 		m.compute(word_cycles_ * static_cast<double>(st.words_scanned + st.words_zeroed));
-		m.bulk_copy(bytes_ + kLogRecordHeader * runs_, kDram, kNvm);  // step 1: redo records
+		m.bulk_copy(bytes_ + PROSPER_STACKLOG_RECORD * runs_, kDram, kNvm);  // step 1: redo records
 		m.sfence();
 		m.bulk_copy(bytes_, kNvm, kNvm);                              // step 2: apply
 		m.sfence();

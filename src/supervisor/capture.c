@@ -28,6 +28,7 @@
 #include <sys/user.h>
 #include <time.h>
 #include <unistd.h>
+#include "prosper/stackckpt.h"
 #include "sup.h"
 
 const struct known_file *sup_known_file(struct sup *s, const char *path)
@@ -54,7 +55,7 @@ static int stage(struct sup *s, struct vma *v, uint64_t a, uint64_t b, int whole
 {
 	int stack = v->sp != 0;
 	if (stack && !whole) {
-		uint64_t lo = (v->sp - 128) & ~7ull;
+		uint64_t lo = prosper_stack_active_from(v->sp, v->start, v->end, 8); /* whole 8-byte words */
 		if (lo > a)
 			a = lo;
 	}
@@ -260,7 +261,7 @@ static int stage_dirty(struct sup *s)
 		 * it keeps its written mark and is saved once the stack grows over it again (a frame
 		 * reserved without being written, memory a thread library recycled between threads).
 		 * SP's own page is saved from SP - 128 up and keeps its mark too, for the same reason. */
-		uint64_t from = v->sp && ((v->sp - 128) & ~4095ull) > v->start ? (v->sp - 128) & ~4095ull : v->start;
+		uint64_t from = v->sp ? prosper_stack_active_from(v->sp, v->start, v->end, PROSPER_STACK_PAGE) : v->start;
 		long k;
 		if (mode == TRACK_MODE_FULL) {
 			s->ranges[0] = (struct prosper_range){ from, v->end };
@@ -632,8 +633,7 @@ int sup_verify(struct sup *s)
 	int rc = 0;
 	for (int i = 0; i < s->nvmas && !rc; i++) {
 		struct vma *v = &s->vmas[i];
-		uint64_t lo = (v->sp - 128) & ~7ull;
-		uint64_t from = v->sp && lo > v->start ? lo - v->start : 0;
+		uint64_t from = v->sp ? prosper_stack_active_from(v->sp, v->start, v->end, 8) - v->start : 0;
 		size_t len = v->end - v->start - from;
 		if (len > cap) {
 			free(img);
