@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 make -s build >/dev/null
-PROSPER_ROOT=$PWD .venv/bin/python python/prosper/hw_experiments.py "$@"
+PROSPER_ROOT=$PWD PYTHONPATH=$PWD/python exec .venv/bin/python -m prosper.hw_experiments "$@"

@@ -1,25 +1,27 @@
 """prosper SUBCOMMAND -- dispatch.  Each subcommand lives in its own module with
-`add_arguments(parser)` and `main(args) -> int`; register it in SUBCOMMANDS below.
-Only the chosen subcommand's module is imported.
+`add_arguments(parser)` and `main(args) -> int` (or `direct(name, argv)`); the table of
+subcommands is subcommands.tsv beside this file, shared with bin/prosper, which runs the C ones
+itself.  Only the chosen subcommand's module is imported.
 Exit codes everywhere: 0 ok, 1 failure, 2 usage error or refused input."""
 import argparse
 import importlib
+import os
 import sys
 
-# name -> (module, one-line help).  Order is the order shown in --help.
-SUBCOMMANDS = {
-    "run": ("prosper.cmd_run", "run a program, checkpointing it every 10 ms into a pool (prosper run --help)"),
-    "resume": ("prosper.cmd_run", "continue a killed or crashed program from its last checkpoint"),
-    "torture": ("prosper.cmd_torture", "kill a program at random instants, resume it, compare with a native run"),
-    "inspect": ("prosper.cmd_inspect", "show a pool: header, epoch, regions, segments, checksums"),
-    "crashtest": ("prosper.cmd_crashtest", "crash-point, power-failure and mutation tests of the pool protocol"),
-    "hw": ("prosper.cmd_hw", "run a program under the emulated Prosper tracker; stack checkpoint sizes vs Dirtybit"),
-    "trace": ("prosper.cmd_trace", "record a program's loads and stores as a trace for `prosper sim`"),
-    "sim": ("prosper.cmd_sim", "simulate persistence mechanisms (Prosper, SSP, Romulus, Dirtybit, ...) on a trace"),
-    "bench": ("prosper.cmd_bench", "benchmarks: `bench overhead` = slowdown vs native, stack bytes vs exact, restore GB/s"),
-    "eval": ("prosper.cmd_eval", "rerun the papers' experiments; a report with our numbers beside theirs"),
-    "demo": ("prosper.cmd_demo", "a short story: a computation killed with SIGKILL, recovered, verified"),
-}
+from prosper.paths import exec_tool
+
+def _table():
+    """The one dispatch table (subcommands.tsv): name -> (handler, one-line help), in help order."""
+    rows = {}
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "subcommands.tsv")) as f:
+        for line in f:
+            if line.strip() and not line.startswith("#"):
+                name, handler, help_ = line.rstrip("\n").split("\t")
+                rows[name] = (handler, help_)
+    return rows
+
+
+SUBCOMMANDS = _table()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -48,8 +50,11 @@ def main(argv=None):
     if name not in SUBCOMMANDS:
         print(f"prosper: unknown subcommand '{name}'\n\n{_usage()}", file=sys.stderr)
         return 2
-    module_name, help_ = SUBCOMMANDS[name]
-    module = importlib.import_module(module_name)
+    handler, help_ = SUBCOMMANDS[name]
+    kind, target = handler.split(":", 1)
+    if kind == "c":   # reached only when cli.py is run without bin/prosper
+        exec_tool(target, [name] + argv[1:])
+    module = importlib.import_module(target)
     if hasattr(module, "direct"):
         return module.direct(name, argv[1:]) or 0
     parser = _Parser(prog=f"prosper {name}", description=(module.__doc__ or help_).strip(),

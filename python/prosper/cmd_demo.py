@@ -22,17 +22,23 @@ import sys
 import tempfile
 import time
 
-from .paths import BUILD, tool
+from .paths import BUILD, PROSPER, tool
 
 
 def add_arguments(p):
     p.add_argument("--generations", type=int, default=300, help="length of the computation (default 300)")
     p.add_argument("--seed", type=int, default=None, help="seed for the kill instants (default: random)")
     p.add_argument("--keep", action="store_true", help="keep the pool and print its path")
+    p.add_argument("--json", action="store_true",
+                   help="the story on stderr, and one JSON object on stdout: what each step found "
+                        "(process_identical, stack_table_ok, life steps, crashtest counts, passed)")
+
+
+_story = sys.stdout   # where say() tells the story: stderr with --json
 
 
 def say(msg=""):
-    print(msg, flush=True)
+    print(msg, file=_story, flush=True)
 
 
 def run_until_killed(life, pool, generations, rng):
@@ -148,6 +154,9 @@ def verify(life, pool):
 
 
 def main(args):
+    global _story
+    _story = sys.stderr if args.json else sys.stdout
+    found = {}
     life = tool("src/cli/prosper-pool")
     rng = random.Random(args.seed)
     work = tempfile.mkdtemp(prefix="prosper-demo-")
@@ -155,12 +164,14 @@ def main(args):
     ok = True
     try:
         say("Prosper demo: processes whose memory survives kill -9.\n")
-        prosper = os.path.join(os.environ.get("PROSPER_ROOT", "."), "bin", "prosper")
+        prosper = PROSPER
         say("0. An unmodified program (bc, pi to 1600 digits) under `prosper run`, killed twice, resumed:")
-        ok &= process_story(work, rng, prosper)
+        found["process_identical"] = process_story(work, rng, prosper)
+        ok &= found["process_identical"]
         say("")
         say("   The stack, saved Prosper's way: bytes written per checkpoint (10 ms), measured just now:")
-        ok &= stack_table(work, prosper)
+        found["stack_table_ok"] = stack_table(work, prosper)
+        ok &= found["stack_table_ok"]
         say("")
         say("Underneath, a computation whose memory lives in a persistent pool:")
         say(f"1. Start Conway's Life ({args.generations} generations); each generation is one epoch.")
@@ -168,10 +179,11 @@ def main(args):
         say(f"   ... '{last}', then SIGKILL (exit status {rc}).\n")
         say("2. What the pool holds (prosper inspect):")
         subprocess.run([sys.argv[0] if os.path.basename(sys.argv[0]) == "prosper" else
-                        os.path.join(os.environ.get("PROSPER_ROOT", "."), "bin", "prosper"), "inspect", pool])
+                        PROSPER, "inspect", pool], stdout=_story)
         say("")
         say("3. Recover, and recompute the same generation from scratch to compare byte for byte:")
         v = verify(life, pool)
+        found["life_first_recovery"] = v
         ok &= bool(v and v["identical"])
         say(f"   recovered epoch {v['epoch']}, generation {v['generation']}: "
             f"{'IDENTICAL' if v and v['identical'] else 'DIFFERENT'} to the recomputation")
@@ -180,12 +192,14 @@ def main(args):
         rc, last = run_until_killed(life, pool, args.generations, rng)
         say(f"   ... '{last}', then SIGKILL (exit status {rc})")
         v = verify(life, pool)
+        found["life_second_recovery"] = v
         ok &= bool(v and v["identical"])
         say(f"   recovered generation {v['generation']}: {'IDENTICAL' if v['identical'] else 'DIFFERENT'}")
         done = subprocess.run([life, "life", pool, "--generations", str(args.generations)],
                               capture_output=True, text=True)
         ok &= done.returncode == 0
         v = verify(life, pool)
+        found["life_finished"] = v
         ok &= bool(v and v["identical"] and v["generation"] == args.generations)
         say(f"   finished: generation {v['generation']} {'IDENTICAL' if v['identical'] else 'DIFFERENT'} "
             f"to an uninterrupted computation (crc32c {v['crc32c']})\n")
@@ -193,6 +207,7 @@ def main(args):
             "(prosper crashtest):")
         ct = subprocess.run([life, "crashtest", "--states", "20000", "--json"], capture_output=True, text=True)
         r = json.loads(ct.stdout)
+        found["crashtest"] = {k: r[k] for k in ("states", "inconsistent", "mutants", "mutants_caught")}
         ok &= ct.returncode == 0
         say(f"   {r['states']} crash states, {r['inconsistent']} inconsistent; "
             f"{r['mutants_caught']} of {r['mutants']} protocol mutants caught ({r['seconds']:.1f} s)\n")
@@ -202,4 +217,8 @@ def main(args):
             say(f"(pool kept at {pool})")
         else:
             shutil.rmtree(work, ignore_errors=True)
+    if args.json:
+        found["passed"] = bool(ok)
+        found["pool"] = pool if args.keep else None
+        print(json.dumps(found))
     return 0 if ok else 1

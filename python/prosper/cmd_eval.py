@@ -52,6 +52,9 @@ def add_arguments(p):
     p.add_argument("--out", default="prosper-eval", help="output directory (default ./prosper-eval)")
     p.add_argument("--only", default="", help="comma-separated experiments to run (the others are reported missing)")
     p.add_argument("--jobs", type=int, default=2, help="model experiments run at a time (default 2)")
+    p.add_argument("--json", action="store_true",
+                   help="one JSON object on stdout: the report's files, figures ok/missing, experiments "
+                        "that failed, seconds (progress stays on stderr)")
 
 
 def unavailable(e):
@@ -250,4 +253,10 @@ def main(args):
     print(f"report: {os.path.join(out, 'report.html')} -- {ok} of {len(figures)} figures, "
           f"{len(figures) - ok} missing; {results['seconds']:.0f} s"
           + (f"; FAILED: {', '.join(failed)}" if failed else ""), file=sys.stderr)
+    if args.json:
+        print(json.dumps({
+            "report_html": os.path.join(out, "report.html"), "report_md": os.path.join(out, "report.md"),
+            "results_json": os.path.join(out, "results.json"), "figures": len(figures), "figures_ok": ok,
+            "figures_missing": len(figures) - ok, "failed": failed, "seconds": results["seconds"],
+        }))
     return 1 if failed else 0

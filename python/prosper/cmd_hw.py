@@ -18,7 +18,8 @@ import subprocess
 import sys
 import tempfile
 
-from .paths import BUILD, die, program_command
+from . import valgrind
+from .paths import die, program_command
 
 
 def add_arguments(p):
@@ -91,20 +92,17 @@ def main(args):
         die("hw: granularities are 8, 16, 32, 64 or 128")
     if args.interval_instr < 1000:
         die("hw: --interval-instr must be at least 1000")
-    libdir = os.path.join(BUILD, "tool", "lib")
-    if not os.access(os.path.join(libdir, "prosper-amd64-linux"), os.X_OK):
-        die(f"hw: the Valgrind tool is not built (run `make build`)")
+    valgrind.require_tool("hw")
     tables = ",".join(f"{t}:{h}:{l}" for t, h, l in table_configs(args))
     with tempfile.TemporaryDirectory(prefix="prosper-hw-") as tmp:
         log = os.path.join(tmp, "valgrind.%p.log")
         # Children are followed so that wrappers that exec the real program (shell scripts,
         # version shims) are measured; each process writes its own result, keyed by pid, and the
         # one reported is the process we started (an exec keeps the pid).
-        vg = ["valgrind", "--tool=prosper", "--trace-children=yes", f"--log-file={log}",
-              f"--gran={','.join(map(str, grans))}", f"--tables={tables}",
-              f"--interval-instr={args.interval_instr}", f"--json-out={os.path.join(tmp, 'out.%p.json')}",
-              prog] + cmd[1:]
-        env = dict(os.environ, VALGRIND_LIB=libdir)
+        vg, env = valgrind.command(prog, cmd[1:], log, [
+            f"--gran={','.join(map(str, grans))}", f"--tables={tables}",
+            f"--interval-instr={args.interval_instr}", f"--json-out={os.path.join(tmp, 'out.%p.json')}"],
+            trace_children=True)
         p = subprocess.Popen(vg, env=env, stdout=sys.stderr if args.json else None)
         p.wait()
         r = p

@@ -9,9 +9,7 @@ beside the baseline (both regions in DRAM, no persistence), and is reported with
 time normalized to the baseline, NVM bytes written, flushes, fences, checkpoint bytes, bitmap
 loads/stores and the simulator's own speed (events per second).
 
-Mechanisms (`prosper sim --list`): none-dram, none-nvm, flush, undo, redo (and -sp variants,
-SP-aware: stack only), romulus, ssp-10us, ssp-100us, ssp-1ms, dirtybit, prosper (stack only),
-hscc-5, hscc-25, hscc-50 (HSCC page migration into a DRAM cache, by fetch threshold).
+The mechanisms are those the simulator registers (listed below, from `prosper sim --list`).
 A malformed trace or config is refused with exit code 2 and a message naming the file and the
 record (or line).
 
@@ -27,18 +25,25 @@ import json
 import os
 import re
 import shlex
+import subprocess
 import sys
 import tempfile
 
 from .paths import ROOT, die, tool
 
-STUDIES = ["pagetable", "ssp-interval", "hscc"]
+# The studies are the modules prosper/study_NAME.py beside this file.
+STUDIES = sorted(f[len("study_"):-len(".py")].replace("_", "-")
+                 for f in os.listdir(os.path.dirname(os.path.abspath(__file__)))
+                 if f.startswith("study_") and f.endswith(".py"))
 
 
 def direct(name, argv):
     """Hand the arguments to prosper-sim unchanged: its parser, messages and exit codes are ours."""
     if argv and argv[0] in ("-h", "--help"):
         print(__doc__)
+        listed = subprocess.run([tool(os.path.join("sim", "prosper-sim")), "--list"], capture_output=True, text=True)
+        print("\nMechanisms:\n" + listed.stdout.rstrip())
+        print("\nStudies: " + ", ".join(STUDIES))
         return 0
     if "--study" in argv or any(a.startswith("--study=") for a in argv):
         return study(argv)

@@ -6,27 +6,30 @@ into a pipe and zstd compresses them into FILE.  `prosper sim FILE` replays it.
 
 The recording follows only the process started (not its children).  The program's exit code is
 returned; the tool's own report goes to stderr."""
+import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 
-from .paths import BUILD, die, program_command
+from . import valgrind
+from .paths import die, program_command
 
 
 def add_arguments(p):
     p.add_argument("--out", required=True, help="the trace file to write (zstd-compressed)")
     p.add_argument("--level", type=int, default=3, help="zstd compression level (default 3)")
     p.add_argument("--hw-json", help="also keep the tool's `prosper hw` totals (8-byte granules) as JSON here")
+    p.add_argument("--json", action="store_true",
+                   help="one JSON object on stdout (trace, bytes, exit_code, hw_json); the program's "
+                        "stdout then goes to stderr")
     p.add_argument("command", nargs="*", metavar="-- PROGRAM [ARGS]", help="the program to trace")
 
 
 def main(args):
     prog, cmd = program_command(args.command, "trace", "prosper trace --out FILE -- PROGRAM [ARGS]")
-    libdir = os.path.join(BUILD, "tool", "lib")
-    if not os.access(os.path.join(libdir, "prosper-amd64-linux"), os.X_OK):
-        die("trace: the Valgrind tool is not built (run `make build`)")
+    valgrind.require_tool("trace")
     if not shutil.which("zstd"):
         die("trace: the zstd program is missing (scripts/setup installs it)")
     out_dir = os.path.dirname(os.path.abspath(args.out))
@@ -39,10 +42,9 @@ def main(args):
         with open(partial, "wb") as sink:
             # zstd opens the pipe's read end first, so the tool's open for writing never blocks.
             z = subprocess.Popen(["zstd", "-q", f"-{args.level}", "-T0", "-c", fifo], stdout=sink)
-            vg = ["valgrind", "--tool=prosper", "--trace-children=no", f"--log-file={tmp}/valgrind.log",
-                  "--gran=8", f"--trace-out={fifo}"] + ([f"--json-out={args.hw_json}"] if args.hw_json else []) \
-                + [prog] + cmd[1:]
-            p = subprocess.run(vg, env=dict(os.environ, VALGRIND_LIB=libdir))
+            vg, env = valgrind.command(prog, cmd[1:], f"{tmp}/valgrind.log", [
+                "--gran=8", f"--trace-out={fifo}"] + ([f"--json-out={args.hw_json}"] if args.hw_json else []))
+            p = subprocess.run(vg, env=env, stdout=sys.stderr if args.json else None)
             if z.wait() != 0:
                 os.unlink(partial)
                 print("prosper trace: zstd failed", file=sys.stderr)
@@ -55,4 +57,7 @@ def main(args):
             return 1
         os.replace(partial, args.out)
     print(f"prosper trace: {args.out} ({os.path.getsize(args.out)} bytes)", file=sys.stderr)
+    if args.json:
+        print(json.dumps({"trace": args.out, "bytes": os.path.getsize(args.out), "exit_code": p.returncode,
+                          "hw_json": args.hw_json}))
     return p.returncode

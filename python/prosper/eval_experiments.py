@@ -16,16 +16,9 @@ quantities (simulator, emulated tracker, crash simulator) and may run two at a t
 measures wall time and runs alone."""
 import json
 import os
-import sys
 
-ROOT = os.environ.get("PROSPER_ROOT") or os.path.dirname(
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PROSPER = os.path.join(ROOT, "bin", "prosper")
-
-
-def py():
-    venv = os.path.join(ROOT, ".venv", "bin", "python")
-    return venv if os.access(venv, os.X_OK) else sys.executable
+from prosper.paths import PROSPER, ROOT, bench_program
+from prosper.paths import python as py
 
 
 class Experiment:
@@ -40,7 +33,7 @@ class Experiment:
 
 
 def _bench_program(name):
-    return os.path.join(os.environ.get("PROSPER_BUILD") or os.path.join(ROOT, "build"), "bench", name)
+    return bench_program(name)
 
 
 # ---------------------------------------------------------------- figure readers

@@ -28,9 +28,7 @@ import subprocess
 import sys
 import time
 
-ROOT = os.environ.get("PROSPER_ROOT") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD = os.environ.get("PROSPER_BUILD") or os.path.join(ROOT, "build")
-PROSPER = os.path.join(ROOT, "bin", "prosper")
+from prosper.paths import BUILD, PROSPER, ROOT
 MS = 3_000_000  # instructions per millisecond at 3 GHz, IPC 1 (the paper's 10 ms = 30 M cycles)
 
 # name, argv, full size, quick size

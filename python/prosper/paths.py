@@ -1,4 +1,5 @@
-"""Where the built C tools live, and a helper to run them with exit codes passed through."""
+"""Where the project and its built tools are: the one place that derives them (PROSPER_ROOT and
+PROSPER_BUILD override), and helpers to run the tools with exit codes passed through."""
 import os
 import shutil
 import subprocess
@@ -7,6 +8,19 @@ import sys
 ROOT = os.environ.get("PROSPER_ROOT") or os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("PROSPER_BUILD") or os.path.join(ROOT, "build")
+PROSPER = os.path.join(ROOT, "bin", "prosper")   # the front end, for subcommands run as processes
+RESULTS = os.path.join(ROOT, "bench", "results")
+
+
+def python():
+    """python -- the project's interpreter (its virtualenv), for Python parts run as processes."""
+    venv = os.path.join(ROOT, ".venv", "bin", "python")
+    return venv if os.access(venv, os.X_OK) else sys.executable
+
+
+def bench_program(name):
+    """bench_program -- the path of a built program of bench/ (it may not be built yet)."""
+    return os.path.join(BUILD, "bench", name)
 
 
 def die(msg, code=2):

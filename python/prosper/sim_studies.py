@@ -19,10 +19,7 @@ import sys
 import tempfile
 import time
 
-ROOT = os.environ.get("PROSPER_ROOT") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD = os.environ.get("PROSPER_BUILD") or os.path.join(ROOT, "build")
-PROSPER = os.path.join(ROOT, "bin", "prosper")
-RESULTS = os.path.join(ROOT, "bench", "results")
+from prosper.paths import BUILD, PROSPER, RESULTS, ROOT
 
 # name, program and arguments (full, quick)
 PROGRAMS = [

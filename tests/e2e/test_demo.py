@@ -1,13 +1,14 @@
 """`make demo`'s story (prosper demo): kill -9, inspect, resume, identical output, stack table."""
+import json
 import re
 
 from conftest import prosper
 
 
 def test_demo_tells_the_kill_and_resume_story():
-    p = prosper("demo", "--seed", "7", "--generations", "120", timeout=600)
-    out = p.stdout
-    assert p.returncode == 0, out[-3000:] + p.stderr[-2000:]
+    p = prosper("demo", "--json", "--seed", "7", "--generations", "120", timeout=600)
+    out = p.stderr   # --json: the story on stderr, what it found as one JSON object on stdout
+    assert p.returncode == 0, out[-3000:] + p.stdout[-2000:]
     assert "prosper run: kill -9 after" in out and "prosper resume: ran to its end, exit code 0" in out
     assert "what the pool holds (prosper inspect)" in out and re.search(r"\| region \d+ \S+\s+stack\s+redo", out)
     assert "IDENTICAL to the native run" in out
@@ -18,3 +19,7 @@ def test_demo_tells_the_kill_and_resume_story():
     for name, ckpts, page, diff, exact in rows:
         assert int(ckpts) >= 1 and int(page) >= int(diff) >= int(exact), name
     assert "Demo passed" in out
+    found = json.loads(p.stdout)
+    assert found["passed"] is True and found["process_identical"] is True and found["stack_table_ok"] is True
+    assert found["life_finished"]["identical"] and found["life_finished"]["generation"] == 120
+    assert found["crashtest"]["inconsistent"] == 0 and found["crashtest"]["mutants_caught"] == found["crashtest"]["mutants"]

@@ -34,9 +34,15 @@ def values(node, out):
 def report(tmp_path_factory):
     out = tmp_path_factory.mktemp("eval") / "r"
     start = time.time()
-    p = subprocess.run([PROSPER, "eval", "--tiny", "--out", str(out)], capture_output=True, text=True, timeout=900)
+    p = subprocess.run([PROSPER, "eval", "--tiny", "--json", "--out", str(out)], capture_output=True, text=True,
+                       timeout=900)
     assert p.returncode == 0, p.stderr[-3000:]
-    return out, start, json.loads((out / "results.json").read_text())
+    results = json.loads((out / "results.json").read_text())
+    # --json: the summary of what was written, on stdout
+    j = json.loads(p.stdout)
+    assert j["results_json"] == str(out / "results.json") and os.path.exists(j["report_html"])
+    assert j["figures"] == len(results["figures"]) == j["figures_ok"] + j["figures_missing"] and j["failed"] == []
+    return out, start, results
 
 
 def test_every_figure_present_or_marked_missing(report):

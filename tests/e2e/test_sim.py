@@ -14,8 +14,12 @@ RECURSIVE = os.path.join(BUILD, "bench", "recursive")
 def recursive_trace(tmp_path_factory):
     out = tmp_path_factory.mktemp("trace") / "rec.trace"
     hw = out.with_suffix(".hw.json")
-    r = prosper("trace", "--out", out, "--hw-json", hw, "--", RECURSIVE, "4", "100")
+    r = prosper("trace", "--json", "--out", out, "--hw-json", hw, "--", RECURSIVE, "4", "100")
     assert r.returncode == 0, r.stderr
+    # --json: one object on stdout (the program's own output goes to stderr)
+    j = json.loads(r.stdout)
+    assert j["trace"] == str(out) and j["bytes"] == os.path.getsize(out) > 0 and j["exit_code"] == 0
+    assert j["hw_json"] == str(hw) and os.path.exists(hw)
     return out
 
 
