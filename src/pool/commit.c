@@ -19,39 +19,6 @@
 #include "prosper/stackckpt.h"
 #include "pool_internal.h"
 
-/* flush_runs -- flush every run of set bits of bm (blocks) within a slot.  With page
- * granularity a flush is an msync of whole pages, so runs less than a page apart are flushed as
- * one range: one system call instead of one per run. */
-void flush_runs(struct prosper_pool *p, int site, uint8_t *slot, const uint64_t *bm)
-{
-	uint32_t nb = blocks_per_seg(p), b = 0, bs = p->sb.block_size;
-	uint64_t gap = p->pp.granularity == PROSPER_GRAN_PAGE ? POOL_PAGE : 0;
-	uint64_t from = 0, to = 0; /* pending byte range */
-	int pending = 0;
-	while (b < nb) {
-		if (!bm_test(bm, b)) {
-			b++;
-			continue;
-		}
-		uint32_t e = b + 1;
-		while (e < nb && bm_test(bm, e))
-			e++;
-		uint64_t a = (uint64_t)b * bs, z = (uint64_t)e * bs;
-		if (pending && a <= to + gap) {
-			to = z;
-		} else {
-			if (pending)
-				prosper_persist_flush(&p->pp, site, slot + from, to - from);
-			from = a;
-			to = z;
-			pending = 1;
-		}
-		b = e;
-	}
-	if (pending)
-		prosper_persist_flush(&p->pp, site, slot + from, to - from);
-}
-
 static uint32_t valid_slot(const struct seg *s)
 {
 	switch (s->state) {

@@ -1,8 +1,7 @@
-/* pool.c -- creating, opening and closing pools; regions and slots of the epoch being built.
+/* pool.c -- creating, opening and closing pools; queries; regions of the epoch being built.
  *
- * A pool object is the committed epoch plus the changes staged for the next one.  Slots freed
- * by a staged change stay reserved until the commit (SLOT_RELEASED): the committed epoch may
- * still read them.
+ * A pool object is the committed epoch plus the changes staged for the next one.  This is the top
+ * of the pool's layers (pool_internal.h): it calls the others, nothing below calls it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -105,20 +104,6 @@ static struct prosper_pool *pool_new(void *base, size_t size, const struct prosp
 	p->fd = -1;
 	p->pp = *pp;
 	return p;
-}
-
-int pool_alloc_tables(struct prosper_pool *p)
-{
-	uint32_t n = p->sb.nslots;
-	p->slot_use = calloc(n, 1);
-	p->slot_reserved = calloc(n, 1);
-	p->slot_zero = calloc(n, 1);
-	p->bound_to = malloc(n * sizeof *p->bound_to);
-	if (!p->slot_use || !p->slot_reserved || !p->slot_zero || !p->bound_to)
-		return pool_err(-ENOMEM, "out of memory for pool tables");
-	for (uint32_t i = 0; i < n; i++)
-		p->bound_to[i] = POOL_SLOT_NONE;
-	return 0;
 }
 
 /* format -- write a new, empty pool (epoch 0) into p->base. */
@@ -312,109 +297,6 @@ int prosper_pool_close(prosper_pool **pool)
 	}
 	prosper_pool_abandon(pool);
 	return rc;
-}
-
-/* ---------------- slots ---------------- */
-
-static bool slot_is_free(const struct prosper_pool *p, uint32_t i)
-{
-	return p->slot_use[i] == SLOT_FREE && p->bound_to[i] == POOL_SLOT_NONE;
-}
-
-/* slot_take -- make free slot i usable: file space reserved, no binding left on media. */
-static int slot_take(struct prosper_pool *p, uint32_t i)
-{
-	/* A hole of a file we created was never written: reserving it yields zeros (after a reopen an
-	 * unreserved slot may hold an earlier run's bytes, so only then). */
-	p->slot_zero[i] = 0;
-	if (!p->slot_reserved[i]) {
-		int rc = pool_file_reserve(p->fd, p->sb.data_off + (uint64_t)i * p->sb.seg_size, p->sb.seg_size);
-		if (rc)
-			return rc;
-		p->slot_reserved[i] = 1;
-		p->slot_zero[i] = p->created_here;
-	}
-	/* A stale binding on media would make recovery think this slot backs a segment. */
-	if (*bind_entry(p, i) != 0) {
-		prosper_persist_store64(&p->pp, PSITE_BIND, bind_entry(p, i), 0);
-		prosper_persist_range(&p->pp, PSITE_BIND, bind_entry(p, i), 8);
-	}
-	p->slot_use[i] = SLOT_USED;
-	return 0;
-}
-
-int slot_alloc(struct prosper_pool *p, uint32_t *slot)
-{
-	for (uint32_t i = 0; i < p->sb.nslots; i++) {
-		if (!slot_is_free(p, i))
-			continue;
-		int rc = slot_take(p, i);
-		if (rc)
-			return rc;
-		*slot = i;
-		return 0;
-	}
-	return pool_err(-ENOSPC, "pool is full (%u segments of %u bytes)", p->sb.nslots, p->sb.seg_size);
-}
-
-int slot_alloc_run(struct prosper_pool *p, uint32_t n, uint32_t at, uint32_t *first)
-{
-	uint32_t N = p->sb.nslots, start = POOL_SLOT_NONE;
-	if (n == 0 || n > N)
-		return pool_err(-ENOSPC, "no run of %u free segments", n);
-	if (at != POOL_SLOT_NONE) {
-		start = at;
-		for (uint32_t i = at; start != POOL_SLOT_NONE && i < at + n; i++)
-			if (at > N - n || !slot_is_free(p, i))
-				start = POOL_SLOT_NONE;
-	} else {
-		for (uint32_t i = 0, len = 0; i < N && start == POOL_SLOT_NONE; i++) {
-			len = slot_is_free(p, i) ? len + 1 : 0;
-			if (len == n)
-				start = i + 1 - n;
-		}
-	}
-	if (start == POOL_SLOT_NONE)
-		return pool_err(-ENOSPC, "no run of %u free segments", n);
-	for (uint32_t i = start; i < start + n; i++) {
-		int rc = slot_take(p, i);
-		if (rc) {
-			while (i-- > start)
-				p->slot_use[i] = SLOT_FREE; /* nothing was written to them */
-			return rc;
-		}
-	}
-	*first = start;
-	return 0;
-}
-
-void slot_release(struct prosper_pool *p, uint32_t slot)
-{
-	if (slot != POOL_SLOT_NONE && slot < p->sb.nslots)
-		p->slot_use[slot] = SLOT_RELEASED;
-}
-
-int seg_bitmaps_alloc(struct prosper_pool *p, struct seg *s)
-{
-	s->dirty = calloc(bitmap_words(p), 8);
-	return s->dirty ? 0 : pool_err(-ENOMEM, "out of memory");
-}
-
-void region_free_segs(struct region *r, uint32_t from)
-{
-	for (uint32_t k = from; k < r->nsegs; k++) {
-		free(r->segs[k].stale);
-		free(r->segs[k].dirty);
-		r->segs[k].stale = r->segs[k].dirty = NULL;
-	}
-}
-
-struct region *region_by_id(struct prosper_pool *p, uint32_t id)
-{
-	for (uint32_t i = 0; i < p->nregions; i++)
-		if (p->regions[i].info.id == id && !p->regions[i].removed)
-			return &p->regions[i];
-	return NULL;
 }
 
 /* ---------------- queries ---------------- */

@@ -1,10 +1,24 @@
-/* pool_internal.h -- the in-DRAM view of a pool shared by the files of src/pool. */
+/* pool_internal.h -- the in-DRAM view of a pool shared by the files of src/pool.
+ *
+ * The files are layers: each calls only the ones above it in this list (no cycles).
+ *   error.c    the thread-local error message          codec.c   on-media words encoded/decoded
+ *   persist.c  the one door to durability (flush, drain, commit word; include/prosper/persist.h)
+ *   validate.c superblock and metadata checks          pool_file.c  the pool file: create, map, reserve
+ *   slots.c    slot allocator, segment bitmaps, region lookup, flushing runs of blocks in a slot
+ *   redo.c     redo regions' logs (Prosper's two-step stack commit)
+ *   direct.c   direct regions: copy-on-write into backups, stealing
+ *   commit.c   buffered writes and the commit of an epoch        recover.c  recovery at open
+ *   pool.c     create/open/close, queries, staged region changes (the top)
+ *   rollback.c one epoch back (MPI restart)            inspect.c  `prosper inspect`, metadata only
+ *   mutation.c protocol mutations: the testable build only (pool_testing.h)
+ */
 #ifndef PROSPER_POOL_INTERNAL_H
 #define PROSPER_POOL_INTERNAL_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "prosper/pool.h"
+#include "prosper/stackckpt.h"
 #include "prosper/internal/pool_testing.h"
 #include "layout.h"
 
@@ -143,7 +157,11 @@ static inline uint64_t redo_log_cap(const struct prosper_pool *p, const struct r
 {
 	return (uint64_t)r->log_slots * p->sb.seg_size;
 }
-uint32_t redo_log_slots_for(const struct pool_sb *sb, uint64_t length);
+static inline uint32_t redo_log_slots_for(const struct pool_sb *sb, uint64_t length)
+{
+	uint64_t need = 2 * length + 2 * PROSPER_STACKLOG_HEADER;
+	return (uint32_t)((need + sb->seg_size - 1) / sb->seg_size);
+}
 int redo_log_fit(struct prosper_pool *p, struct region *r, uint64_t length);
 void redo_log_release(struct prosper_pool *p, struct region *r);
 int redo_write(struct prosper_pool *p, struct region *r, uint64_t off, const void *src, uint64_t len);

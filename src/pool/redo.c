@@ -45,12 +45,6 @@
 /* Records carry at most this many bytes, so a length always fits the record's u32. */
 #define REDO_PIECE (1u << 30)
 
-uint32_t redo_log_slots_for(const struct pool_sb *sb, uint64_t length)
-{
-	uint64_t need = 2 * length + 2 * PROSPER_STACKLOG_HEADER;
-	return (uint32_t)((need + sb->seg_size - 1) / sb->seg_size);
-}
-
 static uint32_t slots_of_bytes(const struct prosper_pool *p, uint64_t bytes)
 {
 	return (uint32_t)((bytes + p->sb.seg_size - 1) / p->sb.seg_size);
