@@ -53,6 +53,7 @@
 
 #include "prosper/hwmodel.h"
 #include "prosper/stackckpt.h"
+#include "prosper/trace_format.h"
 #include "prosper/prosper_hw.h"
 
 /*------------------------------------------------------------*/
@@ -152,9 +153,12 @@ static inline void bit_set(UChar *bm, ULong i) { bm[i >> 3] |= (UChar)(1 << (i &
 /*--- Trace recording (docs/trace-format.md)               ---*/
 /*------------------------------------------------------------*/
 
-enum { TR_ADVANCE = 0, TR_LOAD = 1, TR_STORE = 2, TR_REGION = 3, TR_MAP = 4, TR_UNMAP = 5, TR_END = 127 };
-enum { TR_OTHER = 0, TR_STACK = 1, TR_HEAP = 2 };
-#define TR_RECORD 24
+enum {
+	TR_ADVANCE = PROSPER_TRACE_ADVANCE, TR_LOAD = PROSPER_TRACE_LOAD, TR_STORE = PROSPER_TRACE_STORE,
+	TR_REGION = PROSPER_TRACE_REGION, TR_MAP = PROSPER_TRACE_MAP, TR_UNMAP = PROSPER_TRACE_UNMAP, TR_END = PROSPER_TRACE_END
+};
+enum { TR_OTHER = PROSPER_TRACE_OTHER, TR_STACK = PROSPER_TRACE_STACK, TR_HEAP = PROSPER_TRACE_HEAP };
+#define TR_RECORD PROSPER_TRACE_RECORD
 
 static Int trace_fd = -1;
 static UChar trace_buf[1 << 20];
@@ -177,18 +181,12 @@ static void trace_flush(void)
 	trace_used = 0;
 }
 
-/* trace_put -- one 24-byte little-endian record (x86-64 is little-endian: stored as is). */
+/* trace_put -- one record (trace_format.h). */
 static void trace_put(UInt delta, UChar op, UChar region, UShort size, ULong addr, ULong sp)
 {
 	if (trace_used + TR_RECORD > sizeof trace_buf)
 		trace_flush();
-	UChar *r = trace_buf + trace_used;
-	*(UInt *)r = delta;
-	r[4] = op;
-	r[5] = region;
-	*(UShort *)(r + 6) = size;
-	*(ULong *)(r + 8) = addr;
-	*(ULong *)(r + 16) = sp;
+	prosper_trace_encode(trace_buf + trace_used, delta, op, region, size, addr, sp);
 	trace_used += TR_RECORD;
 	if (op != TR_END)
 		trace_records++;
@@ -216,11 +214,7 @@ static void trace_open(void)
 		VG_(fmsg_bad_option)("--trace-out", "cannot open %s\n", clo_trace);
 	trace_fd = (Int)sr_Res(r);
 	HChar head[1024];
-	Int n = VG_(snprintf)(head, sizeof head,
-			      "PROSPER-TRACE 1\nrecord 24\nfield instr_delta u32 0\nfield op u8 4\n"
-			      "field region u8 5\nfield size u16 6\nfield addr u64 8\nfield sp u64 16\n"
-			      "op 0 advance\nop 1 load\nop 2 store\nop 3 region\nop 4 map\nop 5 unmap\nop 127 end\n"
-			      "region 0 other\nregion 1 stack\nregion 2 heap\nprogram %s\nend\n",
+	Int n = VG_(snprintf)(head, sizeof head, PROSPER_TRACE_HEADER_HEAD "%s" PROSPER_TRACE_HEADER_TAIL,
 			      VG_(args_the_exename) ? VG_(args_the_exename) : "?");
 	VG_(memcpy)(trace_buf, head, n);
 	trace_used = (UInt)n;

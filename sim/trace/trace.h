@@ -19,14 +19,19 @@
 #include <string>
 #include <vector>
 
+#include "prosper/trace_format.h"
+
 namespace prosper::trace {
 
-enum Op : uint8_t { kAdvance = 0, kLoad = 1, kStore = 2, kRegion = 3, kMap = 4, kUnmap = 5, kEnd = 127 };
+enum Op : uint8_t {
+	kAdvance = PROSPER_TRACE_ADVANCE, kLoad = PROSPER_TRACE_LOAD, kStore = PROSPER_TRACE_STORE,
+	kRegion = PROSPER_TRACE_REGION, kMap = PROSPER_TRACE_MAP, kUnmap = PROSPER_TRACE_UNMAP, kEnd = PROSPER_TRACE_END
+};
 // A MAP record's protection bits (its size field).
 enum Prot : uint8_t { kProtRead = 1, kProtWrite = 2, kProtExec = 4 };
-enum Region : uint8_t { kOther = 0, kStack = 1, kHeap = 2 };
+enum Region : uint8_t { kOther = PROSPER_TRACE_OTHER, kStack = PROSPER_TRACE_STACK, kHeap = PROSPER_TRACE_HEAP };
 constexpr uint32_t kVersion = 1;
-constexpr size_t kRecordBytes = 24;
+constexpr size_t kRecordBytes = PROSPER_TRACE_RECORD;
 
 // One decoded access.  `instr` is the absolute instruction position.  With deliver_mappings,
 // also kMap / kUnmap events: [addr, sp) is the range, size the protection (kMap) or 0.

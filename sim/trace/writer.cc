@@ -1,32 +1,26 @@
 // writer.cc -- writes the Prosper trace (docs/trace-format.md) as zstd frames.  The Valgrind
-// tool writes the same bytes uncompressed and `prosper trace` compresses them.
+// tool writes the same bytes uncompressed and `prosper trace` compresses them; both encode with
+// include/prosper/trace_format.h.
 #include <zstd.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "prosper/trace_format.h"
 #include "trace.h"
 
 namespace prosper::trace {
 
 std::string Writer::header(const std::string &program)
 {
-	return "PROSPER-TRACE 1\nrecord 24\nfield instr_delta u32 0\nfield op u8 4\nfield region u8 5\n"
-	       "field size u16 6\nfield addr u64 8\nfield sp u64 16\nop 0 advance\nop 1 load\nop 2 store\n"
-	       "op 3 region\nop 4 map\nop 5 unmap\nop 127 end\nregion 0 other\nregion 1 stack\nregion 2 heap\nprogram " +
-	       program + "\nend\n";
+	return PROSPER_TRACE_HEADER_HEAD + program + PROSPER_TRACE_HEADER_TAIL;
 }
 
 void Writer::put_record(std::string &out, uint32_t delta, uint8_t op, uint8_t region, uint16_t size, uint64_t addr,
 			uint64_t sp)
 {
 	uint8_t r[kRecordBytes];
-	std::memcpy(r, &delta, 4);
-	r[4] = op;
-	r[5] = region;
-	std::memcpy(r + 6, &size, 2);
-	std::memcpy(r + 8, &addr, 8);
-	std::memcpy(r + 16, &sp, 8);
+	prosper_trace_encode(r, delta, op, region, size, addr, sp);
 	out.append(reinterpret_cast<char *>(r), sizeof r);
 }
 
