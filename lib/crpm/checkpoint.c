@@ -14,6 +14,7 @@
  */
 #include <string.h>
 #include "prosper/internal/crpm_internal.h"
+#include "prosper/track.h"
 
 #ifdef PROSPER_TESTABLE
 int crpm_mutation; /* enum crpm_mutation: CRPM_MUT_NONE outside mutation runs */
@@ -59,31 +60,35 @@ static int save_hooked(struct crpm_container *c, uint32_t k)
 	return run_len ? save_run(c, run_from, run_len) : 0;
 }
 
+struct save_changed_ctx {
+	struct crpm_container *c;
+	uint64_t seg_off;
+	int rc; /* the first failed save; later runs are not saved */
+};
+
+static void save_changed(void *ctx, uint64_t off, uint64_t len)
+{
+	struct save_changed_ctx *s = ctx;
+	if (!s->rc)
+		s->rc = save_run(s->c, s->seg_off + off, len);
+}
+
+/* save_compared -- a segment that faulted: its blocks that differ from the committed copy, in
+ * runs (the same compare-and-merge as the supervisor's diff tracker, prosper_track_diff). */
 static int save_compared(struct crpm_container *c, uint32_t k)
 {
 	uint64_t seg_off = (uint64_t)k * c->seg_size;
 	int rc = prosper_pool_region_read(c->pool, c->region, seg_off, c->scratch, c->seg_size);
 	if (rc)
 		return crpm_fail(rc, "checkpoint: %s", prosper_pool_errormsg());
-	const uint8_t *now = c->base + seg_off;
-	uint64_t run_from = 0, run_len = 0;
-	for (uint64_t o = 0; o < c->seg_size; o += c->block_size) {
-		if (!memcmp(now + o, c->scratch + o, c->block_size))
-			continue;
-		if (run_len && run_from + run_len == seg_off + o) {
-			run_len += c->block_size;
-			continue;
-		}
-		int rc2 = run_len ? save_run(c, run_from, run_len) : 0;
-		if (rc2)
-			return rc2;
-		run_from = seg_off + o;
-		run_len = c->block_size;
-	}
+	struct save_changed_ctx s = { c, seg_off, 0 };
+	prosper_track_diff(c->scratch, c->base + seg_off, c->seg_size, c->block_size, save_changed, &s);
+	if (s.rc)
+		return s.rc;
 	/* Bits an annotation or the library set are covered by the comparison. */
 	uint64_t bps = c->seg_size >> c->block_shift;
 	memset(&c->dirty[(uint64_t)k * bps / 64], 0, bps / 8);
-	return run_len ? save_run(c, run_from, run_len) : 0;
+	return 0;
 }
 
 int crpm_commit(struct crpm_container *c)
