@@ -584,7 +584,9 @@ static void checkpoint_stack(ThreadId tid)
 
 	/* Dirtybit and Fig 2 counts; reset the per-interval state. */
 	ULong pages = 0;
-	for (ULong p = (lo_off >> 12); p <= (t->len - 1) >> 12; p++)
+	uint64_t first_page;
+	ULong scanned = prosper_stack_active_pages(sp, t->base, t->base + t->len, t->base, &first_page);
+	for (ULong p = first_page; p < first_page + scanned; p++)
 		pages += first || t->page_dirty[p];
 	if (!first) {
 		dirtybit_bytes += pages * 4096;

@@ -67,11 +67,13 @@ static inline uint64_t prosper_stack_active_from(uint64_t sp, uint64_t lo, uint6
 }
 
 /* Dirtybit's inspection of a stack in [lo, hi): the pages from the active range's page to the
- * last page of the stack (the page-table entries an OS scans); *first gets the first page number. */
-static inline uint64_t prosper_stack_active_pages(uint64_t sp, uint64_t lo, uint64_t hi, uint64_t *first)
+ * stack's last page (the page-table entries an OS scans), numbered from `origin` (0: absolute page
+ * numbers; the stack's base: pages of the stack).  Returns how many; *first gets the first. */
+static inline uint64_t prosper_stack_active_pages(uint64_t sp, uint64_t lo, uint64_t hi, uint64_t origin,
+						  uint64_t *first)
 {
-	*first = prosper_stack_active_lo(sp, lo, hi) / PROSPER_STACK_PAGE;
-	uint64_t last = (hi - 1) / PROSPER_STACK_PAGE;
+	*first = (prosper_stack_active_lo(sp, lo, hi) - origin) / PROSPER_STACK_PAGE;
+	uint64_t last = (hi - 1 - origin) / PROSPER_STACK_PAGE;
 	return hi > lo && last >= *first ? last - *first + 1 : 0;
 }
 

@@ -33,7 +33,7 @@ public:
 		uint64_t pages = 0, scanned = 0;
 		if (c_.region == trace::kStack && c_.stack.end > c_.stack.start) {
 			uint64_t lo;
-			scanned = prosper_stack_active_pages(sp, c_.stack.start, c_.stack.end, &lo);
+			scanned = prosper_stack_active_pages(sp, c_.stack.start, c_.stack.end, 0, &lo);
 			for (uint64_t p = lo; p < lo + scanned; p++)
 				pages += first_ || dirty_.contains(p);
 		} else {
