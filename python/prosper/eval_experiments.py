@@ -104,7 +104,7 @@ def hw_figures(d):
                                    plot=["Dirtybit", "exact"] + [f"{g} B" for g in grans]),
                              table(["program", "paper"], paper10), "stack bytes per checkpoint by tracking granularity")
     out["prosper-fig10b"] = (table(["program"] + [f"{g} B" for g in grans], rows_b), table(["program", "paper"], paper10),
-                             "checkpoint time Prosper / Dirtybit, from counted work and unit costs measured in this run")
+                             "checkpoint overhead Prosper / Dirtybit, simulated by prosper-sim on a trace of the run")
     rows11 = [[n] + [v[ms]["bytes_per_ckpt"] for ms in ("1", "5", "10")] for n, v in d["fig11"]["ours"].items()]
     out["prosper-fig11"] = (table(["program", "1 ms", "5 ms", "10 ms"], rows11), d["fig11"]["paper"],
                             "stack bytes per checkpoint (8 B granules) by interval")

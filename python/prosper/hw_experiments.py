@@ -5,30 +5,28 @@
 Runs the Table III micro-benchmarks under `prosper hw` and writes, next to the paper's
 numbers, bench/results/hw_experiments.{json,md}:
   Fig 10a  stack bytes per checkpoint, 8..128 B granules vs Dirtybit (10 ms = 30 M instructions)
-  Fig 10b  checkpoint time estimated from counted work, normalized to Dirtybit
+  Fig 10b  checkpoint overhead, Prosper / Dirtybit, by granularity (prosper-sim on a trace)
   Fig 11   bytes per checkpoint at 1, 5 and 10 ms intervals (Quicksort, Recursive-4/8/16)
   Fig 13   bitmap loads and stores vs HWM (LWM 4) and vs LWM (HWM 24)
   Fig 2    fraction of stack stores below the final SP of their interval
 Every number comes from this run; the paper's figures are quoted only where its text states a
 number (its plots are not digitized).
 
-Checkpoint-time model for Fig 10b (per checkpoint, nanoseconds).  Its unit costs are MEASURED on
-this machine at start-up by build/bench/inspect_cost, not assumed: scan_ns (one empty 64-bit
-bitmap word through the real inspection code), run_ns (one emitted run), copy_ns (one byte
-copied, memcpy of 4 KiB blocks).  Prosper = words_scanned*scan_ns + runs*run_ns + 2*bytes*copy_ns (the two-step
-commit copies twice: into the redo log, then into the persistent stack).  Dirtybit = (pages from
-the SP page to the top)*scan_ns (one PTE inspected per page, costed like one bitmap word) +
-2*dirty_bytes*copy_ns (log, then stack, as the authors' Dirtybit does).  TLB invalidation is not
-charged to Dirtybit, which favours the baseline.
+Fig 10b's times are prosper-sim's, the one timing model (docs/sim.md): each micro-benchmark is
+traced once at the Fig 10 size and replayed with Prosper at every granularity and with Dirtybit;
+a mechanism's overhead is its simulated cycles minus the baseline's (stack in DRAM, no
+persistence), so Prosper's includes its tracker's bitmap traffic.
 """
 import argparse
 import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 from prosper.paths import BUILD, PROSPER, ROOT
+from prosper.sim_studies import sim, trace_program
 MS = 3_000_000  # instructions per millisecond at 3 GHz, IPC 1 (the paper's 10 ms = 30 M cycles)
 
 # name, argv, full size, quick size
@@ -76,26 +74,22 @@ def hw(args, prog, size, extra=()):
     return json.loads(r.stdout)
 
 
-def calibrate():
-    """Measure the unit costs of the Fig 10b model with the real inspection code (C)."""
-    r = subprocess.run([os.path.join(BUILD, "bench", "inspect_cost")], capture_output=True, text=True, check=True)
-    j = json.loads(r.stdout)
-    j.pop("sink", None)
-    return j
-
-
-def est_times(j, cost):
-    n = max(j["checkpoints"] - 1, 1)
-    stack_pages = j["stack_bytes"] / 4096
-    db_bytes = j["dirtybit_bytes_per_ckpt"]
-    # pages inspected: from the SP page up; approximated by the dirty pages plus the untouched
-    # pages of the active region are not known per checkpoint, so charge the dirty pages only
-    db = db_bytes / 4096 * cost["scan_ns_per_word"] + 2 * db_bytes * cost["copy_ns_per_byte"]
-    out = {}
-    for c in j["configs"]:
-        p = (c["words_scanned"] / n * cost["scan_ns_per_word"] + c["runs"] / n * cost["run_ns"]
-             + 2 * c["bytes_per_ckpt"] * cost["copy_ns_per_byte"])
-        out[c["gran"]] = {"prosper_ns": p, "dirtybit_ns": db, "normalized": p / db if db else None}
+def sim_times(name, argv, tmp):
+    """Fig 10b: prosper-sim's checkpoint overhead of Prosper at each granularity over Dirtybit's,
+    on one trace of the program."""
+    trace, _ = trace_program(name, argv, tmp)
+    out, dirtybit = {}, None
+    for g in (8, 16, 32, 64, 128):
+        conf = os.path.join(tmp, f"gran{g}.conf")
+        with open(conf, "w") as f:
+            f.write(f"prosper_log_gran = {g.bit_length() - 1}\n")
+        r = sim(trace, ["prosper"] + ([] if dirtybit else ["dirtybit"]), ["none-dram"], ["--config", conf])
+        cycles = {x["stack"]: x["cycles"] for x in r["results"]}
+        if dirtybit is None:
+            dirtybit = cycles["dirtybit"] - cycles["none-dram"]
+        p = cycles["prosper"] - cycles["none-dram"]
+        out[g] = {"prosper_cycles": p, "dirtybit_cycles": dirtybit, "normalized": p / dirtybit if dirtybit > 0 else None}
+    os.remove(trace)
     return out
 
 
@@ -117,13 +111,14 @@ def main(argv):
     results = {"command": "bench/scripts/hw_experiments.sh" + (" --quick" if quick else "")
                + (f" --only {args.only}" if args.only else ""),
                "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "quick": quick}
-    cost = calibrate()
-    results["cost_model"] = cost
     t0 = time.time()
     fig10 = {}
     for name, prog, full, small in MICRO:
-        j = hw(None, prog, small if quick else full, ["--interval-instr", str(10 * MS)])
-        fig10[name] = {"hw": j, "time": est_times(j, cost), "paper": PAPER_FIG10.get(name, "")}
+        size = small if quick else full
+        j = hw(None, prog, size, ["--interval-instr", str(10 * MS)])
+        with tempfile.TemporaryDirectory(prefix="prosper-hw-") as tmp:
+            times = sim_times(name, prog + [size], tmp)
+        fig10[name] = {"hw": j, "time": times, "paper": PAPER_FIG10.get(name, "")}
         print(f"  fig10 {name}: {j['checkpoints']} checkpoints", file=sys.stderr)
     results["fig10"] = fig10
     fig11 = {}
@@ -187,9 +182,7 @@ def main(argv):
 
 def render(r):
     L = [f"# Prosper tracker experiments (emulated hardware)", "",
-         f"Produced by `{r['command']}` on {r['date']}. Every number below was measured in that run.", "",
-         "Unit costs measured for the Fig 10b model: scan %.2f ns/word, run %.2f ns, copy %.3f ns/byte." % (
-             r["cost_model"]["scan_ns_per_word"], r["cost_model"]["run_ns"], r["cost_model"]["copy_ns_per_byte"]),
+         f"Produced by `{r['command']}` on {r['date']}. Every number below was measured in that run.",
          "", "## Fig 10a: stack bytes per checkpoint (10 ms)", "",
          "| benchmark | ckpts | Dirtybit | exact | 8 B | 16 B | 32 B | 64 B | 128 B | Dirtybit / 8 B | mismatches | paper |",
          "|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -201,7 +194,7 @@ def render(r):
         L.append(f"| {name} | {j['checkpoints']} | {j['dirtybit_bytes_per_ckpt']:.0f} | {j['exact_bytes_per_ckpt']:.0f} | "
                  + " | ".join(f"{cfg[g]['bytes_per_ckpt']:.0f}" for g in (8, 16, 32, 64, 128))
                  + f" | {ratio:.1f}x | {mism} | {v['paper']} |")
-    L += ["", "## Fig 10b: estimated checkpoint time, Prosper / Dirtybit (lower is better)", "",
+    L += ["", "## Fig 10b: checkpoint overhead in prosper-sim, Prosper / Dirtybit (lower is better)", "",
           "| benchmark | 8 B | 16 B | 32 B | 64 B | 128 B |", "|---|---|---|---|---|---|"]
     for name, v in r["fig10"].items():
         t = v["time"]
