@@ -351,11 +351,13 @@ static void pr_thread_exit(ThreadId tid)
  * Dirtybit, exact minimum); independent of the tracker configurations. */
 static void note_store(struct tstack *t, Addr a, UWord size)
 {
-	Addr lo = a < t->base ? t->base : a;
-	Addr hi = a + size - 1 > t->top ? t->top : a + size - 1;
+	uint64_t from, first, last;
+	if (!prosper_store_granules(a, size, t->base, t->top, 3, &from, &first, &last))
+		return;
+	Addr lo = from, hi = a + size - 1 > t->top ? t->top : a + size - 1;
 	stack_stores++;
-	t->store_count[(lo - t->base) >> 3]++;
-	for (ULong g = (lo - t->base) >> 3; g <= (hi - t->base) >> 3; g++) {
+	t->store_count[first]++;
+	for (ULong g = first; g <= last; g++) {
 		bit_set(t->written, g);
 		bit_set(t->defined, g);
 	}
@@ -397,9 +399,10 @@ static VG_REGPARM(2) void pr_store(Addr a, UWord size)
 			continue;
 		inter_thread_stores++;
 		for (Int i = 0; i < ncfg; i++) {
-			Addr lo = a < t->base ? t->base : a, hi = a + size - 1 > t->top ? t->top : a + size - 1;
-			UInt g = cfgs[i].log_gran;
-			for (ULong b = (lo - t->base) >> g; b <= (hi - t->base) >> g; b++)
+			uint64_t lo, first, last;
+			if (!prosper_store_granules(a, size, t->base, t->top, cfgs[i].log_gran, &lo, &first, &last))
+				continue;
+			for (ULong b = first; b <= last; b++)
 				t->c[i].bitmap[b >> 3] |= (UChar)(1 << (b & 7));
 			if (lo < t->c[i].track_min)
 				t->c[i].track_min = lo;

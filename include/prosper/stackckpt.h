@@ -77,6 +77,28 @@ static inline uint64_t prosper_stack_active_pages(uint64_t sp, uint64_t lo, uint
 	return hi > lo && last >= *first ? last - *first + 1 : 0;
 }
 
+/* The granules a store marks in a tracked range [lo, hi] (hi: its last byte): every granule of
+ * 1 << log_gran bytes that [addr, addr + size) touches, also when the store crosses a cache line
+ * or a granule (the authors' gem5 tracker marked one and dropped split stores), numbered from lo.
+ * 0 when the store misses the range; else 1 with *first and *last granules and *from, the first
+ * byte of the store inside the range.  The hardware model, the tool's OS-side bookkeeping and its
+ * foreign-thread stores all mark with it. */
+static inline int prosper_store_granules(uint64_t addr, uint64_t size, uint64_t lo, uint64_t hi, uint32_t log_gran,
+					 uint64_t *from, uint64_t *first, uint64_t *last)
+{
+	if (size == 0)
+		return 0;
+	uint64_t end = addr + size - 1;
+	if (end < addr)
+		end = UINT64_MAX; /* wrapped */
+	if (end < lo || addr > hi)
+		return 0;
+	*from = addr < lo ? lo : addr;
+	*first = (*from - lo) >> log_gran;
+	*last = ((end > hi ? hi : end) - lo) >> log_gran;
+	return 1;
+}
+
 typedef void (*prosper_stack_emit_fn)(void *ctx, uint64_t offset, uint64_t length);
 
 struct prosper_stack_inspect_stats {

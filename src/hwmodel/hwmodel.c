@@ -1,5 +1,6 @@
 /* hwmodel.c -- the Prosper tracker model (see include/prosper/hwmodel.h).  No libc. */
 #include "prosper/hwmodel.h"
+#include "prosper/stackckpt.h"
 
 void prosper_hw_config_default(struct prosper_hw_config *cfg)
 {
@@ -135,18 +136,13 @@ void prosper_hw_store(struct prosper_hw *hw, uint64_t addr, uint64_t size)
 	hw->c.stores_seen++;
 	if (!hw->log_gran || size == 0)
 		return;
-	uint64_t last = addr + size - 1;
-	if (last < addr)
-		last = UINT64_MAX; /* wrapped */
-	if (last < hw->track_start || addr > hw->track_end)
+	uint64_t from, first, last;
+	if (!prosper_store_granules(addr, size, hw->track_start, hw->track_end, hw->log_gran, &from, &first, &last))
 		return;
-	uint64_t lo = addr < hw->track_start ? hw->track_start : addr;
-	uint64_t hi = last > hw->track_end ? hw->track_end : last;
 	hw->c.stores_tracked++;
-	if (lo < hw->min_seen)
-		hw->min_seen = lo;
-	uint32_t g = hw->log_gran;
-	for (uint64_t b = (lo - hw->track_start) >> g; b <= (hi - hw->track_start) >> g; b++)
+	if (from < hw->min_seen)
+		hw->min_seen = from;
+	for (uint64_t b = first; b <= last; b++)
 		mark_granule(hw, b);
 }
 
