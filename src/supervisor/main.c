@@ -103,6 +103,8 @@ int main(int argc, char **argv)
 		prosper_pool_close(&s->pool);
 		return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	}
+	if (!o.cfg.resume)
+		run_exec_done(s);
 	struct shim_hello hello = { 0 };
 	int uffd = -1;
 	int hello_rc = launch_recv_hello(c.sock, &hello, &uffd);

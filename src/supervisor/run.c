@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "poolfile.h"
 #include "run.h"
@@ -74,16 +75,34 @@ int run_start(struct sup *s, const struct opts *o, const char *pool_path, const 
 	return 0;
 }
 
-void run_started(struct sup *s, int hello_rc, int uffd)
+void run_exec_done(struct sup *s)
 {
 	char p[64];
 	snprintf(p, sizeof p, "/proc/%d/exe", (int)s->pid);
 	ssize_t l = readlink(p, s->exe, sizeof s->exe - 1);
 	if (l > 0)
 		s->exe[l] = 0;
+}
+
+/* Has the program already exited (a zombie not yet reaped)?  Then a tracker that could not be
+ * opened says nothing worth a warning: there is nothing left to checkpoint. */
+static int already_exited(pid_t pid)
+{
+	siginfo_t si = { 0 };
+	return waitid(P_PID, pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
+}
+
+void run_started(struct sup *s, int hello_rc, int uffd)
+{
 	if (hello_rc != 0)
 		sup_disable(s, hello_rc == -ENOSYS ? "userfaultfd is not available (vm.unprivileged_userfaultfd?)"
 						   : "the shim did not report (statically linked program?)");
-	else if (sup_start_tracking(s, uffd) != 0)
-		sup_disable(s, s->track.err);
+	else if (sup_start_tracking(s, uffd) != 0) {
+		if (already_exited(s->pid)) {
+			s->enabled = 0;
+			s->disabled_reason = "the program ended before its first checkpoint";
+		} else {
+			sup_disable(s, s->track.err);
+		}
+	}
 }
