@@ -1,6 +1,8 @@
 /* shim.c -- LD_PRELOADed into a supervised program (docs/architecture.md).  It stays tiny:
- *   - at start, create a userfaultfd with asynchronous write-protection and hand it to the
- *     supervisor with the hello message (include/prosper/internal/shim_proto.h); close every trace of itself;
+ *   - at start (of the first image and of every image the program execs), create a userfaultfd
+ *     with asynchronous write-protection and hand it to the supervisor with the hello message
+ *     (include/prosper/internal/shim_proto.h); take what the supervisor added out of the
+ *     environment, so the program and its children see the user's own;
  *   - in resume mode, then stop itself (SIGSTOP): the supervisor rebuilds the process around
  *     this stop through the syscall gate below and never lets the constructor return;
  *   - record the signal handlers the program installs, in its own .bss, so that a checkpoint
@@ -17,6 +19,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <stddef.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "prosper/internal/uffd_abi.h"
@@ -100,20 +104,72 @@ static void send_hello(int sock, int fd, const struct shim_hello *h)
 		;
 }
 
+/* The supervisor's abstract unix socket, "@NAME" in PROSPER_SHIM_SOCK: every image of the
+ * program (the first and each one it execs) says hello on a connection of its own. */
+static int connect_supervisor(const char *name)
+{
+	if (name[0] != '@' || strlen(name) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+		return -1;
+	int sock = (int)syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (sock < 0)
+		return -1;
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	size_t n = strlen(name);
+	memcpy(a.sun_path + 1, name + 1, n - 1); /* sun_path[0] = 0: the abstract namespace */
+	if (syscall(SYS_connect, sock, &a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) != 0) {
+		close(sock);
+		return -1;
+	}
+	return sock;
+}
+
+/* Take what the supervisor added out of the program's environment, keeping the user's own
+ * values: the shim first in LD_PRELOAD, glibc.pthread.rseq=0 last in GLIBC_TUNABLES (launch.h). */
+static void strip_environment(void)
+{
+	const char *pre = getenv("LD_PRELOAD");
+	if (pre) {
+		const char *colon = strchr(pre, ':');
+		if (colon && colon[1])
+			setenv("LD_PRELOAD", colon + 1, 1);
+		else
+			unsetenv("LD_PRELOAD");
+	}
+	const char *tun = getenv("GLIBC_TUNABLES");
+	static const char ours[] = "glibc.pthread.rseq=0";
+	size_t n = tun ? strlen(tun) : 0, k = sizeof ours - 1;
+	if (tun && n >= k && !strcmp(tun + n - k, ours)) {
+		if (n == k) {
+			unsetenv("GLIBC_TUNABLES");
+		} else if (tun[n - k - 1] == ':' && n - k - 1 < 1024) {
+			char keep[1024];
+			memcpy(keep, tun, n - k - 1);
+			keep[n - k - 1] = 0;
+			setenv("GLIBC_TUNABLES", keep, 1);
+		}
+	}
+	unsetenv("PROSPER_SHIM_SOCK");
+	unsetenv("PROSPER_SHIM_RESUME");
+}
+
 __attribute__((constructor)) static void prosper_shim_init(void)
 {
 	const char *s = getenv("PROSPER_SHIM_SOCK");
 	if (!s)
 		return;
-	int sock = atoi(s);
+	int sock = connect_supervisor(s);
 	struct shim_hello h = { .status = 'U', .gate = (uint64_t)(uintptr_t)prosper_shim_gate,
 				.sigtab = (uint64_t)(uintptr_t)&prosper_shim_sigtab,
 				.nvm_gate = (uint64_t)(uintptr_t)prosper_shim_nvm_gate,
 				.nvm_path = (uint64_t)(uintptr_t)prosper_shim_nvm_path };
 	h.resume = getenv("PROSPER_SHIM_RESUME") != NULL;
-	unsetenv("PROSPER_SHIM_SOCK");
-	unsetenv("PROSPER_SHIM_RESUME");
-	unsetenv("LD_PRELOAD"); /* children of the program are not supervised */
+	strip_environment(); /* what the program and its children see is what the user gave */
+	/* Dispositions inherited through exec (an ignored signal stays ignored) are part of the
+	 * program's state before it installs any handler of its own. */
+	for (int sig = 1; sig < SHIM_NSIG; sig++)
+		record_signal(sig);
+	if (sock < 0)
+		return;
 	int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
 	if (uffd >= 0) {
 		struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED };

@@ -478,8 +478,6 @@ static int capture_threads(struct sup *s)
 
 int sup_capture(struct sup *s)
 {
-	static struct vma prev[MAX_VMAS];
-	static int nprev;
 	s->batch.nchunks = 0;
 	s->batch.len = 0;
 	struct timespec t0, t1;
@@ -494,7 +492,7 @@ int sup_capture(struct sup *s)
 		return rc;
 	const struct user_regs_struct *regs = &s->thr[0].regs;
 	s->sp = regs->rsp;
-	if (!s->stats.checkpoints && !s->tid_offset) {
+	if (s->new_image && !s->tid_offset) {
 		/* glibc caches the thread id in its TCB; resume rewrites it if we find it here */
 		uint32_t tid = 0;
 		struct iovec l = { &tid, 4 }, r = { (void *)(uintptr_t)(regs->fs_base + 720), 4 };
@@ -505,14 +503,15 @@ int sup_capture(struct sup *s)
 	if ((rc = proc_maps(s->pid, s->now, MAX_VMAS, &n)) != 0)
 		return rc;
 	mark_stacks(s, n);
-	if ((rc = follow_map(s, n, prev, nprev)) != 0)
+	if ((rc = follow_map(s, n, s->prev, s->nprev)) != 0)
 		return rc;
 	if ((rc = stage_dirty(s)) != 0 || (rc = stage_read(s)) != 0)
 		return rc;
 	if ((rc = build_blob(s, &s->batch.blob, n)) != 0 || (rc = stage_metadata(s)) != 0)
 		return rc;
-	memcpy(prev, s->now, (size_t)n * sizeof *prev);
-	nprev = n;
+	memcpy(s->prev, s->now, (size_t)n * sizeof *s->prev);
+	s->nprev = n;
+	s->new_image = 0;
 	return 0;
 }
 

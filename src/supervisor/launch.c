@@ -1,7 +1,7 @@
 /* launch.c -- start the program under ptrace, the same way for a run and for each resume.
  *
  * The child: no ASLR (personality), an empty signal mask, the shim first in LD_PRELOAD, rseq off
- * (GLIBC_TUNABLES), the shim's socket in PROSPER_SHIM_SOCK; it waits on a pipe until the
+ * (GLIBC_TUNABLES), the supervisor's hello channel in PROSPER_SHIM_SOCK; it waits on a pipe until the
  * supervisor has seized it (PTRACE_O_EXITKILL: it never runs unsupervised), then execs.  The
  * caller's environment is passed through otherwise untouched, so a resume relaunches it exactly.
  */
@@ -16,7 +16,12 @@
 #include <string.h>
 #include <sys/personality.h>
 #include <sys/ptrace.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "refusal.h"
@@ -35,19 +40,24 @@ int launch_shim_path(char *out, size_t cap)
 	return realpath(self, out) && strlen(out) < cap ? 0 : -1;
 }
 
-/* The program's environment: ours, with the shim first in LD_PRELOAD and rseq off. */
-char **launch_environment(const char *shim, int *envc)
+char **launch_environment(char *const base[], const char *shim, int *envc)
 {
 	int n = 0;
-	while (environ[n])
+	while (base[n])
 		n++;
 	char **env = calloc((size_t)n + 3, sizeof *env);
+	if (!env)
+		return NULL;
 	int k = 0;
-	const char *user_preload = getenv("LD_PRELOAD"), *user_tunables = getenv("GLIBC_TUNABLES");
-	for (int i = 0; i < n; i++)
-		if (strncmp(environ[i], "LD_PRELOAD=", 11) && strncmp(environ[i], "GLIBC_TUNABLES=", 15) &&
-		    strncmp(environ[i], "PROSPER_SHIM_", 13) && strncmp(environ[i], "PROSPER_TEST_", 13))
-			env[k++] = environ[i];
+	const char *user_preload = NULL, *user_tunables = NULL;
+	for (int i = 0; i < n; i++) {
+		if (!strncmp(base[i], "LD_PRELOAD=", 11))
+			user_preload = base[i] + 11;
+		else if (!strncmp(base[i], "GLIBC_TUNABLES=", 15))
+			user_tunables = base[i] + 15;
+		else if (strncmp(base[i], "PROSPER_SHIM_", 13) && strncmp(base[i], "PROSPER_TEST_", 13))
+			env[k++] = base[i];
+	}
 	char *p;
 	if (asprintf(&p, "LD_PRELOAD=%s%s%s", shim, user_preload && *user_preload ? ":" : "",
 		     user_preload ? user_preload : "") < 0)
@@ -62,13 +72,36 @@ char **launch_environment(const char *shim, int *envc)
 	return env;
 }
 
+int launch_channel_open(struct hello_channel *ch)
+{
+	ch->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (ch->fd < 0)
+		return -errno;
+	uint64_t nonce = 0;
+	if (getrandom(&nonce, sizeof nonce, 0) != sizeof nonce)
+		nonce = (uint64_t)getpid() * 0x9E3779B97F4A7C15ull ^ (uint64_t)time(NULL);
+	snprintf(ch->name, sizeof ch->name, "@prosper-%d-%016llx", (int)getpid(), (unsigned long long)nonce);
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	size_t n = strlen(ch->name);
+	memcpy(a.sun_path + 1, ch->name + 1, n - 1);
+	if (bind(ch->fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) != 0 ||
+	    listen(ch->fd, 16) != 0) {
+		int e = errno;
+		close(ch->fd);
+		ch->fd = -1;
+		return -e;
+	}
+	snprintf(ch->env, sizeof ch->env, "PROSPER_SHIM_SOCK=%s", ch->name);
+	return 0;
+}
+
 /* Fork the program: no ASLR, in cwd, environment env plus the shim's socket; it waits until we
  * have seized it, then execs.  On return the child is seized and running. */
-int launch(struct child *c, const char *file, char *const argv[], char *const env[], int envc,
-		  const char *cwd, int resume, int use_path)
+int launch(struct child *c, const struct hello_channel *ch, const char *file, char *const argv[],
+	   char *const env[], int envc, const char *cwd, int resume, int use_path)
 {
-	int sv[2], go[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 || pipe2(go, O_CLOEXEC) != 0)
+	int go[2];
+	if (pipe2(go, O_CLOEXEC) != 0)
 		return -errno;
 	pid_t pid = fork();
 	if (pid < 0)
@@ -76,10 +109,7 @@ int launch(struct child *c, const char *file, char *const argv[], char *const en
 	if (pid == 0) {
 		char **e = calloc((size_t)envc + 3, sizeof *e);
 		memcpy(e, env, (size_t)envc * sizeof *e);
-		int fd = dup(sv[1]); /* without CLOEXEC: the shim reads it */
-		char s1[48];
-		snprintf(s1, sizeof s1, "PROSPER_SHIM_SOCK=%d", fd);
-		e[envc] = s1;
+		e[envc] = (char *)ch->env;
 		e[envc + 1] = resume ? "PROSPER_SHIM_RESUME=1" : NULL;
 		sigset_t all;
 		sigemptyset(&all);
@@ -100,10 +130,8 @@ int launch(struct child *c, const char *file, char *const argv[], char *const en
 		fprintf(stderr, "%s: cannot execute %s: %s\n", sup_command(), file, strerror(errno));
 		_exit(127);
 	}
-	close(sv[1]);
 	close(go[0]);
 	c->pid = pid;
-	c->sock = sv[0];
 	long o = PTRACE_O_TRACEEXEC | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_EXITKILL;
 	if (ptrace(PTRACE_SEIZE, pid, 0, (void *)o) != 0) {
 		kill(pid, SIGKILL);
@@ -135,19 +163,81 @@ int launch_wait_exec(pid_t pid, int *status)
 	}
 }
 
-int launch_recv_hello(int sock, struct shim_hello *h, int *uffd)
+/* Take one connection's hello; 0 with *h and *uffd, or negative. */
+static int read_hello(int conn, struct shim_hello *h, int *uffd)
 {
-	struct pollfd p = { sock, POLLIN, 0 };
-	if (poll(&p, 1, 10000) <= 0)
+	struct pollfd p = { conn, POLLIN, 0 };
+	if (poll(&p, 1, 2000) <= 0)
 		return -ETIMEDOUT;
 	struct iovec iov = { h, sizeof *h };
 	union { struct cmsghdr c; char buf[CMSG_SPACE(sizeof(int))]; } u;
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf };
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_WAITALL) != (ssize_t)sizeof *h)
+	if (recvmsg(conn, &msg, MSG_CMSG_CLOEXEC | MSG_WAITALL) != (ssize_t)sizeof *h)
 		return -EPIPE;
 	*uffd = -1;
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-	if (c && c->cmsg_type == SCM_RIGHTS)
-		memcpy(uffd, CMSG_DATA(c), sizeof *uffd);
-	return h->status == 'K' ? 0 : h->status == 'U' ? -ENOSYS : -EPROTO;
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	if (cm && cm->cmsg_type == SCM_RIGHTS)
+		memcpy(uffd, CMSG_DATA(cm), sizeof *uffd);
+	return 0;
+}
+
+/* A connection from process pid, if one is waiting (others are strangers: closed).  1 and the
+ * hello, 0 when none is waiting, negative on a broken hello. */
+static int accept_hello(const struct hello_channel *ch, pid_t pid, struct shim_hello *h, int *uffd)
+{
+	for (;;) {
+		int conn = accept4(ch->fd, NULL, NULL, SOCK_CLOEXEC);
+		if (conn < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -errno;
+		struct ucred cred;
+		socklen_t len = sizeof cred;
+		if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.pid != pid) {
+			close(conn);
+			continue;
+		}
+		int rc = read_hello(conn, h, uffd);
+		close(conn);
+		return rc ? rc : 1;
+	}
+}
+
+static double seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int launch_wait_hello(const struct hello_channel *ch, pid_t pid, struct shim_hello *h, int *uffd)
+{
+	double deadline = seconds() + 10;
+	*uffd = -1;
+	for (;;) {
+		int rc = accept_hello(ch, pid, h, uffd);
+		if (rc)
+			return rc < 0 ? rc : h->status == 'K' ? 0 : h->status == 'U' ? -ENOSYS : -EPROTO;
+		/* Look at the process's next stop without taking it: the shim's own SIGSTOP (resume)
+		 * follows its hello and belongs to the caller, an exit to the loop. */
+		siginfo_t si = { 0 };
+		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WSTOPPED | WNOHANG | WNOWAIT | __WALL) != 0)
+			return -ECHILD;
+		if (si.si_pid == pid) {
+			if (si.si_code != CLD_TRAPPED && si.si_code != CLD_STOPPED)
+				return -ESRCH;
+			if (si.si_status == SIGSTOP && (rc = accept_hello(ch, pid, h, uffd)) != 0)
+				return rc < 0 ? rc : h->status == 'K' ? 0 : h->status == 'U' ? -ENOSYS : -EPROTO;
+			int st;
+			if (waitpid(pid, &st, __WALL | WNOHANG) == pid && WIFSTOPPED(st)) {
+				int event = st >> 16;
+				ptrace(PTRACE_CONT, pid, 0, (void *)(long)(event ? 0 : WSTOPSIG(st)));
+				if (event == PTRACE_EVENT_EXEC)
+					return -ENOEXEC; /* a new image before any hello: the shim is not in it */
+			}
+			continue;
+		}
+		if (seconds() > deadline)
+			return -ETIMEDOUT;
+		struct pollfd p = { ch->fd, POLLIN, 0 };
+		poll(&p, 1, 2);
+	}
 }

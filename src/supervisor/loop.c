@@ -11,7 +11,8 @@
  *     error paths; a checkpoint error stops checkpointing (sup_disable), never the program.
  *   - SIGCHLD is blocked and read from a signalfd, so ptrace stops are handled as they happen,
  *     not only at our own stops.
- *   - A fork or an exec stops checkpointing with a message: the last checkpoint is kept.
+ *   - An exec is followed (exec.c): the next checkpoint is of the new image.
+ *   - No cut while the program has a child process (children.h): the checkpoint waits.
  */
 #include <errno.h>
 #include <poll.h>
@@ -23,6 +24,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "children.h"
 #include "threads.h"
 #include "worker.h"
 
@@ -99,6 +101,31 @@ static int nvm_stop(struct sup *s, struct worker *w, pid_t tid, int sig)
 	return 1;
 }
 
+/* While the program has a child, a due checkpoint is looked at again this often (seconds). */
+#define CHILD_POLL 0.002
+
+static void new_child(struct sup *s, pid_t child)
+{
+	children_add(s, child);
+	if (!s->warned_children && s->enabled) {
+		s->warned_children = 1;
+		fprintf(stderr, "%s: the program started a child process; checkpoints wait while it has one "
+			"(child processes are not persisted)\n", sup_command());
+	}
+}
+
+/* Does the program hold a pipe it made (children.h)?  Said once. */
+static int own_pipe(struct sup *s)
+{
+	int fd = children_own_pipe(s);
+	if (fd >= 0 && !s->warned_pipe && s->enabled) {
+		s->warned_pipe = 1;
+		fprintf(stderr, "%s: the program opened a pipe (fd %d); checkpoints wait while it holds one "
+			"(pipes are not persisted)\n", sup_command(), fd);
+	}
+	return fd >= 0;
+}
+
 static int is_stop_signal(int sig) { return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU; }
 
 /* Returns the program's wait status when it ended, or -1 if it was lost.  SIGCHLD is blocked and
@@ -135,21 +162,25 @@ int sup_supervise(struct sup *s, int sigfd)
 					ptrace(PTRACE_DETACH, pid, 0, 0);
 					continue;
 				}
-				if (event == PTRACE_EVENT_CLONE) {
+				if (event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK) {
 					unsigned long tid = 0;
 					ptrace(PTRACE_GETEVENTMSG, pid, 0, &tid);
-					threads_add(s, (pid_t)tid); /* its first stop follows */
+					if (event == PTRACE_EVENT_CLONE && threads_same_process(s->pid, (pid_t)tid))
+						threads_add(s, (pid_t)tid); /* its first stop follows */
+					else
+						new_child(s, (pid_t)tid); /* detached at its first stop */
 					ptrace(PTRACE_CONT, pid, 0, 0);
 				} else if (event == PTRACE_EVENT_STOP) {
 					t->listening = is_stop_signal(sig);
 					t->stopped = 1;
 					if (!interrupting) /* a new thread's first stop, or a group stop */
 						threads_resume_all(s);
+				} else if (event == PTRACE_EVENT_EXEC) {
+					sup_exec(s, have_worker ? &w : NULL); /* continues it */
+					t = &s->thr[0];
+					interrupting = 0; /* the cut asked for was of the old image */
+					next = now() + iv;
 				} else if (event) {
-					if (event == PTRACE_EVENT_EXEC)
-						sup_disable(s, "the program executed another program");
-					else if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK)
-						sup_disable(s, "the program forked (multi-process programs are not persisted)");
 					ptrace(PTRACE_CONT, pid, 0, 0);
 				} else if (!nvm_stop(s, have_worker ? &w : NULL, pid, sig)) {
 					ptrace(PTRACE_CONT, pid, 0, (void *)(long)sig); /* signal-delivery stop: deliver it */
@@ -160,9 +191,12 @@ int sup_supervise(struct sup *s, int sigfd)
 					ptrace(PTRACE_INTERRUPT, pid, 0, 0);
 			}
 			if (interrupting && threads_all_stopped(s)) {
-				if (s->enabled && have_worker)
+				/* the program is stopped and cannot fork now: is it alone? */
+				int alone = !children_any(s) && !own_pipe(s);
+				if (s->enabled && have_worker && alone)
 					checkpoint(s, &w);
-				next = now() + iv;
+				s->stats.waited_for_children += !alone;
+				next = now() + (alone ? iv : CHILD_POLL);
 				interrupting = 0;
 				threads_resume_all(s);
 			}
@@ -170,7 +204,11 @@ int sup_supervise(struct sup *s, int sigfd)
 		double t = now();
 		int busy = have_worker && worker_busy(&w);
 		if (s->enabled && !interrupting && t >= next) {
-			if (busy) {
+			if (children_any(s)) {
+				/* no cut while a child lives (children.h): look again shortly */
+				s->stats.waited_for_children++;
+				next = t + CHILD_POLL;
+			} else if (busy) {
 				/* the previous commit is still running: stop as soon as it ends */
 				s->stats.late += !late;
 				late = 1;

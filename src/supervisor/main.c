@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "children.h"
 #include "poolfile.h"
 #include "run.h"
 #include "stats.h"
@@ -45,12 +46,14 @@ static struct sup *sup_new(const struct sup_config *cfg)
 	s->enabled = 1;
 	s->vmas = calloc(MAX_VMAS, sizeof *s->vmas);
 	s->now = calloc(MAX_VMAS, sizeof *s->now);
+	s->prev = calloc(MAX_VMAS, sizeof *s->prev);
+	s->new_image = 1;
 	s->fds = calloc(MAX_FDS, sizeof *s->fds);
 	s->files = calloc(MAX_FILES, sizeof *s->files);
 	s->ranges = malloc(MAX_RANGES * sizeof *s->ranges);
 	s->thr = calloc(MAX_THREADS, sizeof *s->thr);
 	s->nvm_seg = SUP_SEG_SIZE;
-	if (!s->meta || !s->vmas || !s->now || !s->fds || !s->files || !s->ranges || !s->thr)
+	if (!s->meta || !s->vmas || !s->now || !s->prev || !s->fds || !s->files || !s->ranges || !s->thr)
 		return NULL;
 	return s;
 }
@@ -61,13 +64,11 @@ int main(int argc, char **argv)
 	int rc = options_parse(argc, argv, &o);
 	if (rc)
 		return rc;
-	char pool_path[PATH_MAX], shim[PATH_MAX];
+	char pool_path[PATH_MAX];
 	if (o.pool)
 		snprintf(pool_path, sizeof pool_path, "%s", o.pool);
 	else if ((rc = options_default_pool(&o, pool_path, sizeof pool_path)))
 		return rc;
-	if (launch_shim_path(shim, sizeof shim) != 0)
-		return refuse(REFUSE_NOT_BUILT, "%s", "the shim libprosper-shim.so is not built (make build)");
 
 	/* ptrace stops arrive as SIGCHLD, read from a signalfd by the loop */
 	sigset_t chld;
@@ -80,13 +81,18 @@ int main(int argc, char **argv)
 	struct sup *s = sup_new(&o.cfg);
 	if (!s)
 		return refuse(REFUSE_SETUP, "%s", "out of memory");
+	if (launch_shim_path(s->shim, sizeof s->shim) != 0)
+		return refuse(REFUSE_NOT_BUILT, "%s", "the shim libprosper-shim.so is not built (make build)");
+	children_note_inherited_pipes(s);
+	if ((rc = launch_channel_open(&s->channel)) != 0)
+		return refuse(REFUSE_SETUP, "cannot open the shim's socket: %s", strerror(-rc));
 
 	struct img im;
 	struct child c;
 	if (o.cfg.resume) {
 		if ((rc = resume_admit(s, pool_path, &im)) || (rc = resume_start(s, &im, &c)))
 			return rc;
-	} else if ((rc = run_start(s, &o, pool_path, shim, &c))) {
+	} else if ((rc = run_start(s, &o, pool_path, &c))) {
 		return rc;
 	}
 	if (!realpath(pool_path, s->pool_path))
@@ -107,7 +113,10 @@ int main(int argc, char **argv)
 		run_exec_done(s);
 	struct shim_hello hello = { 0 };
 	int uffd = -1;
-	int hello_rc = launch_recv_hello(c.sock, &hello, &uffd);
+	char why[200] = "";
+	int hello_rc = o.cfg.resume || sup_image_loads_shim(c.pid, why, sizeof why) == 0
+			       ? launch_wait_hello(&s->channel, c.pid, &hello, &uffd)
+			       : -ENOEXEC; /* no hello will come: do not wait for it */
 	if (hello_rc == 0 || hello_rc == -ENOSYS || hello_rc == -EPROTO) {
 		s->gate = hello.gate;
 		s->nvm_gate = hello.nvm_gate;
@@ -117,9 +126,8 @@ int main(int argc, char **argv)
 		if ((rc = resume_started(s, &im, hello_rc, &hello, uffd, t_start)))
 			return rc;
 	} else {
-		run_started(s, hello_rc, uffd);
+		run_started(s, hello_rc, uffd, why);
 	}
-	close(c.sock);
 
 	int st = sup_supervise(s, sigfd);
 	int code = st < 0 ? 1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);

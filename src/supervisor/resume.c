@@ -78,7 +78,7 @@ int resume_start(struct sup *s, const struct img *im, struct child *c)
 	s->envp = env;
 	s->envc = (int)im->h->envc;
 	s->tid_offset = im->h->tid_offset;
-	int rc = launch(c, exe, args, env, s->envc, s->launch_cwd, 1, 0);
+	int rc = launch(c, &s->channel, exe, args, env, s->envc, s->launch_cwd, 1, 0);
 	if (rc != 0)
 		return refuse(REFUSE_LAUNCH, "cannot relaunch %s: %s", exe, strerror(-rc));
 	return 0;

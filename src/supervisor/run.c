@@ -54,13 +54,15 @@ static int create_pool(struct sup *s, const struct opts *o, const char *pool_pat
 	return 0;
 }
 
-int run_start(struct sup *s, const struct opts *o, const char *pool_path, const char *shim, struct child *c)
+extern char **environ;
+
+int run_start(struct sup *s, const struct opts *o, const char *pool_path, struct child *c)
 {
 	int rc = create_pool(s, o, pool_path);
 	if (rc)
 		return rc;
 	int envc = 0;
-	char **env = launch_environment(shim, &envc);
+	char **env = launch_environment(environ, s->shim, &envc);
 	if (!env)
 		return refuse(REFUSE_SETUP, "%s", "cannot build the program's environment");
 	if (!getcwd(s->launch_cwd, sizeof s->launch_cwd))
@@ -69,7 +71,7 @@ int run_start(struct sup *s, const struct opts *o, const char *pool_path, const 
 	s->argc = o->nprog;
 	s->envp = env;
 	s->envc = envc;
-	if ((rc = launch(c, o->prog[0], o->prog, env, envc, NULL, 0, 1)) != 0)
+	if ((rc = launch(c, &s->channel, o->prog[0], o->prog, env, envc, NULL, 0, 1)) != 0)
 		return refuse(REFUSE_LAUNCH, "cannot start %s: %s", o->prog[0],
 			      rc == -EPERM ? "ptrace is not permitted here" : strerror(-rc));
 	return 0;
@@ -92,11 +94,18 @@ static int already_exited(pid_t pid)
 	return waitid(P_PID, pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
 }
 
-void run_started(struct sup *s, int hello_rc, int uffd)
+void run_started(struct sup *s, int hello_rc, int uffd, const char *why)
 {
-	if (hello_rc != 0)
+	static char msg[VMA_PATH_MAX + 200];
+	if (hello_rc == -ENOEXEC) {
+		snprintf(msg, sizeof msg, "%s cannot be checkpointed (%s)", s->exe, why);
+		sup_disable(s, msg);
+	} else if (hello_rc == -ESRCH) {
+		s->enabled = 0;
+		s->disabled_reason = "the program ended before its first checkpoint";
+	} else if (hello_rc != 0)
 		sup_disable(s, hello_rc == -ENOSYS ? "userfaultfd is not available (vm.unprivileged_userfaultfd?)"
-						   : "the shim did not report (statically linked program?)");
+						   : "the shim did not report");
 	else if (sup_start_tracking(s, uffd) != 0) {
 		if (already_exited(s->pid)) {
 			s->enabled = 0;

@@ -9,12 +9,13 @@
 #include "sup.h"
 
 /* run: create (or refuse) the pool, launch the program seized and running. */
-int run_start(struct sup *s, const struct opts *o, const char *pool_path, const char *shim, struct child *c);
+int run_start(struct sup *s, const struct opts *o, const char *pool_path, struct child *c);
 /* run, as soon as the program has exec'd: the launch record's executable (what /proc says). */
 void run_exec_done(struct sup *s);
-/* run, once the shim has said hello (hello_rc: launch_recv_hello's): tracking on -- or
- * checkpointing off, with the reason (quietly if the program has already exited). */
-void run_started(struct sup *s, int hello_rc, int uffd);
+/* run, once the shim has said hello (hello_rc: launch_wait_hello's, or -ENOEXEC with why: the
+ * image cannot load the shim): tracking on -- or checkpointing off, with the reason (quietly if
+ * the program has already exited). */
+void run_started(struct sup *s, int hello_rc, int uffd, const char *why);
 
 /* resume: the admission check -- pool, checkpoint, files, kernel, CPU -- before anything is
  * launched; fills *im with the committed epoch's image. */

@@ -3,7 +3,8 @@
  *   options.c   the command line and --help;   refusal.c  every refusal, with its stable code
  *   run.c       `run`: the pool created (or refused), the program launched
  *   resume.c    `resume`: the admission check, the relaunch, the restore, tracking again
- *   launch.c    fork + ptrace seize + exec with the shim;  poolfile.c  lock, state, finished mark
+ *   launch.c    fork + ptrace seize + exec with the shim, the shim's hello;  poolfile.c  pool lock, state
+ *   exec.c      the program exec'd: the new image becomes the checkpointed program
  *   loop.c      the stop (cut) loop;  threads.c  the thread table;  worker.c  the commit thread
  *   capture.c   one checkpoint: registers, map, dirty memory, fds -> one pool epoch
  *   restore.c   rebuild a relaunched process from the committed epoch
@@ -20,6 +21,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "image.h"
+#include "launch.h"
 #include "metalog.h"
 #include "procfs.h"
 #include "refusal.h"
@@ -30,6 +32,7 @@
 #define MAX_FDS 1024
 #define MAX_RANGES 65536
 #define MAX_FILES 1024
+#define MAX_INHERITED_PIPES 64
 #define SUP_SEG_SIZE (64u << 10) /* pool segments: most mappings are small, keep their slots small */
 
 enum tracker_mode { TRACK_MODE_PAGE = 1, TRACK_MODE_DIFF = 2, TRACK_MODE_FULL = 3 };
@@ -91,6 +94,13 @@ struct nvm_region {
 	uint32_t ahead_idle;       /* consecutive intervals that wrote too little to judge it */
 };
 
+/* The launch record's strings after an exec, owned by exec.c (run and resume own theirs). */
+struct exec_mem {
+	char *args_buf, *env_buf;  /* /proc/PID/cmdline and environ as read */
+	char **argv, **envp;       /* argv points into args_buf; envp from launch_environment */
+	int own_from;              /* envp[own_from...] were allocated by launch_environment */
+};
+
 struct known_file {
 	char path[VMA_PATH_MAX];
 	struct file_id id;
@@ -113,6 +123,8 @@ struct sup_config {
 /* What a run measured; written out by stats.c, read by nothing else. */
 struct sup_stats {
 	uint64_t checkpoints, late;       /* late: ticks that found the previous commit still running */
+	uint64_t waited_for_children;     /* looks at a due checkpoint that found the program with a child */
+	uint64_t execs_followed;          /* new images the checkpoints went on with (exec.c) */
 	struct ckpt_stats bytes;          /* summed over checkpoints */
 	struct metalog_stats meta;
 	uint64_t meta_first_bytes;        /* meta.bytes after the first checkpoint (a full layout in log mode) */
@@ -147,22 +159,34 @@ struct sup {
 	struct vma *vmas;            /* mappings whose contents are saved, with their regions */
 	int nvmas;
 	struct vma *now;             /* scratch: the map at this stop */
+	struct vma *prev;            /* the map at the last stop (of this image), nprev entries */
+	int nprev;
+	int new_image;               /* no checkpoint of this image yet (a run, or after an exec) */
 	struct fd_info *fds;         /* scratch: the fds at this stop */
 	struct prosper_range *ranges;
-	/* the launch record, written into every epoch */
+	/* how every image of the program is started and says hello (launch.h) */
+	char shim[VMA_PATH_MAX];
+	struct hello_channel channel;
+	/* the launch record, written into every epoch: the image the program runs now (exec.c) */
 	char exe[VMA_PATH_MAX];
 	char launch_cwd[VMA_PATH_MAX];
 	char *const *argv;
 	int argc;
 	char *const *envp;
 	int envc;
+	struct exec_mem exec_mem;
 	struct known_file *files;
 	int nfiles;
 	uint32_t tid_offset;
 	uint64_t start_brk;
 	/* warnings given once */
 	uint64_t warned_fds[MAX_FDS / 64];
-	int warned_shared;
+	int warned_shared, warned_children;
+	/* child processes (children.c): no cut while the program has one */
+	pid_t *children;
+	int nchildren, children_cap, children_lost;
+	char inherited_pipes[MAX_INHERITED_PIPES][64]; /* "pipe:[ino]" passed to the program at launch */
+	int ninherited, warned_pipe;
 	/* NVM-resident memory (nvm.c) */
 	char pool_path[4096];         /* absolute: the program opens it to map its NVM regions */
 	uint64_t gate, nvm_gate, nvm_path_addr; /* the shim's syscall gate, NVM gate, path buffer */
@@ -178,6 +202,14 @@ struct sup {
  * last checkpoint stays resumable, the program runs on. */
 int sup_supervise(struct sup *s, int sigfd);
 void sup_disable(struct sup *s, const char *why);
+
+/* exec.c: the program exec'd (its PTRACE_EVENT_EXEC stop): the new image is followed -- the next
+ * checkpoint is of it -- or checkpointing stops with the reason.  The program goes on either way. */
+struct worker;
+void sup_exec(struct sup *s, struct worker *w);
+/* Will the image process pid runs now (at its exec stop) load the shim: a dynamically linked
+ * x86-64 ELF program?  0, or -1 with a one-line why. */
+int sup_image_loads_shim(pid_t pid, char *why, size_t whylen);
 
 /* capture.c: a checkpoint in two halves.  sup_capture() runs while the child is stopped: map,
  * tracker, the dirty bytes copied into s->batch, the blob; the pool is only asked to add, resize

@@ -1,0 +1,125 @@
+/* children.c -- the program's child processes (children.h). */
+#include "children.h"
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void children_add(struct sup *s, pid_t child)
+{
+	if (s->nchildren == s->children_cap) {
+		int cap = s->children_cap ? 2 * s->children_cap : 16;
+		pid_t *p = realloc(s->children, (size_t)cap * sizeof *p);
+		if (!p) {
+			s->children_lost = 1;
+			return;
+		}
+		s->children = p, s->children_cap = cap;
+	}
+	s->children[s->nchildren++] = child;
+}
+
+/* Is pid a child of parent now (its parent field in /proc/PID/stat; a zombie keeps it)? */
+static int is_child_of(pid_t pid, pid_t parent)
+{
+	char p[64], buf[512];
+	snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(p, "re");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *e = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+	int ppid = 0;
+	char state;
+	return e && sscanf(e + 1, " %c %d", &state, &ppid) == 2 && ppid == parent;
+}
+
+/* Any child listed by the kernel under one of the program's threads (CONFIG_PROC_CHILDREN)? */
+static int kernel_lists_children(pid_t pid)
+{
+	char p[64];
+	snprintf(p, sizeof p, "/proc/%d/task", (int)pid);
+	DIR *d = opendir(p);
+	if (!d)
+		return 0;
+	int any = 0;
+	for (struct dirent *e; !any && (e = readdir(d));) {
+		if (e->d_name[0] == '.')
+			continue;
+		char c[300];
+		snprintf(c, sizeof c, "/proc/%d/task/%s/children", (int)pid, e->d_name);
+		FILE *f = fopen(c, "re");
+		if (f) {
+			any = fgetc(f) != EOF;
+			fclose(f);
+		}
+	}
+	closedir(d);
+	return any;
+}
+
+int children_any(struct sup *s)
+{
+	for (int i = 0; i < s->nchildren; i++)
+		if (!is_child_of(s->children[i], s->pid))
+			s->children[i--] = s->children[--s->nchildren];
+	if (s->children_lost && !s->nchildren && !kernel_lists_children(s->pid))
+		s->children_lost = 0;
+	return s->nchildren > 0 || s->children_lost;
+}
+
+/* The link text of fd in /proc/PID/fd ("pipe:[123]"); 0 or -1. */
+static int fd_link(pid_t pid, const char *fd, char *out, size_t cap)
+{
+	char p[300];
+	snprintf(p, sizeof p, "/proc/%d/fd/%s", (int)pid, fd);
+	ssize_t n = readlink(p, out, cap - 1);
+	if (n <= 0)
+		return -1;
+	out[n] = 0;
+	return 0;
+}
+
+void children_note_inherited_pipes(struct sup *s)
+{
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return;
+	for (struct dirent *e; (e = readdir(d)) && s->ninherited < MAX_INHERITED_PIPES;) {
+		char link[64];
+		int fd = atoi(e->d_name);
+		if (e->d_name[0] == '.' || fd == dirfd(d) || fcntl(fd, F_GETFD) != 0 ||
+		    fd_link(getpid(), e->d_name, link, sizeof link) != 0 || strncmp(link, "pipe:", 5))
+			continue;
+		snprintf(s->inherited_pipes[s->ninherited++], sizeof s->inherited_pipes[0], "%s", link);
+	}
+	closedir(d);
+}
+
+int children_own_pipe(struct sup *s)
+{
+	char p[64];
+	snprintf(p, sizeof p, "/proc/%d/fd", (int)s->pid);
+	DIR *d = opendir(p);
+	if (!d)
+		return -1;
+	int found = -1;
+	for (struct dirent *e; (e = readdir(d));) {
+		char link[64];
+		int fd = atoi(e->d_name);
+		if (e->d_name[0] == '.' || fd < 3 || (found >= 0 && fd > found) ||
+		    fd_link(s->pid, e->d_name, link, sizeof link) != 0 || strncmp(link, "pipe:", 5))
+			continue;
+		int inherited = 0;
+		for (int i = 0; i < s->ninherited && !inherited; i++)
+			inherited = !strcmp(s->inherited_pipes[i], link);
+		if (!inherited)
+			found = fd;
+	}
+	closedir(d);
+	return found;
+}

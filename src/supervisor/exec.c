@@ -1,0 +1,349 @@
+/* exec.c -- the program executed another program (execve, at any depth: a `#!/usr/bin/env`
+ * script, `env VAR=x prog`, an interpreter shim, `nice`, `timeout`): the new image becomes the
+ * checkpointed program and checkpoints go on.
+ *
+ * At the exec stop (PTRACE_EVENT_EXEC) the new image has not run one instruction: the kernel has
+ * built its initial stack (argc, argv, envp, auxv and their strings) and rip is at the loader's
+ * entry.  The environment the program passed does not name the shim -- the shim takes itself out
+ * of every image's environment (launch.h) -- so the loader is given a copy of the initial vectors
+ * with the shim's variables added, just below the kernel's: the kernel leaves 128 KiB of stack
+ * mapping below the initial stack (setup_arg_pages), and the loader finds argc/argv/envp/auxv at
+ * rsp alone.  /proc/PID/environ and the program's own view (after the shim's constructor) stay
+ * what the user gave.  The shim then says hello on the same channel as the first image, with a
+ * userfaultfd of the new address space.
+ *
+ * The next checkpoint is of the new image, whole: the old image's regions are removed and the new
+ * image's added in that one epoch, with the new launch record (executable, argv, the environment
+ * the loader got, the working directory at the exec).  A crash before that commit resumes the old
+ * image, which runs on to its exec again.
+ *
+ * Invariants
+ *   - The program is never left stopped, and never stops being checkpointed silently: an image
+ *     that cannot be followed (not a dynamically linked x86-64 program, no hello) stops
+ *     checkpointing with a message naming it; the last checkpoint stays resumable.
+ *   - Nothing of the old image survives in the supervisor's state: threads, map, tracker, tid
+ *     offset, gates, warnings and NVM handles are reset here (NVM memory cannot be carried).
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <unistd.h>
+#include "inject.h"
+#include "sup.h"
+#include "worker.h"
+
+/* Room the loader's copy of the vectors may take below the kernel's (of the 128 KiB). */
+#define LOADER_COPY_MAX (96u << 10)
+
+int sup_image_loads_shim(pid_t pid, char *why, size_t whylen)
+{
+	char p[64];
+	snprintf(p, sizeof p, "/proc/%d/exe", (int)pid);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	Elf64_Ehdr eh;
+	if (fd < 0 || pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64) {
+		if (fd >= 0)
+			close(fd);
+		snprintf(why, whylen, "not an x86-64 ELF program");
+		return -1;
+	}
+	int interp = 0;
+	for (unsigned i = 0; i < eh.e_phnum && i < 256 && !interp; i++) {
+		Elf64_Phdr ph;
+		if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) != (ssize_t)sizeof ph)
+			break;
+		interp = ph.p_type == PT_INTERP;
+	}
+	close(fd);
+	if (!interp) {
+		snprintf(why, whylen, "statically linked: the shim cannot be loaded into it");
+		return -1;
+	}
+	return 0;
+}
+
+/* A /proc/PID file read whole (cmdline, environ): NUL-separated strings.  NULL on failure. */
+static char *read_proc(pid_t pid, const char *name, size_t *len)
+{
+	char p[64];
+	snprintf(p, sizeof p, "/proc/%d/%s", (int)pid, name);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	size_t cap = 4096, n = 0;
+	char *b = malloc(cap + 1);
+	for (ssize_t r; b; n += (size_t)r) {
+		if (n == cap) {
+			char *q = realloc(b, 2 * cap + 1);
+			if (!q) {
+				free(b);
+				b = NULL;
+				break;
+			}
+			b = q, cap *= 2;
+		}
+		if ((r = read(fd, b + n, cap - n)) <= 0) {
+			if (r < 0) {
+				free(b);
+				b = NULL;
+			}
+			break;
+		}
+	}
+	close(fd);
+	if (b) {
+		b[n] = 0;
+		*len = n;
+	}
+	return b;
+}
+
+/* The NUL-separated strings of buf as a NULL-terminated vector (pointing into buf). */
+static char **split(char *buf, size_t len, int *count)
+{
+	int n = 0;
+	for (size_t i = 0; i < len; i++)
+		n += buf[i] == 0;
+	if (len && buf[len - 1])
+		n++;
+	char **v = calloc((size_t)n + 1, sizeof *v);
+	if (!v)
+		return NULL;
+	int k = 0;
+	for (size_t i = 0; i < len && k < n; i += strlen(buf + i) + 1)
+		v[k++] = buf + i;
+	*count = k;
+	return v;
+}
+
+/* Give the loader the initial stack with env instead of the kernel's environment vector: a copy
+ * of argc, argv (the kernel's strings), env (strings copied too) and auxv, 16-byte aligned below
+ * the kernel's, and rsp moved to it.  0, or -1 with why. */
+static int give_loader_environment(pid_t pid, char *const env[], char *why, size_t whylen)
+{
+	struct user_regs_struct r;
+	if (ptrace(PTRACE_GETREGS, pid, 0, &r) != 0) {
+		snprintf(why, whylen, "cannot read its registers: %s", strerror(errno));
+		return -1;
+	}
+	/* the kernel's vectors: argc, argv..., 0, envp..., 0, auxv pairs up to AT_NULL */
+	size_t cap = 256u << 10;
+	uint64_t *old = malloc(cap);
+	struct iovec l = { old, cap }, rem = { (void *)(uintptr_t)r.rsp, cap };
+	ssize_t got = old ? process_vm_readv(pid, &l, 1, &rem, 1, 0) : -1;
+	size_t words = got > 0 ? (size_t)got / 8 : 0, i = 0;
+	uint64_t argc = words ? old[0] : 0;
+	i = 1 + argc + 1;
+	while (i < words && old[i])
+		i++;
+	size_t auxv_at = ++i;
+	while (i + 1 < words && old[i] != AT_NULL)
+		i += 2;
+	if (!words || i + 1 >= words) {
+		free(old);
+		snprintf(why, whylen, "cannot read its initial stack");
+		return -1;
+	}
+	size_t auxv_words = i + 2 - auxv_at;
+	int envc = 0;
+	size_t strings = 0;
+	for (; env[envc]; envc++)
+		strings += strlen(env[envc]) + 1;
+	size_t vec = 8 * (1 + argc + 1 + (size_t)envc + 1 + auxv_words);
+	size_t total = vec + strings;
+	if (total > LOADER_COPY_MAX) {
+		free(old);
+		snprintf(why, whylen, "its arguments and environment are too large (%zu bytes) to add the shim", total);
+		return -1;
+	}
+	uint64_t base = (r.rsp - 256 - total) & ~(uint64_t)15;
+	uint8_t *blk = calloc(1, total);
+	if (!blk) {
+		free(old);
+		snprintf(why, whylen, "out of memory");
+		return -1;
+	}
+	uint64_t *v = (uint64_t *)blk;
+	size_t k = 0;
+	v[k++] = argc;
+	for (uint64_t a = 0; a < argc; a++)
+		v[k++] = old[1 + a];
+	v[k++] = 0;
+	size_t at = vec;
+	for (int e = 0; e < envc; e++) {
+		size_t n = strlen(env[e]) + 1;
+		memcpy(blk + at, env[e], n);
+		v[k++] = base + at;
+		at += n;
+	}
+	v[k++] = 0;
+	memcpy(&v[k], &old[auxv_at], auxv_words * 8);
+	free(old);
+	struct iovec lw = { blk, total }, rw = { (void *)(uintptr_t)base, total };
+	ssize_t put = process_vm_writev(pid, &lw, 1, &rw, 1, 0);
+	free(blk);
+	if (put != (ssize_t)total) {
+		snprintf(why, whylen, "cannot write below its initial stack: %s", put < 0 ? strerror(errno) : "short write");
+		return -1;
+	}
+	r.rsp = base;
+	if (ptrace(PTRACE_SETREGS, pid, 0, &r) != 0) {
+		snprintf(why, whylen, "cannot set its registers: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* What exec.c allocated for the launch record of the image before (run and resume own theirs). */
+static void free_record(struct sup *s)
+{
+	free(s->exec_mem.args_buf);
+	free(s->exec_mem.env_buf);
+	free(s->exec_mem.argv);
+	if (s->exec_mem.envp)
+		for (int i = s->exec_mem.own_from; s->exec_mem.envp[i]; i++)
+			free(s->exec_mem.envp[i]);
+	free(s->exec_mem.envp);
+	memset(&s->exec_mem, 0, sizeof s->exec_mem);
+}
+
+/* The new image's launch record, read from /proc at the exec stop; the environment is the one its
+ * loader is given (the user's, with the shim).  0, or -1 with why. */
+static int new_record(struct sup *s, pid_t pid, char *why, size_t whylen)
+{
+	size_t alen = 0, elen = 0;
+	char *args = read_proc(pid, "cmdline", &alen), *envs = read_proc(pid, "environ", &elen);
+	int argc = 0, basec = 0, envc = 0;
+	char **argv = args ? split(args, alen, &argc) : NULL, **base = envs ? split(envs, elen, &basec) : NULL;
+	char **env = base ? launch_environment(base, s->shim, &envc) : NULL;
+	free(base);
+	char p[64], exe[VMA_PATH_MAX], cwd[VMA_PATH_MAX];
+	snprintf(p, sizeof p, "/proc/%d/exe", (int)pid);
+	ssize_t xl = readlink(p, exe, sizeof exe - 1);
+	snprintf(p, sizeof p, "/proc/%d/cwd", (int)pid);
+	ssize_t cl = readlink(p, cwd, sizeof cwd - 1);
+	if (!argv || !env || xl <= 0 || cl <= 0 || argc == 0) {
+		free(args), free(envs), free(argv), free(env);
+		snprintf(why, whylen, "cannot read its executable, arguments or environment from /proc");
+		return -1;
+	}
+	exe[xl] = cwd[cl] = 0;
+	free_record(s);
+	s->exec_mem = (struct exec_mem){ .args_buf = args, .env_buf = envs, .argv = argv, .envp = env,
+					 .own_from = envc - 2 /* LD_PRELOAD= and GLIBC_TUNABLES=: ours */ };
+	snprintf(s->exe, sizeof s->exe, "%s", exe);
+	snprintf(s->launch_cwd, sizeof s->launch_cwd, "%s", cwd);
+	s->argv = argv;
+	s->argc = argc;
+	s->envp = env;
+	s->envc = envc;
+	return 0;
+}
+
+/* Forget the old image: its regions leave the pool with the next epoch, its threads, map,
+ * tracker and per-image state go now. */
+static int forget_image(struct sup *s)
+{
+	for (int i = 0; i < s->nvmas; i++)
+		if (prosper_pool_region_remove(s->pool, (uint32_t)s->vmas[i].region) != 0)
+			return -1;
+	s->nvmas = 0;
+	s->nprev = 0;
+	s->new_image = 1;
+	s->tid_offset = 0;
+	s->stack_dense_left = 0;
+	s->sp = 0;
+	memset(s->warned_fds, 0, sizeof s->warned_fds);
+	s->warned_shared = 0;
+	s->nthr = 1;
+	memset(&s->thr[0], 0, sizeof s->thr[0]);
+	s->thr[0].tid = s->pid;
+	if (s->nvm_proc) {
+		inject_close(s->nvm_proc);
+		free(s->nvm_proc);
+		s->nvm_proc = NULL;
+	}
+	prosper_track_close(&s->track);
+	return 0;
+}
+
+void sup_exec(struct sup *s, struct worker *w)
+{
+	static char why[VMA_PATH_MAX + 200];
+	char reason[200] = "";
+	pid_t pid = s->pid;
+	if (!s->enabled) {
+		ptrace(PTRACE_CONT, pid, 0, 0);
+		return;
+	}
+	/* the commit of the old image's last checkpoint ends first: the pool has one user */
+	int rc = w ? worker_wait(w) : 0;
+	if (rc) {
+		snprintf(why, sizeof why, "checkpoint failed: %s (%s)", strerror(-rc),
+			 s->track.err[0] ? s->track.err : prosper_pool_errormsg());
+		sup_disable(s, why);
+		ptrace(PTRACE_CONT, pid, 0, 0);
+		return;
+	}
+	char exe[VMA_PATH_MAX] = "?", p[64];
+	snprintf(p, sizeof p, "/proc/%d/exe", (int)pid);
+	ssize_t xl = readlink(p, exe, sizeof exe - 1);
+	if (xl > 0)
+		exe[xl] = 0;
+	if (s->nnvm > 0)
+		snprintf(reason, sizeof reason, "the program held NVM memory, which an exec discards");
+	else if (sup_image_loads_shim(pid, reason, sizeof reason) == 0 && new_record(s, pid, reason, sizeof reason) == 0) {
+		int envc = s->envc;
+		char **env = calloc((size_t)envc + 2, sizeof *env);
+		if (env) {
+			memcpy(env, s->envp, (size_t)envc * sizeof *env);
+			env[envc] = s->channel.env;
+			give_loader_environment(pid, env, reason, sizeof reason);
+			free(env);
+		} else {
+			snprintf(reason, sizeof reason, "out of memory");
+		}
+	}
+	if (!reason[0] && forget_image(s) != 0)
+		snprintf(reason, sizeof reason, "cannot drop the old image's regions: %s", prosper_pool_errormsg());
+	if (reason[0]) {
+		snprintf(why, sizeof why, "the program executed %s, which cannot be followed (%s)", exe, reason);
+		sup_disable(s, why);
+		ptrace(PTRACE_CONT, pid, 0, 0);
+		return;
+	}
+	ptrace(PTRACE_CONT, pid, 0, 0);
+	struct shim_hello hello = { 0 };
+	int uffd = -1;
+	rc = launch_wait_hello(&s->channel, pid, &hello, &uffd);
+	if (rc == -ESRCH) {
+		s->enabled = 0; /* it ended before its first instruction of its own: nothing to keep */
+		s->disabled_reason = "the program ended";
+		return;
+	}
+	if (rc == 0) {
+		s->gate = hello.gate;
+		s->nvm_gate = hello.nvm_gate;
+		s->nvm_path_addr = hello.nvm_path;
+		if (sup_start_tracking(s, uffd) == 0) {
+			s->stats.execs_followed++;
+			return;
+		}
+		snprintf(reason, sizeof reason, "%s", s->track.err);
+	} else {
+		snprintf(reason, sizeof reason, "%s",
+			 rc == -ENOSYS ? "no userfaultfd" : rc == -EPROTO ? "no asynchronous write-protection"
+			 : rc == -ENOEXEC ? "it executed another program before the shim started" : "the shim did not report");
+		if (uffd >= 0)
+			close(uffd);
+	}
+	snprintf(why, sizeof why, "the program executed %s, which cannot be followed (%s)", exe, reason);
+	sup_disable(s, why);
+}
