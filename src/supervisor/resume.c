@@ -9,6 +9,8 @@
  *   - A relaunched program that cannot be rebuilt is killed: it never runs from a wrong state.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +114,32 @@ static int not_in_restorer(struct sup *s, int hello_rc, const struct shim_hello 
 					   : "not in resume mode");
 }
 
+/* The restore wrote each thread's new id into glibc's TCB (and the kernel did, for recreated
+ * threads) before tracking was on, so those writes are not marked: the pool still holds the old
+ * ids.  Write the same values again now, through /proc/PID/mem, so the next checkpoint saves
+ * them (the oracle compares them too).  0 or -1. */
+static int retouch_tids(struct sup *s, const struct img *im)
+{
+	if (!im->h->tid_offset)
+		return 0;
+	char p[64];
+	snprintf(p, sizeof p, "/proc/%d/mem", (int)s->pid);
+	int fd = open(p, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int rc = 0;
+	for (uint32_t i = 0; i <= im->h->nthreads && !rc; i++) {
+		uint64_t fs = i == 0 ? im->h->regs.fs_base : im->threads[i - 1].regs.fs_base;
+		uint32_t tid;
+		off_t at = (off_t)(fs + im->h->tid_offset);
+		if (pread(fd, &tid, sizeof tid, at) != (ssize_t)sizeof tid ||
+		    pwrite(fd, &tid, sizeof tid, at) != (ssize_t)sizeof tid)
+			rc = -1;
+	}
+	close(fd);
+	return rc;
+}
+
 int resume_started(struct sup *s, const struct img *im, int hello_rc, const struct shim_hello *hello, int uffd,
 		   double t_start)
 {
@@ -144,6 +172,10 @@ int resume_started(struct sup *s, const struct img *im, int hello_rc, const stru
 			kill(s->pid, SIGKILL);
 			return refuse(REFUSE_RESTORE, "%s", s->track.err);
 		}
+	}
+	if (retouch_tids(s, im) != 0) {
+		kill(s->pid, SIGKILL);
+		return refuse(REFUSE_RESTORE, "cannot mark the new thread ids for the next checkpoint: %s", strerror(errno));
 	}
 	s->stats.restore_seconds = now() - t_start;
 	s->thr[0].stopped = 1;

@@ -133,6 +133,26 @@ def test_run_kill_resume_kill_resume(tmp_path, pool_dir):
     assert again.returncode == 2 and "finished" in again.stderr and again.stderr.count("\n") == 1
 
 
+def test_a_resumed_programs_checkpoints_equal_its_memory(tmp_path, pool_dir):
+    """The oracle after a resume: the new thread id the restore writes into glibc's TCB of every
+    thread must reach the next checkpoint like any other write (it once stayed the old id in the
+    pool, one byte different from live memory, until that page was written again)."""
+    # an interpreter: its main thread's TCB page is rarely written otherwise
+    prog = ["/usr/bin/python3", "-S", "-c", "t = 0\nfor i in range(3000000):\n    t = (t * 31 + i) % 1000003\n"
+            "    if i % 300000 == 0: print(i, t, flush=True)\nprint(t)"]
+    native = subprocess.run(prog, capture_output=True, check=True).stdout
+    pool = os.path.join(pool_dir, "tc.prosper")
+    out = tmp_path / "out"
+    with open(out, "wb") as f:
+        _run_until_epoch(pool, prog, 4, tmp_path, f)
+        r = subprocess.run([PROSPER, "resume", "--pool", pool, "--verify", "--stats-json", str(tmp_path / "s.json")],
+                           cwd=tmp_path, stdout=f, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == native
+    st = json.loads((tmp_path / "s.json").read_text())
+    assert st["checkpoints"] >= 3 and st["verified_bytes"] > 0 and st["mismatches"] == 0, r.stderr
+
+
 def test_exit_code_and_default_pool_name(tmp_path):
     r = prosper("run", "--", "/bin/sh", "-c", "echo hi; exit 7", cwd=tmp_path)
     assert r.returncode == 7 and r.stdout == "hi\n"
