@@ -28,6 +28,7 @@
 #include <sys/user.h>
 #include <time.h>
 #include <unistd.h>
+#include "children.h"
 #include "prosper/stackckpt.h"
 #include "sup.h"
 
@@ -393,7 +394,9 @@ static int build_blob(struct sup *s, struct img_buf *out, int nmaps)
 		const struct fd_info *fi = &s->fds[i];
 		struct img_fd e = { .fd = fi->fd, .flags = fi->flags, .pos = fi->pos, .size = fi->size,
 				    .type = (uint32_t)fi->type, .path = img_str(&strings, fi->path) };
-		if (fi->type == IMG_FD_OTHER && fi->fd > 2)
+		if (fi->type == IMG_FD_OTHER && fi->fd > 2 && children_pipe_is_own(s, fi->path))
+			e.type = IMG_FD_PIPE; /* empty: the cut waits while one holds data (loop.c) */
+		else if (fi->type == IMG_FD_OTHER && fi->fd > 2)
 			warn_once(s, fi->fd, "is not persisted: a resumed program finds it closed", fi->path);
 		if (fi->type == IMG_FD_FILE && strstr(fi->path, " (deleted)"))
 			warn_once(s, fi->fd, "is a deleted file: the program cannot be resumed while it is open", fi->path);

@@ -2,6 +2,7 @@
 #include "children.h"
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,7 +101,33 @@ void children_note_inherited_pipes(struct sup *s)
 	closedir(d);
 }
 
-int children_own_pipe(struct sup *s)
+int children_pipe_is_own(const struct sup *s, const char *link)
+{
+	if (strncmp(link, "pipe:", 5))
+		return 0;
+	for (int i = 0; i < s->ninherited; i++)
+		if (!strcmp(s->inherited_pipes[i], link))
+			return 0;
+	return 1;
+}
+
+/* Bytes waiting in the pipe behind the program's fd (opened again through /proc: the program
+ * is stopped, and the open adds nothing it could see). */
+static int pipe_bytes(pid_t pid, const char *fd)
+{
+	char p[300];
+	snprintf(p, sizeof p, "/proc/%d/fd/%s", (int)pid, fd);
+	int f = open(p, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (f < 0)
+		return 0;
+	int n = 0;
+	if (ioctl(f, FIONREAD, &n) != 0)
+		n = 0;
+	close(f);
+	return n;
+}
+
+int children_pipe_in_flight(struct sup *s)
 {
 	char p[64];
 	snprintf(p, sizeof p, "/proc/%d/fd", (int)s->pid);
@@ -112,12 +139,9 @@ int children_own_pipe(struct sup *s)
 		char link[64];
 		int fd = atoi(e->d_name);
 		if (e->d_name[0] == '.' || fd < 3 || (found >= 0 && fd > found) ||
-		    fd_link(s->pid, e->d_name, link, sizeof link) != 0 || strncmp(link, "pipe:", 5))
+		    fd_link(s->pid, e->d_name, link, sizeof link) != 0 || !children_pipe_is_own(s, link))
 			continue;
-		int inherited = 0;
-		for (int i = 0; i < s->ninherited && !inherited; i++)
-			inherited = !strcmp(s->inherited_pipes[i], link);
-		if (!inherited)
+		if (pipe_bytes(s->pid, e->d_name) > 0)
 			found = fd;
 	}
 	closedir(d);

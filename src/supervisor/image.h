@@ -51,7 +51,10 @@ struct img_vma {
 	char perms[8];   /* as in /proc/PID/maps: "rw-p" */
 };
 
-enum img_fd_type { IMG_FD_FILE = 1, IMG_FD_DEVICE = 2, IMG_FD_DIR = 3, IMG_FD_OTHER = 4 };
+/* PIPE: a pipe the program made itself (not one it inherited), empty at the cut: recreated at
+ * resume, every end at its number (restore.c); the path is its link text, "pipe:[ino]", which
+ * groups the ends of one pipe. */
+enum img_fd_type { IMG_FD_FILE = 1, IMG_FD_DEVICE = 2, IMG_FD_DIR = 3, IMG_FD_OTHER = 4, IMG_FD_PIPE = 5 };
 
 struct img_fd {
 	int32_t fd;

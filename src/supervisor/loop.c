@@ -114,16 +114,10 @@ static void new_child(struct sup *s, pid_t child)
 	}
 }
 
-/* Does the program hold a pipe it made (children.h)?  Said once. */
-static int own_pipe(struct sup *s)
+/* Does a pipe of the program's own hold bytes in flight (children.h)? */
+static int pipe_in_flight(struct sup *s)
 {
-	int fd = children_own_pipe(s);
-	if (fd >= 0 && !s->warned_pipe && s->enabled) {
-		s->warned_pipe = 1;
-		fprintf(stderr, "%s: the program opened a pipe (fd %d); checkpoints wait while it holds one "
-			"(pipes are not persisted)\n", sup_command(), fd);
-	}
-	return fd >= 0;
+	return children_pipe_in_flight(s) >= 0;
 }
 
 static int is_stop_signal(int sig) { return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU; }
@@ -192,7 +186,7 @@ int sup_supervise(struct sup *s, int sigfd)
 			}
 			if (interrupting && threads_all_stopped(s)) {
 				/* the program is stopped and cannot fork now: is it alone? */
-				int alone = !children_any(s) && !own_pipe(s);
+				int alone = !children_any(s) && !pipe_in_flight(s);
 				if (s->enabled && have_worker && alone)
 					checkpoint(s, &w);
 				s->stats.waited_for_children += !alone;

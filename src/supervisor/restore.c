@@ -109,7 +109,8 @@ enum refusal sup_restore_check(const struct img *im, char *why, size_t whylen)
 	for (uint32_t i = 0; i < im->h->nfds; i++) {
 		const struct img_fd *f = &im->fds[i];
 		const char *p = img_s(im, f->path);
-		if (f->type == IMG_FD_OTHER || (f->fd <= 2 && !(f->type == IMG_FD_FILE && stdio_is_checkpointed_file(f->fd, p))))
+		if (f->type == IMG_FD_OTHER || f->type == IMG_FD_PIPE ||
+		    (f->fd <= 2 && !(f->type == IMG_FD_FILE && stdio_is_checkpointed_file(f->fd, p))))
 			continue;
 		struct stat st;
 		if (strstr(p, " (deleted)") || stat(p, &st) != 0)
@@ -323,6 +324,72 @@ static int fill_memory(struct sup *s, struct rctx *r, const struct img *im)
 	return 0;
 }
 
+/* The program's own pipes (IMG_FD_PIPE, empty at the cut): one pipe2() per pipe of the
+ * checkpoint -- the fds naming the same "pipe:[ino]" are its ends -- each end dup'd to every
+ * number it had, with its O_NONBLOCK and O_CLOEXEC.  The new pipes' fds are first moved above every
+ * number of the checkpoint, so that placing one pipe's end never closes another's.  An end the
+ * checkpoint did not hold is closed: its reader then sees end of file, its writer EPIPE, as the
+ * program would have once the process holding it was gone. */
+static int remake_pipes(struct rctx *r, const struct img *im)
+{
+	char *why = r->why;
+	size_t whylen = r->whylen;
+	uint32_t n = im->h->nfds;
+	int32_t top = 2;
+	for (uint32_t i = 0; i < n; i++)
+		if (im->fds[i].fd > top)
+			top = im->fds[i].fd;
+	int32_t *ends = calloc(2 * (size_t)n + 1, sizeof *ends); /* per fd entry: its pipe's [read, write] */
+	if (!ends)
+		FAIL("out of memory");
+	int32_t next = top + 1, rc = 0;
+	for (uint32_t i = 0; i < n && !rc; i++) {
+		const struct img_fd *f = &im->fds[i];
+		if (f->type != IMG_FD_PIPE)
+			continue;
+		uint32_t first = i;
+		for (uint32_t j = 0; j < i; j++)
+			if (im->fds[j].type == IMG_FD_PIPE && !strcmp(img_s(im, im->fds[j].path), img_s(im, f->path))) {
+				first = j;
+				break;
+			}
+		if (first != i) {
+			ends[2 * i] = ends[2 * first], ends[2 * i + 1] = ends[2 * first + 1];
+			continue;
+		}
+		int32_t pfd[2];
+		struct iovec l = { pfd, sizeof pfd }, rm = { (void *)(uintptr_t)r->scratch, sizeof pfd };
+		if (sys(r, SYS_pipe2, (long)r->scratch, 0, 0, 0, 0, 0) != 0 ||
+		    process_vm_readv(r->in.pid, &l, 1, &rm, 1, 0) != (ssize_t)sizeof pfd) {
+			rc = -1;
+			break;
+		}
+		for (int e = 0; e < 2 && !rc; e++) {
+			long hi = sys(r, SYS_fcntl, pfd[e], F_DUPFD, next, 0, 0, 0);
+			if (hi < next)
+				rc = -1;
+			sys(r, SYS_close, pfd[e], 0, 0, 0, 0, 0);
+			ends[2 * i + e] = (int32_t)hi;
+			next = (int32_t)hi + 1;
+		}
+	}
+	for (uint32_t i = 0; i < n && !rc; i++) {
+		const struct img_fd *f = &im->fds[i];
+		if (f->type != IMG_FD_PIPE)
+			continue;
+		int32_t end = ends[2 * i + ((f->flags & O_ACCMODE) == O_WRONLY)];
+		if (sys(r, SYS_dup3, end, f->fd, (long)(f->flags & O_CLOEXEC), 0, 0, 0) != f->fd ||
+		    sys(r, SYS_fcntl, f->fd, F_SETFL, (long)(f->flags & O_NONBLOCK), 0, 0, 0) != 0)
+			rc = -1;
+	}
+	for (int32_t fd = top + 1; fd < next; fd++)
+		sys(r, SYS_close, fd, 0, 0, 0, 0, 0);
+	free(ends);
+	if (rc)
+		FAIL("cannot make the program's pipes again");
+	return 0;
+}
+
 static int reopen_fds(struct sup *s, struct rctx *r, const struct img *im)
 {
 	char *why = r->why;
@@ -337,8 +404,9 @@ static int reopen_fds(struct sup *s, struct rctx *r, const struct img *im)
 	for (uint32_t i = 0; i < im->h->nfds; i++) {
 		const struct img_fd *f = &im->fds[i];
 		const char *path = img_s(im, f->path);
-		if (f->type == IMG_FD_OTHER || (f->fd <= 2 && !(f->type == IMG_FD_FILE && stdio_is_checkpointed_file(f->fd, path))))
-			continue; /* not persisted; stdio that is not the checkpointed file is this run's own */
+		if (f->type == IMG_FD_OTHER || f->type == IMG_FD_PIPE ||
+		    (f->fd <= 2 && !(f->type == IMG_FD_FILE && stdio_is_checkpointed_file(f->fd, path))))
+			continue; /* not persisted, or a pipe (below); stdio that is not the checkpointed file is this run's own */
 		int writing = (f->flags & O_ACCMODE) != O_RDONLY;
 		if (f->type == IMG_FD_FILE && writing && truncate(path, (off_t)f->size) != 0)
 			FAIL("cannot truncate %s to its checkpointed size", path);
@@ -356,7 +424,7 @@ static int reopen_fds(struct sup *s, struct rctx *r, const struct img *im)
 		if (f->type == IMG_FD_FILE && sys(r, SYS_lseek, f->fd, (long)f->pos, SEEK_SET, 0, 0, 0) != (long)f->pos)
 			FAIL("fd %d: cannot seek %s", f->fd, path);
 	}
-	return 0;
+	return remake_pipes(r, im);
 }
 
 static int restore_process_state(struct sup *s, struct rctx *r, const struct img *im, const struct shim_hello *hello)

@@ -186,7 +186,7 @@ struct sup {
 	pid_t *children;
 	int nchildren, children_cap, children_lost;
 	char inherited_pipes[MAX_INHERITED_PIPES][64]; /* "pipe:[ino]" passed to the program at launch */
-	int ninherited, warned_pipe;
+	int ninherited;
 	/* NVM-resident memory (nvm.c) */
 	char pool_path[4096];         /* absolute: the program opens it to map its NVM regions */
 	uint64_t gate, nvm_gate, nvm_path_addr; /* the shim's syscall gate, NVM gate, path buffer */

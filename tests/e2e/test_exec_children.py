@@ -157,3 +157,68 @@ def test_an_exec_that_cannot_be_followed_is_named(tmp_path, pool_dir):
     assert r.returncode == native.returncode and r.stdout == native.stdout
     lines = [l for l in r.stderr.splitlines() if "cannot be followed" in l]
     assert len(lines) == 1 and os.path.basename(static) in lines[0] and "statically linked" in lines[0], r.stderr
+
+
+def _text_files(d, n, size):
+    words = [b"prosper", b"stack", b"epoch", b"commit", b"pool", b"resume", b"kill"]
+    x = 7
+    for k in range(n):
+        out = bytearray()
+        while len(out) < size:
+            x = (x * 1103515245 + 12345) & 0x7FFFFFFF
+            out += words[x % len(words)] + b" "
+        (d / f"in{k}.txt").write_bytes(bytes(out))
+
+
+def test_a_shell_loop_over_a_compressor(tmp_path):
+    """The work is done by the children (gzip), which are not persisted: the shell is checkpointed
+    between them and a kill redoes the file being compressed -- the result is exact."""
+    data = tmp_path / "data"
+    data.mkdir()
+    _text_files(data, 5, 3 << 20)
+    sh = _script(tmp_path / "compress.sh", f"""#!/bin/sh
+for f in {data}/in*.txt; do
+  gzip -6 -c "$f" > "$(basename "$f").gz"
+  echo "$(basename "$f") done"
+done
+""")
+    r = subprocess.run([PROSPER, "torture", "--kills", str(KILLS), "--json", "--", sh], capture_output=True,
+                       text=True, timeout=900, env=dict(os.environ, PATH=PATH))
+    res = json.loads(r.stdout)
+    assert res["identical"], res["differences"]
+    assert res["resumes"] >= 3 and res["checkpoints"] >= 3, res
+
+
+def test_three_stage_pipelines(tmp_path):
+    """A generator | a filter | a compressor into a file: no cut while the pipeline runs (its
+    processes and the bytes in flight are not persisted); a kill reruns the pipeline."""
+    sh = _script(tmp_path / "pipeline.sh", """#!/bin/sh
+for n in 1 2 3; do
+  python3 -S -c "
+for i in range(60000):
+    print(i * $n, (i * 7919) % 10007)" | tr 0-9 a-j | gzip -6 > part$n.gz
+  echo "part $n: $(wc -c < part$n.gz) bytes"
+done
+""")
+    r = subprocess.run([PROSPER, "torture", "--kills", "20", "--json", "--", sh], capture_output=True,
+                       text=True, timeout=900, env=dict(os.environ, PATH=PATH))
+    res = json.loads(r.stdout)
+    assert res["identical"], res["differences"]
+    assert res["resumes"] >= 1, res
+
+
+def test_a_pipe_of_the_programs_own_survives(tmp_path):
+    """A self-pipe (both ends kept, O_NONBLOCK on the read end): resume makes it again at the same
+    numbers with the same flags; a pipe closed at resume would end in EBADF."""
+    prog = _script(tmp_path / "selfpipe.py", """import os
+r, w = os.pipe()
+os.set_blocking(r, False)
+t = 0
+for i in range(3000000):
+    t = (t * 31 + i) % 1000003
+    if i % 250000 == 0:
+        os.write(w, b"%d\\n" % t)
+        print(os.read(r, 100).decode().strip(), flush=True)
+print(t, r, w, os.get_blocking(r), os.get_blocking(w))
+""")
+    torture(tmp_path, "/usr/bin/python3", "-S", prog)

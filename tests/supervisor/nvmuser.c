@@ -9,8 +9,8 @@
  *                                    different instants prints INCONSISTENT and exits 3)
  *        nvmuser threads MIB ROUNDS  two threads write their own halves of one NVM area and of
  *                                    one DRAM area, each checking its halves agree, round by round
- *        nvmuser fork MIB ROUNDS     NVM memory written before and after a fork (which ends
- *                                    checkpointing: later allocations are plain memory)
+ *        nvmuser fork MIB ROUNDS     NVM memory written before and after a fork (checkpoints
+ *                                    wait for the child; the allocation after it is NVM too)
  *        nvmuser shuffled MIB ROUNDS  every round writes every 64 KiB segment of MIB MiB of NVM, in
  *                                    an order shuffled anew each round (no segment follows the
  *                                    one written before it), mixing in DRAM state; the round
