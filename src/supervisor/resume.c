@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
-#include "loaderlocks.h"
+#include "lockowners.h"
 #include "poolfile.h"
 #include "run.h"
 #include "threads.h"
@@ -141,8 +141,8 @@ static int retouch_tids(struct sup *s, const struct img *im)
 	return rc;
 }
 
-/* The loader's recursive locks a thread held at the checkpoint: given to its new id. */
-static int retag_loader_locks(struct sup *s, const struct img *im)
+/* The locks a thread held at the checkpoint that name their owner: given to its new id. */
+static int retag_lock_owners(struct sup *s, const struct img *im)
 {
 	int n = 1 + (int)im->h->nthreads;
 	pid_t *old = calloc((size_t)n, sizeof *old), *now = calloc((size_t)n, sizeof *now);
@@ -151,9 +151,9 @@ static int retag_loader_locks(struct sup *s, const struct img *im)
 		old[0] = s->old_main_tid, now[0] = s->pid;
 		for (int i = 1; i < n; i++)
 			old[i] = im->threads[i - 1].tid, now[i] = s->thr[i].tid;
-		int k = loader_locks_retag(s->pid, im, old, now, n);
+		int k = lock_owners_retag(s->pid, im, old, now, n);
 		if (k >= 0) {
-			s->stats.loader_locks_retagged += (uint64_t)k;
+			s->stats.lock_owners_retagged += (uint64_t)k;
 			rc = 0;
 		}
 	}
@@ -194,9 +194,9 @@ int resume_started(struct sup *s, const struct img *im, int hello_rc, const stru
 			return refuse(REFUSE_RESTORE, "%s", s->track.err);
 		}
 	}
-	if (retouch_tids(s, im) != 0 || retag_loader_locks(s, im) != 0) {
+	if (retouch_tids(s, im) != 0 || retag_lock_owners(s, im) != 0) {
 		kill(s->pid, SIGKILL);
-		return refuse(REFUSE_RESTORE, "cannot give the new thread ids to glibc and the loader: %s", strerror(errno));
+		return refuse(REFUSE_RESTORE, "cannot give the new thread ids to glibc and the locks they hold: %s", strerror(errno));
 	}
 	s->stats.restore_seconds = now() - t_start;
 	s->thr[0].stopped = 1;

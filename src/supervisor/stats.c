@@ -36,7 +36,7 @@ int stats_write(const struct sup *s, const char *path)
 	json_u64(&j, "late", st->late);
 	json_u64(&j, "waited_for_children", st->waited_for_children);
 	json_u64(&j, "execs_followed", st->execs_followed);
-	json_u64(&j, "loader_locks_retagged", st->loader_locks_retagged);
+	json_u64(&j, "lock_owners_retagged", st->lock_owners_retagged);
 	json_num(&j, "mean_stop_ms", "%.4f", 1e3 * per(st->stop_total, st->checkpoints));
 	json_num(&j, "max_stop_ms", "%.4f", 1e3 * st->stop_max);
 	json_num(&j, "mean_threads", "%.3f", per((double)st->thread_captures, st->checkpoints));

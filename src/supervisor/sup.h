@@ -7,7 +7,7 @@
  *   exec.c      the program exec'd: the new image becomes the checkpointed program
  *   loop.c      the stop (cut) loop;  threads.c  the thread table;  worker.c  the commit thread
  *   capture.c   one checkpoint: registers, map, dirty memory, fds -> one pool epoch
- *   restore.c   rebuild a relaunched process from the committed epoch;  loaderlocks.c  ld.so locks, new ids
+ *   restore.c   rebuild a relaunched process from the committed epoch;  lockowners.c  held locks, new ids
  *   children.c  child processes and own pipes: when the cut waits
  *   stats.c     --stats-json (json.c: the JSON writer)
  *   image.c     the epoch blob;  procfs.c  /proc readers;  inject.c  syscalls run by the child
@@ -126,7 +126,7 @@ struct sup_stats {
 	uint64_t checkpoints, late;       /* late: ticks that found the previous commit still running */
 	uint64_t waited_for_children;     /* looks at a due checkpoint that found the program with a child */
 	uint64_t execs_followed;          /* new images the checkpoints went on with (exec.c) */
-	uint64_t loader_locks_retagged;   /* resume: loader locks given a thread's new id (loaderlocks.c) */
+	uint64_t lock_owners_retagged;    /* resume: held locks given their thread's new id (lockowners.c) */
 	struct ckpt_stats bytes;          /* summed over checkpoints */
 	struct metalog_stats meta;
 	uint64_t meta_first_bytes;        /* meta.bytes after the first checkpoint (a full layout in log mode) */
@@ -180,7 +180,7 @@ struct sup {
 	struct known_file *files;
 	int nfiles;
 	uint32_t tid_offset;
-	pid_t old_main_tid;          /* resume: the main thread's id at the checkpoint (restore.c) */
+	pid_t old_main_tid;          /* resume: the main thread's id at the checkpoint (restore.c), 0: unknown */
 	uint64_t start_brk;
 	/* warnings given once */
 	uint64_t warned_fds[MAX_FDS / 64];

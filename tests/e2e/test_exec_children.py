@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, PROSPER, prosper
+from conftest import PROSPER, prosper
 
 LONG = os.environ.get("PROSPER_LONG") == "1"
 KILLS = 60 if LONG else 30
@@ -225,11 +225,3 @@ for i in range(3000000):
 print(t, r, w, os.get_blocking(r), os.get_blocking(w))
 """)
     torture(tmp_path, "/usr/bin/python3", "-S", prog)
-
-
-def test_a_kill_inside_dlopen_resumes(tmp_path):
-    """Most of dlopener's run is a library constructor inside dlopen(), the loader's recursive
-    lock held: a resume gives that lock to the thread's new id (loaderlocks.c); before, every such
-    resume hung in the loader's next lock."""
-    d = os.path.join(BUILD, "tests", "supervisor")
-    torture(tmp_path, os.path.join(d, "dlopener"), os.path.join(d, "libslowinit.so"), "8", kills=12)

@@ -62,3 +62,30 @@ def test_unmodified_multithreaded_program_from_the_distribution(tmp_path):
     assert res["identical"], res["differences"]
     # xz maps large buffers at start: kills before its first commit start it afresh
     assert res["resumes"] >= 3
+
+
+# ---------------------------------------------------------------- thread ids at a resume
+
+
+def _torture_ids(*prog, kills):
+    # a resume that hangs fails in minutes, not at torture's default of ten
+    r = prosper("torture", "--kills", kills, "--timeout", 240, "--json", "--", *prog, timeout=900)
+    assert r.returncode in (0, 1), r.stderr
+    res = json.loads(r.stdout)
+    assert res["identical"], res["differences"]
+    assert res["resumes"] >= kills // 2, res
+
+
+def test_a_kill_inside_dlopen_resumes():
+    """Most of dlopener's run is a library constructor inside dlopen(), the loader's recursive
+    lock held: a resume gives that lock to the thread's new id (lockowners.c); before, every such
+    resume hung in the loader's next lock."""
+    d = os.path.join(BUILD, "tests", "supervisor")
+    _torture_ids(os.path.join(d, "dlopener"), os.path.join(d, "libslowinit.so"), "8", kills=12)
+
+
+def test_locks_held_across_a_checkpoint_keep_their_owner():
+    """Two threads hold error-checking, recursive and robust mutexes and a write-locked rwlock
+    across checkpoints: after a resume a relock is still EDEADLK and every unlock succeeds, as
+    natively (with the old ids left in place: EPERM, and a relock that waits forever)."""
+    _torture_ids(os.path.join(BUILD, "tests", "supervisor", "lockowner"), "6", kills=20)
