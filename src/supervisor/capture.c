@@ -662,8 +662,8 @@ int sup_verify(struct sup *s)
 				last = b;
 			}
 		if (differ) /* where the oracle disagreed: what a bug report needs */
-			fprintf(stderr, "prosper run: verify: checkpoint %llu: %llu bytes differ in %llx-%llx %s (sp %llx), "
-				"first at %llx, last at %llx\n", (unsigned long long)s->stats.checkpoints + 1,
+			fprintf(stderr, "%s: verify: checkpoint %llu: %llu bytes differ in %llx-%llx %s (sp %llx), "
+				"first at %llx, last at %llx\n", sup_command(), (unsigned long long)s->stats.checkpoints + 1,
 				(unsigned long long)differ, (unsigned long long)v->start, (unsigned long long)v->end,
 				v->path[0] ? v->path : "[anonymous]", (unsigned long long)v->sp,
 				(unsigned long long)(v->start + from + first), (unsigned long long)(v->start + from + last));
