@@ -57,9 +57,14 @@ def test_env_with_a_variable(tmp_path):
     torture(tmp_path, "/usr/bin/env", "VAR=x", "python3", "-S", "-c", PRIMES)
 
 
+def test_env_dash_i_drops_the_environment(tmp_path):
+    """`env -i` passes no environment at all: the shim is given to the new image all the same."""
+    torture(tmp_path, "/usr/bin/env", "-i", "/usr/bin/python3", "-S", "-c", PRIMES, kills=20)
+
+
 def test_shell_script_doing_its_own_work(tmp_path):
     # dash: `[` and $((...)) are built in, so the shell itself is the program
-    sh = _script(tmp_path / "count.sh", """#!/bin/sh
+    sh = _script(tmp_path / "count.sh", """#!/usr/bin/env sh
 i=0; s=0
 while [ $i -lt 150000 ]; do
   i=$((i + 1)); s=$(( (s * 31 + i) % 1000003 ))
