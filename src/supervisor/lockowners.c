@@ -1,147 +1,186 @@
-/* lockowners.c -- after a resume, the locks a thread held are given the thread's new id
- * (lockowners.h).
+/* lockowners.c -- after a resume, the locks a thread held that glibc names by its id are given
+ * the thread's new id (lockowners.h).
  *
- * glibc names the owner of some locks by thread id, and a resume gives every thread a new one.
- * Natively a relock by the owner is caught by that id: a recursive mutex counts it, an
- * error-checking one and a write-locked rwlock return EDEADLK, and code relies on it (OpenSSL's
- * provider walk re-takes a write lock it holds and goes on after EDEADLK).  With the old id in
- * place the same relock waits for a thread that no longer exists: a checkpoint taken inside
- * dlopen (ld.so's recursive _dl_load_lock) or inside Python's `import hashlib` (OpenSSL's rwlock)
- * resumed into a program hung for good.
+ * A resume gives every thread a new id, but some locks name their owner by id: a relock by the
+ * owner of a recursive mutex is counted by that id, and a robust mutex's lock word is its
+ * owner's id.  With the old id in place, a checkpoint taken inside dlopen() (ld.so's recursive
+ * _dl_load_lock held) resumed into a loader whose unlock failed and whose next lock waited for its
+ * old self forever, and a robust mutex held across a checkpoint could not be unlocked.
  *
- * So every writable private mapping of the rebuilt program is scanned, 8-byte aligned, for a
- * 32-bit word equal to an old id in the owner position of a held lock of glibc's x86-64 layout:
- *   pthread_mutex_t   __lock @0 (!= 0), __count @4, __owner @8, __nusers @12 (>= 1), __kind @16:
- *                     recursive, error-checking, robust or priority-inheriting (for the last two
- *                     __lock itself holds the owner's id in its low 30 bits and is rewritten too);
- *                     a normal mutex is left alone (nothing reads its owner);
- *   pthread_rwlock_t  __writers_futex @12 (1 or 2: write-locked), __pad3 @16 = __pad4 @20 = 0,
- *                     __cur_writer @24, __shared @28 (0 or 1), __pad2 @40 = 0, __flags @48 (<= 2).
- * The owner (and robust/PI lock word) is rewritten to the new id through /proc/PID/mem, after
- * tracking is on, so the next checkpoint saves it.  A word that merely looks like such a lock
- * would be changed too: the shape checks and the id match make that unlikely, not impossible
- * (docs/run-resume.md).
+ * Only locks that are known to be locks are touched -- a scan of all memory for "an id in the
+ * owner position of something shaped like a lock" once changed graph data of pr and sssp:
+ *   - ld.so's own locks: every held recursive pthread_mutex_t (glibc's x86-64 layout: __lock @0,
+ *     __count @4, __owner @8, __nusers @12, __kind @16) inside _rtld_global, whose address and
+ *     size come from ld.so's dynamic symbol table;
+ *   - robust mutexes: the ones each thread holds are on its robust list (the kernel's
+ *     robust_list_head, registered by glibc for every thread), walked from its head; their lock
+ *     word (id in the low 30 bits) and __owner are rewritten.
+ * Other locks of the program's own that name an owner (error-checking and recursive mutexes,
+ * write-locked rwlocks) keep the old id: docs/limitations.md.  Writes go through /proc/PID/mem
+ * after tracking is on, so the next checkpoint saves them.
  */
 #include "lockowners.h"
+#include <elf.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#define CHUNK (4u << 20)
 #define MUTEX_BYTES 40
-#define RWLOCK_BYTES 56
 #define KIND_RECURSIVE 1
-#define KIND_ERRORCHECK 2
-#define KIND_ROBUST 16
-#define KIND_PI 32
+#define KIND_MASK 0x7f
 #define FUTEX_TID_MASK 0x3fffffffu
+#define ROBUST_LIST_MAX 4096
 
-static uint32_t u32(const uint8_t *p)
+/* The loader among the checkpoint's mappings: its path and load address (the start of its
+ * mapping at file offset 0).  0, or -1 when the program has none (statically linked). */
+static int find_loader(const struct img *im, const char **path, uint64_t *base)
 {
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static uint64_t u64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
-/* The index of id among the old ids, or -1. */
-static int old_index(uint32_t id, const pid_t *old, int n)
-{
-	for (int t = 0; t < n; t++)
-		if (id == (uint32_t)old[t])
-			return t;
+	for (uint32_t i = 0; i < im->h->nvmas; i++) {
+		const char *p = img_s(im, im->vmas[i].path);
+		const char *b = p ? strrchr(p, '/') : NULL;
+		if (b && !strncmp(b + 1, "ld-linux", 8) && im->vmas[i].offset == 0) {
+			*path = p;
+			*base = im->vmas[i].start;
+			return 0;
+		}
+	}
 	return -1;
 }
 
-/* Is m (MUTEX_BYTES) a held mutex whose owner matters, owned by old[t]?  *lock_word: the lock
- * word holds the id too (robust, PI). */
-static int held_mutex(const uint8_t *m, int *lock_word)
+/* The value and size of a dynamic symbol of an ELF file; 0 or -1. */
+static int dynsym(const char *path, const char *name, uint64_t *value, uint64_t *size)
 {
-	uint32_t lock = u32(m), nusers = u32(m + 12), kind = u32(m + 16) & 0x7f;
-	uint32_t type = kind & 3;
-	if (!lock || !nusers || (kind & 64))
-		return 0; /* free, or priority-protect (no owner in the lock word, rare) */
-	*lock_word = (kind & (KIND_ROBUST | KIND_PI)) != 0;
-	if (*lock_word)
-		return (lock & FUTEX_TID_MASK) == u32(m + 8);
-	return type == KIND_RECURSIVE ? u32(m + 4) >= 1 : type == KIND_ERRORCHECK;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int rc = -1;
+	Elf64_Ehdr eh;
+	Elf64_Shdr *sh = NULL;
+	char *strs = NULL;
+	Elf64_Sym *syms = NULL;
+	if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof *sh || eh.e_shnum == 0 || eh.e_shnum > 4096)
+		goto out;
+	sh = malloc((size_t)eh.e_shnum * sizeof *sh);
+	if (!sh || pread(fd, sh, (size_t)eh.e_shnum * sizeof *sh, (off_t)eh.e_shoff) != (ssize_t)(eh.e_shnum * sizeof *sh))
+		goto out;
+	for (unsigned i = 0; i < eh.e_shnum && rc; i++) {
+		if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh.e_shnum || sh[i].sh_entsize != sizeof(Elf64_Sym) ||
+		    sh[i].sh_size > (64u << 20) || sh[sh[i].sh_link].sh_size > (64u << 20))
+			continue;
+		const Elf64_Shdr *st = &sh[sh[i].sh_link];
+		syms = malloc(sh[i].sh_size);
+		strs = malloc(st->sh_size + 1);
+		if (!syms || !strs || pread(fd, syms, sh[i].sh_size, (off_t)sh[i].sh_offset) != (ssize_t)sh[i].sh_size ||
+		    pread(fd, strs, st->sh_size, (off_t)st->sh_offset) != (ssize_t)st->sh_size)
+			goto out;
+		strs[st->sh_size] = 0;
+		for (size_t k = 0; k < sh[i].sh_size / sizeof *syms; k++)
+			if (syms[k].st_name < st->sh_size && !strcmp(strs + syms[k].st_name, name) && syms[k].st_value) {
+				*value = syms[k].st_value;
+				*size = syms[k].st_size;
+				rc = 0;
+				break;
+			}
+		free(syms), free(strs);
+		syms = NULL, strs = NULL;
+	}
+out:
+	free(sh), free(syms), free(strs);
+	close(fd);
+	return rc;
 }
 
-static int held_rwlock(const uint8_t *w)
+static int read32(int fd, uint64_t addr, uint32_t *v)
 {
-	uint32_t wf = u32(w + 12), shared = u32(w + 28), flags = u32(w + 48);
-	return (wf == 1 || wf == 2) && !u32(w + 16) && !u32(w + 20) && shared <= 1 && !u64(w + 40) && flags <= 2;
+	return pread(fd, v, 4, (off_t)addr) == 4 ? 0 : -1;
 }
 
-static int put(int fd, uint64_t addr, uint32_t v)
+static int write32(int fd, uint64_t addr, uint32_t v)
 {
 	return pwrite(fd, &v, 4, (off_t)addr) == 4 ? 0 : -1;
 }
 
-/* Scan one chunk: buf holds [addr, addr + len) of the program. */
-static int scan(int fd, const uint8_t *buf, uint64_t addr, size_t len, const pid_t *old, const pid_t *now, int n)
+/* The index of id among the old ids whose thread got a new one, or -1. */
+static int renamed(uint32_t id, const pid_t *old, const pid_t *now, int n)
 {
+	for (int t = 0; t < n; t++)
+		if (id && id == (uint32_t)old[t] && old[t] != now[t])
+			return t;
+	return -1;
+}
+
+/* ld.so's held recursive locks; the number retagged, or -1. */
+static int retag_loader(int fd, const struct img *im, const pid_t *old, const pid_t *now, int n)
+{
+	const char *path;
+	uint64_t base, value = 0, size = 0;
+	if (find_loader(im, &path, &base) != 0 || dynsym(path, "_rtld_global", &value, &size) != 0 ||
+	    size < MUTEX_BYTES || size > (1u << 20))
+		return 0; /* no loader, or one without the symbol: nothing we know how to fix */
+	uint8_t *g = malloc(size);
 	int found = 0;
-	for (size_t off = 0; off + 8 <= len; off += 8) {
-		uint32_t v = u32(buf + off);
-		int t = v ? old_index(v, old, n) : -1;
-		if (t < 0 || old[t] == now[t])
+	if (!g || pread(fd, g, size, (off_t)(base + value)) != (ssize_t)size) {
+		free(g);
+		return -1;
+	}
+	for (uint64_t off = 0; off + MUTEX_BYTES <= size && found >= 0; off += 8) {
+		uint32_t lock, count, owner, kind;
+		memcpy(&lock, g + off, 4), memcpy(&count, g + off + 4, 4);
+		memcpy(&owner, g + off + 8, 4), memcpy(&kind, g + off + 16, 4);
+		int t = renamed(owner, old, now, n);
+		if (!lock || !count || (kind & KIND_MASK) != KIND_RECURSIVE || t < 0)
 			continue;
-		int lock_word;
-		if (off >= 8 && off - 8 + MUTEX_BYTES <= len && held_mutex(buf + off - 8, &lock_word)) {
-			if (put(fd, addr + off, (uint32_t)now[t]) != 0)
-				return -1;
-			uint32_t lw = u32(buf + off - 8);
-			if (lock_word && put(fd, addr + off - 8, (lw & ~FUTEX_TID_MASK) | (uint32_t)now[t]) != 0)
-				return -1;
-			found++;
-		} else if (off >= 24 && off - 24 + RWLOCK_BYTES <= len && held_rwlock(buf + off - 24)) {
-			if (put(fd, addr + off, (uint32_t)now[t]) != 0)
+		found = write32(fd, base + value + off + 8, (uint32_t)now[t]) == 0 ? found + 1 : -1;
+	}
+	free(g);
+	return found;
+}
+
+/* The robust mutexes on the list whose kernel head is at head; the number retagged, or -1.
+ * struct robust_list_head { next; long futex_offset; list_op_pending }: each entry is the list
+ * node inside a mutex, whose lock word is at entry + futex_offset. */
+static int retag_robust(int fd, uint64_t head, const pid_t *old, const pid_t *now, int n)
+{
+	uint64_t h[3];
+	if (!head || pread(fd, h, sizeof h, (off_t)head) != (ssize_t)sizeof h)
+		return 0;
+	int64_t off = (int64_t)h[1];
+	int found = 0;
+	uint64_t entry = h[0];
+	for (int k = 0; k < ROBUST_LIST_MAX && entry && entry != head; k++) {
+		uint32_t lock, owner;
+		uint64_t word = entry + (uint64_t)off;
+		if (read32(fd, word, &lock) != 0 || read32(fd, word + 8, &owner) != 0)
+			return found;
+		int t = renamed(lock & FUTEX_TID_MASK, old, now, n);
+		if (t >= 0) {
+			if (write32(fd, word, (lock & ~FUTEX_TID_MASK) | (uint32_t)now[t]) != 0 ||
+			    (owner == (uint32_t)old[t] && write32(fd, word + 8, (uint32_t)now[t]) != 0))
 				return -1;
 			found++;
 		}
+		if (pread(fd, &entry, 8, (off_t)entry) != 8)
+			break;
 	}
 	return found;
 }
 
-int lock_owners_retag(pid_t pid, const struct img *im, const pid_t *old, const pid_t *now, int n)
+int lock_owners_retag(pid_t pid, const struct img *im, const uint64_t *robust_heads, const pid_t *old, const pid_t *now,
+		      int n)
 {
 	char p[64];
 	snprintf(p, sizeof p, "/proc/%d/mem", (int)pid);
 	int fd = open(p, O_RDWR | O_CLOEXEC);
-	uint8_t *buf = malloc(CHUNK);
-	int total = 0;
-	if (fd < 0 || !buf) {
-		total = -1;
-		goto out;
+	if (fd < 0)
+		return -1;
+	int total = retag_loader(fd, im, old, now, n);
+	for (int t = 0; t < n && total >= 0; t++) {
+		int k = retag_robust(fd, robust_heads[t], old, now, n);
+		total = k < 0 ? -1 : total + k;
 	}
-	for (uint32_t i = 0; i < im->h->nvmas && total >= 0; i++) {
-		const struct img_vma *v = &im->vmas[i];
-		if (v->perms[1] != 'w' || v->perms[3] != 'p')
-			continue;
-		/* chunks overlap by a lock's size, so one that straddles a boundary is seen whole */
-		for (uint64_t a = v->start; a < v->end && total >= 0;) {
-			size_t len = v->end - a < CHUNK ? (size_t)(v->end - a) : CHUNK;
-			if (pread(fd, buf, len, (off_t)a) != (ssize_t)len)
-				break; /* a part the program never touched that cannot be read: nothing held there */
-			int k = scan(fd, buf, a, len, old, now, n);
-			total = k < 0 ? -1 : total + k;
-			if (a + len >= v->end)
-				break;
-			a += len - RWLOCK_BYTES;
-		}
-	}
-out:
-	free(buf);
-	if (fd >= 0)
-		close(fd);
+	close(fd);
 	return total;
 }

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -146,18 +147,24 @@ static int retag_lock_owners(struct sup *s, const struct img *im)
 {
 	int n = 1 + (int)im->h->nthreads;
 	pid_t *old = calloc((size_t)n, sizeof *old), *now = calloc((size_t)n, sizeof *now);
+	uint64_t *heads = calloc((size_t)n, sizeof *heads);
 	int rc = -1;
-	if (old && now && s->nthr == n) {
+	if (old && now && heads && s->nthr == n) {
+		/* the main thread's head is where the relaunched glibc registered it (same TCB address) */
+		void *head = NULL;
+		size_t len = 0;
+		if (syscall(SYS_get_robust_list, s->pid, &head, &len) == 0)
+			heads[0] = (uint64_t)(uintptr_t)head;
 		old[0] = s->old_main_tid, now[0] = s->pid;
 		for (int i = 1; i < n; i++)
-			old[i] = im->threads[i - 1].tid, now[i] = s->thr[i].tid;
-		int k = lock_owners_retag(s->pid, im, old, now, n);
+			old[i] = im->threads[i - 1].tid, now[i] = s->thr[i].tid, heads[i] = im->threads[i - 1].robust_head;
+		int k = lock_owners_retag(s->pid, im, heads, old, now, n);
 		if (k >= 0) {
 			s->stats.lock_owners_retagged += (uint64_t)k;
 			rc = 0;
 		}
 	}
-	free(old), free(now);
+	free(old), free(now), free(heads);
 	return rc;
 }
 

@@ -7,7 +7,7 @@
  *   exec.c      the program exec'd: the new image becomes the checkpointed program
  *   loop.c      the stop (cut) loop;  threads.c  the thread table;  worker.c  the commit thread
  *   capture.c   one checkpoint: registers, map, dirty memory, fds -> one pool epoch
- *   restore.c   rebuild a relaunched process from the committed epoch;  lockowners.c  held locks, new ids
+ *   restore.c   rebuild a relaunched process from the committed epoch;  lockowners.c  loader + robust locks, new ids
  *   children.c  child processes and own pipes: when the cut waits
  *   stats.c     --stats-json (json.c: the JSON writer)
  *   image.c     the epoch blob;  procfs.c  /proc readers;  inject.c  syscalls run by the child

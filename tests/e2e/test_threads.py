@@ -84,8 +84,8 @@ def test_a_kill_inside_dlopen_resumes():
     _torture_ids(os.path.join(d, "dlopener"), os.path.join(d, "libslowinit.so"), "8", kills=12)
 
 
-def test_locks_held_across_a_checkpoint_keep_their_owner():
-    """Two threads hold error-checking, recursive and robust mutexes and a write-locked rwlock
-    across checkpoints: after a resume a relock is still EDEADLK and every unlock succeeds, as
-    natively (with the old ids left in place: EPERM, and a relock that waits forever)."""
+def test_a_robust_mutex_held_across_a_checkpoint_unlocks_after_a_resume():
+    """Two threads hold a robust (error-checking) mutex each across checkpoints and unlock it: as
+    natively after every resume (with the old ids left in place: EPERM, then a lock that waits
+    forever)."""
     _torture_ids(os.path.join(BUILD, "tests", "supervisor", "lockowner"), "6", kills=20)
