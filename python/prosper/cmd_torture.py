@@ -63,6 +63,8 @@ def add_arguments(p):
     p.add_argument("--interval", type=float, default=10.0, help="checkpoint interval in ms (default 10)")
     p.add_argument("--metadata", choices=["rewrite", "log"], default=None,
                    help="how each checkpoint keeps registers, map and fds (prosper run --metadata)")
+    p.add_argument("--host-pids", action="store_true",
+                   help="the program keeps the system's ids, which change at every resume (prosper run --host-pids)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--keep", action="store_true", help="keep the working directory for inspection")
     p.add_argument("--timeout", type=float, default=600.0, help="give up after this many seconds (default 600)")
@@ -120,6 +122,8 @@ def main(args):
     common = ["--json", "--pool", pool, "--interval", str(args.interval), "--stats-json", stats]
     if args.metadata:
         common += ["--metadata", args.metadata]
+    if args.host_pids:
+        common += ["--host-pids"]
     kills = resumes = checkpoints = in_window = fresh = 0
     final = None
     errors = []

@@ -318,13 +318,14 @@ static int build_blob(struct sup *s, struct img_buf *out, int nmaps)
 	h.sigblk = main_thr->sigmask;
 	for (int t = 1; t < s->nthr; t++) {
 		const struct thr *th = &s->thr[t];
-		struct img_thread it = { .tid = th->tid, .sigmask = th->sigmask, .robust_head = th->robust_head,
+		struct img_thread it = { .tid = th->own ? th->own : th->tid, .sigmask = th->sigmask, .robust_head = th->robust_head,
 					 .robust_len = th->robust_len, .regs = th->regs };
 		img_buf_put(&threads, &it, sizeof it);
 	}
 	for (int t = 1; t < s->nthr; t++)
 		img_buf_put(&threads, s->thr[t].xstate, xlen);
 	h.nthreads = (uint32_t)(s->nthr - 1);
+	h.own_pid = (uint32_t)main_thr->own;
 	h.umask = ps.umask;
 	h.start_brk = ps.start_brk;
 	h.exe_str = img_str(&strings, s->exe);
@@ -475,6 +476,8 @@ static int capture_threads(struct sup *s)
 			head = NULL, len = 0;
 		th->robust_head = (uint64_t)(uintptr_t)head;
 		th->robust_len = len;
+		if (!th->own) /* read once: an id does not change */
+			th->own = pidns_own_id(th->tid);
 	}
 	return 0;
 }
@@ -496,10 +499,12 @@ int sup_capture(struct sup *s)
 	const struct user_regs_struct *regs = &s->thr[0].regs;
 	s->sp = regs->rsp;
 	if (s->new_image && !s->tid_offset) {
-		/* glibc caches the thread id in its TCB; resume rewrites it if we find it here */
-		uint32_t tid = 0;
+		/* glibc caches the thread id in its TCB -- the id the program sees, in its own pid
+		 * namespace not ours; resume rewrites it, and recreates threads with the kernel
+		 * clearing it at their exit (pthread_join), only if we find it here */
+		uint32_t tid = 0, own = (uint32_t)(s->thr[0].own ? s->thr[0].own : s->pid);
 		struct iovec l = { &tid, 4 }, r = { (void *)(uintptr_t)(regs->fs_base + 720), 4 };
-		if (process_vm_readv(s->pid, &l, 1, &r, 1, 0) == 4 && tid == (uint32_t)s->pid)
+		if (process_vm_readv(s->pid, &l, 1, &r, 1, 0) == 4 && tid == own)
 			s->tid_offset = 720;
 	}
 	int n = 0;

@@ -31,14 +31,14 @@ struct img_hdr {
 	uint32_t nvmas, nfds, nfiles, xstate_bytes;
 	uint32_t argc, envc, strings_bytes, tid_offset; /* tid_offset: glibc's cached tid, 0 = unknown */
 	uint32_t exe_str, cwd_str, launch_cwd_str, kernel_str, args_str, umask;
-	uint32_t nthreads, reserved; /* threads besides the main one */
+	uint32_t nthreads, own_pid; /* threads besides the main one; the pid the program saw (0: unknown) */
 	uint64_t start_brk, xcr0, sigblk, vdso;
 	struct user_regs_struct regs;
 };
 
 /* A thread besides the main one: what resume needs to recreate it. */
 struct img_thread {
-	int32_t tid;      /* at the checkpoint (informational: a resume gets new tids) */
+	int32_t tid;      /* at the checkpoint, as the program saw it (its own namespace's id) */
 	uint32_t reserved;
 	uint64_t sigmask, robust_head, robust_len;
 	struct user_regs_struct regs;  /* fs_base is its TLS, rsp its stack */

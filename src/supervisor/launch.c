@@ -24,6 +24,7 @@
 #include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "pidns.h"
 #include "refusal.h"
 
 extern char **environ;
@@ -97,13 +98,13 @@ int launch_channel_open(struct hello_channel *ch)
 
 /* Fork the program: no ASLR, in cwd, environment env plus the shim's socket; it waits until we
  * have seized it, then execs.  On return the child is seized and running. */
-int launch(struct child *c, const struct hello_channel *ch, const char *file, char *const argv[],
-	   char *const env[], int envc, const char *cwd, int resume, int use_path)
+int launch(struct child *c, const struct hello_channel *ch, struct pidns *ns, const char *file,
+	   char *const argv[], char *const env[], int envc, const char *cwd, int resume, int use_path)
 {
 	int go[2];
 	if (pipe2(go, O_CLOEXEC) != 0)
 		return -errno;
-	pid_t pid = fork();
+	pid_t pid = ns ? pidns_fork(ns) : fork();
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
@@ -115,6 +116,11 @@ int launch(struct child *c, const struct hello_channel *ch, const char *file, ch
 		sigemptyset(&all);
 		sigprocmask(SIG_SETMASK, &all, NULL); /* the supervisor's SIGCHLD block is not the program's */
 		personality(ADDR_NO_RANDOMIZE);
+		if (ns && ns->on && pidns_child_setup() != 0) {
+			fprintf(stderr, "%s: cannot mount /proc for the program's pid namespace: %s\n", sup_command(),
+				strerror(errno));
+			_exit(2);
+		}
 		if (cwd && chdir(cwd) != 0) {
 			fprintf(stderr, "%s: cannot enter %s: %s\n", sup_command(), cwd, strerror(errno));
 			_exit(2);

@@ -86,6 +86,10 @@ int main(int argc, char **argv)
 	children_note_inherited_pipes(s);
 	if ((rc = launch_channel_open(&s->channel)) != 0)
 		return refuse(REFUSE_SETUP, "cannot open the shim's socket: %s", strerror(-rc));
+	if (o.cfg.host_pids)
+		snprintf(s->ns.why, sizeof s->ns.why, "%s", "--host-pids");
+	else
+		pidns_enter(&s->ns); /* off: the program has the system's ids, as with --host-pids */
 
 	struct img im;
 	struct child c;
@@ -106,6 +110,7 @@ int main(int argc, char **argv)
 	if (ended < 0)
 		return refuse(REFUSE_LAUNCH, "%s", "lost the program before it started");
 	if (ended) {
+		pidns_release(&s->ns);
 		prosper_pool_close(&s->pool);
 		return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	}
@@ -130,6 +135,8 @@ int main(int argc, char **argv)
 	}
 
 	int st = sup_supervise(s, sigfd);
+	if (st >= 0)
+		pidns_release(&s->ns); /* what the program left running goes on, as it would natively */
 	int code = st < 0 ? 1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	if (st >= 0 && WIFEXITED(st) && prosper_pool_epoch(s->pool) > 0 && poolfile_mark_finished(s->pool, code) != 0)
 		fprintf(stderr, "%s: could not mark the pool finished: %s\n", sup_command(), prosper_pool_errormsg());

@@ -15,7 +15,9 @@ static const char usage[] =
 	"this directory if --pool is not given) and keeps checkpointing into the same pool.  The stack is\n"
 	"saved Prosper's way (from SP-128 up, 8-byte granules, two-step redo commit); other memory with\n"
 	"libcrpm's protocol.  Exit code: the program's; 2 for refused input, with a one-line reason.\n"
-	"Threads are persisted; a fork or exec stops checkpointing (the program runs on).\n"
+	"Threads are persisted; an exec is followed; while the program has a child process the\n"
+	"checkpoint waits.  The program runs in a pid namespace of its own, so that a resume gives it\n"
+	"and its threads their ids back (where the system allows; else they change).\n"
 	"\n"
 	"  --pool PATH              the pool file; on /dev/shm commits are fastest (survives process\n"
 	"                           death, not power loss)\n"
@@ -32,6 +34,8 @@ static const char usage[] =
 	"  --exact-stack-stats      also count the stack's changed 8-byte words (costs a compare)\n"
 	"  --metadata M             log: registers, map and fds kept as a redo log of their changes\n"
 	"                           (default, Kindle's way); rewrite: written whole every checkpoint\n"
+	"  --host-pids              no pid namespace: the program has the system's ids (they change at a\n"
+	"                           resume; locks held across it are given the new ids where known)\n"
 	"  --json                   a refusal is also one JSON object on stderr, with a stable code:\n"
 	"                           {\"refused\": \"finished\", \"message\": ..., \"exit_code\": 0}\n"
 	"                           (codes: docs/run-resume.md, \"Refusals\")\n"
@@ -71,6 +75,7 @@ int options_parse(int argc, char **argv, struct opts *o)
 		} else if (!strcmp(a, "--fresh")) o->fresh = 1;
 		else if (!strcmp(a, "--json")) continue;
 		else if (!strcmp(a, "--verify")) o->cfg.verify = 1;
+		else if (!strcmp(a, "--host-pids")) o->cfg.host_pids = 1;
 		else if (!strcmp(a, "--exact-stack-stats")) o->cfg.stats_exact = 1;
 		else if (!v) return refuse(REFUSE_USAGE, "%s needs a value (see --help)", a);
 		else if (!strcmp(a, "--pool")) o->pool = v, i++;

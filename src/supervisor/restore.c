@@ -452,9 +452,11 @@ static int restore_process_state(struct sup *s, struct rctx *r, const struct img
 	if (inject_write(&r->in, r->scratch, &mask, sizeof mask) ||
 	    sys(r, SYS_rt_sigprocmask, SIG_SETMASK, (long)r->scratch, 0, 8, 0, 0) != 0)
 		FAIL("cannot restore the signal mask");
-	/* glibc's cached thread id */
+	/* glibc's cached thread id: the one the program sees now (its checkpoint's, in its own
+	 * pid namespace -- resume.c asked for it) */
+	s->thr[0].own = pidns_own_id(s->pid);
 	if (im->h->tid_offset) {
-		uint32_t tid = (uint32_t)s->pid, old = 0;
+		uint32_t tid = (uint32_t)(s->thr[0].own ? s->thr[0].own : s->pid), old = 0;
 		struct iovec ol = { &old, 4 }, orm = { (void *)(uintptr_t)(im->h->regs.fs_base + im->h->tid_offset), 4 };
 		if (process_vm_readv(s->pid, &ol, 1, &orm, 1, 0) == 4)
 			s->old_main_tid = (pid_t)old; /* for the locks it held (lockowners.h) */
@@ -487,8 +489,9 @@ static int set_registers(pid_t tid, struct user_regs_struct regs, const uint8_t 
 
 /* The other threads: each is cloned by the main thread through the gate with its own TLS and
  * stack (glibc's struct pthread, stack and TLS are in memory already), gets its signal mask and
- * robust-futex list, then its registers.  It gets a new tid, which the kernel writes into its
- * struct pthread (CLONE_CHILD_SETTID) and clears at its exit (CLONE_CHILD_CLEARTID), as
+ * robust-futex list, then its registers.  In the program's own pid namespace it is asked to get
+ * its checkpoint's tid back (pidns.h); else it gets a new one.  The kernel writes the tid into
+ * its struct pthread (CLONE_CHILD_SETTID) and clears it at its exit (CLONE_CHILD_CLEARTID), as
  * pthread_create would have.  Each is left stopped, in s->thr. */
 static int restore_threads(struct sup *s, struct rctx *r, const struct img *im)
 {
@@ -500,25 +503,30 @@ static int restore_threads(struct sup *s, struct rctx *r, const struct img *im)
 		long flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM | CLONE_SETTLS |
 			     (tcb_tid ? CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID : 0);
 		r->in.cloned = 0;
-		long tid = sys(r, SYS_clone, flags, (long)t->regs.rsp, 0, (long)tcb_tid, (long)t->regs.fs_base, 0);
-		if (tid <= 0 || r->in.cloned != tid)
+		if (s->ns.on)
+			pidns_next(&s->ns, t->tid); /* not free, or refused: the thread gets another id */
+		/* the call returns the id in the program's namespace, the event ours */
+		long own = sys(r, SYS_clone, flags, (long)t->regs.rsp, 0, (long)tcb_tid, (long)t->regs.fs_base, 0);
+		pid_t tid = r->in.cloned;
+		if (own <= 0 || tid <= 0 || pidns_own_id(tid) != own)
 			FAIL("cannot recreate thread %d of the checkpoint", (int)t->tid);
 		int st;
 		if (waitpid((pid_t)tid, &st, __WALL) != tid || !WIFSTOPPED(st))
-			FAIL("the recreated thread %ld did not stop", tid);
+			FAIL("the recreated thread %ld did not stop", (long)tid);
 		struct thr *th = &s->thr[s->nthr++];
 		memset(th, 0, sizeof *th);
-		th->tid = (pid_t)tid;
+		th->tid = tid;
+		th->own = (pid_t)own;
 		th->stopped = 1;
 		struct inject tin;
 		if (inject_open_thread(&tin, &r->in, (pid_t)tid) != 0)
-			FAIL("cannot control the recreated thread %ld", tid);
+			FAIL("cannot control the recreated thread %ld", (long)tid);
 		if (inject_write(&r->in, r->scratch, &t->sigmask, sizeof t->sigmask) ||
 		    inject_syscall(&tin, SYS_rt_sigprocmask, SIG_SETMASK, (long)r->scratch, 0, 8, 0, 0) != 0)
-			FAIL("cannot restore the signal mask of thread %ld", tid);
+			FAIL("cannot restore the signal mask of thread %ld", (long)tid);
 		if (t->robust_head && inject_syscall(&tin, SYS_set_robust_list, (long)t->robust_head, (long)t->robust_len, 0,
 						     0, 0, 0) != 0)
-			FAIL("cannot restore the robust-futex list of thread %ld", tid);
+			FAIL("cannot restore the robust-futex list of thread %ld", (long)tid);
 		if (set_registers((pid_t)tid, t->regs, im->thread_xstate + (size_t)i * im->h->xstate_bytes,
 				  im->h->xstate_bytes, why, whylen))
 			return -1;

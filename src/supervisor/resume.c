@@ -82,7 +82,10 @@ int resume_start(struct sup *s, const struct img *im, struct child *c)
 	s->envp = env;
 	s->envc = (int)im->h->envc;
 	s->tid_offset = im->h->tid_offset;
-	int rc = launch(c, &s->channel, exe, args, env, s->envc, s->launch_cwd, 1, 0);
+	/* the program's process id back, when it has its own namespace (restore.c does the threads) */
+	if (s->ns.on && im->h->own_pid > 1)
+		pidns_next(&s->ns, im->h->own_pid);
+	int rc = launch(c, &s->channel, &s->ns, exe, args, env, s->envc, s->launch_cwd, 1, 0);
 	if (rc != 0)
 		return refuse(REFUSE_LAUNCH, "cannot relaunch %s: %s", exe, strerror(-rc));
 	return 0;
@@ -142,6 +145,19 @@ static int retouch_tids(struct sup *s, const struct img *im)
 	return rc;
 }
 
+/* Did every thread get its checkpoint's id back?  If not, say so once, with why. */
+static void note_changed_ids(struct sup *s, const struct img *im)
+{
+	pid_t was = im->h->own_pid ? (pid_t)im->h->own_pid : s->old_main_tid;
+	uint64_t changed = was && was != s->thr[0].own;
+	for (int i = 1; i < s->nthr && i <= (int)im->h->nthreads; i++)
+		changed += im->threads[i - 1].tid != s->thr[i].own;
+	s->stats.ids_changed = changed;
+	if (changed)
+		fprintf(stderr, "%s: the program's process and thread ids changed (%s); docs/limitations.md says what that means\n",
+			sup_command(), s->ns.on ? "not free in its namespace" : s->ns.why);
+}
+
 /* The locks a thread held at the checkpoint that name their owner: given to its new id. */
 static int retag_lock_owners(struct sup *s, const struct img *im)
 {
@@ -155,9 +171,11 @@ static int retag_lock_owners(struct sup *s, const struct img *im)
 		size_t len = 0;
 		if (syscall(SYS_get_robust_list, s->pid, &head, &len) == 0)
 			heads[0] = (uint64_t)(uintptr_t)head;
-		old[0] = s->old_main_tid, now[0] = s->pid;
+		/* ids as the program sees them: in its own namespace, mostly the same ones again */
+		old[0] = s->old_main_tid, now[0] = s->thr[0].own ? s->thr[0].own : s->pid;
 		for (int i = 1; i < n; i++)
-			old[i] = im->threads[i - 1].tid, now[i] = s->thr[i].tid, heads[i] = im->threads[i - 1].robust_head;
+			old[i] = im->threads[i - 1].tid, now[i] = s->thr[i].own ? s->thr[i].own : s->thr[i].tid,
+			heads[i] = im->threads[i - 1].robust_head;
 		int k = lock_owners_retag(s->pid, im, heads, old, now, n);
 		if (k >= 0) {
 			s->stats.lock_owners_retagged += (uint64_t)k;
@@ -205,6 +223,7 @@ int resume_started(struct sup *s, const struct img *im, int hello_rc, const stru
 		kill(s->pid, SIGKILL);
 		return refuse(REFUSE_RESTORE, "cannot give the new thread ids to glibc and the locks they hold: %s", strerror(errno));
 	}
+	note_changed_ids(s, im);
 	s->stats.restore_seconds = now() - t_start;
 	s->thr[0].stopped = 1;
 	threads_resume_all(s); /* the main thread and every thread sup_restore recreated */

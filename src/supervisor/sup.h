@@ -9,6 +9,7 @@
  *   capture.c   one checkpoint: registers, map, dirty memory, fds -> one pool epoch
  *   restore.c   rebuild a relaunched process from the committed epoch;  lockowners.c  loader + robust locks, new ids
  *   children.c  child processes and own pipes: when the cut waits
+ *   pidns.c     the program's own pid namespace: a resume gives back every process and thread id
  *   stats.c     --stats-json (json.c: the JSON writer)
  *   image.c     the epoch blob;  procfs.c  /proc readers;  inject.c  syscalls run by the child
  *   metalog.c   the epoch's metadata as a redo log of changes (--metadata log) or the blob whole
@@ -24,6 +25,7 @@
 #include "image.h"
 #include "launch.h"
 #include "metalog.h"
+#include "pidns.h"
 #include "procfs.h"
 #include "refusal.h"
 #include "prosper/pool.h"
@@ -71,6 +73,7 @@ struct ckpt_stats {
 #define MAX_THREADS 512
 struct thr {
 	pid_t tid;
+	pid_t own;     /* its id in the program's own namespace (getpid/gettid there); 0: not read yet */
 	int stopped;    /* in a stop of ours: PTRACE_INTERRUPT, or the first stop of a new thread */
 	int listening;  /* group-stopped (SIGSTOP & co.): left with PTRACE_LISTEN */
 	/* captured at the stop */
@@ -119,6 +122,7 @@ struct sup_config {
 	int stats_exact;             /* also count the stack's changed 8-byte words (costs a compare) */
 	const char *stats_path;      /* --stats-json, or NULL */
 	uint64_t commit_delay_us;    /* test hook: widen the window between data and commit */
+	int host_pids;               /* --host-pids: no pid namespace of its own (pidns.h) */
 };
 
 /* What a run measured; written out by stats.c, read by nothing else. */
@@ -127,6 +131,7 @@ struct sup_stats {
 	uint64_t waited_for_children;     /* looks at a due checkpoint that found the program with a child */
 	uint64_t execs_followed;          /* new images the checkpoints went on with (exec.c) */
 	uint64_t lock_owners_retagged;    /* resume: held locks given their thread's new id (lockowners.c) */
+	uint64_t ids_changed;             /* resume: the program's process and thread ids that are not the checkpoint's */
 	struct ckpt_stats bytes;          /* summed over checkpoints */
 	struct metalog_stats meta;
 	uint64_t meta_first_bytes;        /* meta.bytes after the first checkpoint (a full layout in log mode) */
@@ -169,6 +174,7 @@ struct sup {
 	/* how every image of the program is started and says hello (launch.h) */
 	char shim[VMA_PATH_MAX];
 	struct hello_channel channel;
+	struct pidns ns;             /* the program's own ids (pidns.h) */
 	/* the launch record, written into every epoch: the image the program runs now (exec.c) */
 	char exe[VMA_PATH_MAX];
 	char launch_cwd[VMA_PATH_MAX];

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, prosper
+from conftest import BUILD, PROSPER, prosper
 
 LONG = os.environ.get("PROSPER_LONG") == "1"
 SUP = os.path.join(BUILD, "src", "supervisor", "prosper-supervise")
@@ -67,25 +67,113 @@ def test_unmodified_multithreaded_program_from_the_distribution(tmp_path):
 # ---------------------------------------------------------------- thread ids at a resume
 
 
-def _torture_ids(*prog, kills):
+def _torture_ids(*prog, kills, host_pids=False):
     # a resume that hangs fails in minutes, not at torture's default of ten
-    r = prosper("torture", "--kills", kills, "--timeout", 240, "--json", "--", *prog, timeout=900)
+    r = prosper("torture", "--kills", kills, "--timeout", 240, "--json", *(["--host-pids"] if host_pids else []),
+                "--", *prog, timeout=900)
     assert r.returncode in (0, 1), r.stderr
     res = json.loads(r.stdout)
     assert res["identical"], res["differences"]
     assert res["resumes"] >= kills // 2, res
 
 
-def test_a_kill_inside_dlopen_resumes():
+# Both ways: in the program's own pid namespace every thread gets its id back; with --host-pids
+# (what a system without namespaces gets) the ids change and the known locks are retagged.
+@pytest.mark.parametrize("host_pids", [False, True], ids=["own-ids", "host-pids"])
+def test_a_kill_inside_dlopen_resumes(host_pids):
     """Most of dlopener's run is a library constructor inside dlopen(), the loader's recursive
-    lock held: a resume gives that lock to the thread's new id (lockowners.c); before, every such
-    resume hung in the loader's next lock."""
+    lock held: a resume gives the thread its id back, or the lock the thread's new id
+    (lockowners.c); before either, every such resume hung in the loader's next lock."""
     d = os.path.join(BUILD, "tests", "supervisor")
-    _torture_ids(os.path.join(d, "dlopener"), os.path.join(d, "libslowinit.so"), "8", kills=12)
+    _torture_ids(os.path.join(d, "dlopener"), os.path.join(d, "libslowinit.so"), "8", kills=12, host_pids=host_pids)
 
 
-def test_a_robust_mutex_held_across_a_checkpoint_unlocks_after_a_resume():
+@pytest.mark.parametrize("host_pids", [False, True], ids=["own-ids", "host-pids"])
+def test_a_robust_mutex_held_across_a_checkpoint_unlocks_after_a_resume(host_pids):
     """Two threads hold a robust (error-checking) mutex each across checkpoints and unlock it: as
     natively after every resume (with the old ids left in place: EPERM, then a lock that waits
     forever)."""
-    _torture_ids(os.path.join(BUILD, "tests", "supervisor", "lockowner"), "6", kills=20)
+    _torture_ids(os.path.join(BUILD, "tests", "supervisor", "lockowner"), "6", kills=20, host_pids=host_pids)
+
+
+IDS_PROGRAM = r"""
+import os, sys, threading, time
+# a pid file, as daemons write one: after a resume it must still name this process
+pidfile = sys.argv[1]
+if not os.path.exists(pidfile):
+    with open(pidfile, "w") as f:
+        f.write(str(os.getpid()))
+go = threading.Event()
+tids = []
+def worker():
+    tids.append(threading.get_native_id())
+    go.wait()
+ts = [threading.Thread(target=worker) for _ in range(2)]
+for t in ts:
+    t.start()
+while len(tids) < 2:
+    time.sleep(0.01)
+for step in range(60):
+    pid = os.getpid()
+    named = int(open(pidfile).read())
+    try:
+        os.kill(named, 0)
+        alive = 1
+    except ProcessLookupError:
+        alive = 0
+    seen = int(open(f"/proc/{pid}/stat").read().split()[0])  # /proc/<getpid()> is this process
+    print(step, pid, threading.get_native_id(), *sorted(tids), named, alive, seen, flush=True)
+    time.sleep(0.03)
+go.set()
+for t in ts:
+    t.join()
+"""
+
+
+def _ids_run(tmp_path, pool_dir, *flags):
+    """Run the ids program, kill it three times and resume it; its printed lines and the last
+    resume's statistics."""
+    from conftest import kill_at_epoch
+    prog_path = tmp_path / "ids.py"
+    prog_path.write_text(IDS_PROGRAM)
+    prog = ["/usr/bin/python3", str(prog_path), str(tmp_path / "ids.pid")]
+    pool, out, stats = os.path.join(pool_dir, "ids.prosper"), tmp_path / "out", tmp_path / "s.json"
+    with open(out, "wb") as f:
+        p = subprocess.Popen([PROSPER, "run", "--pool", pool, *flags,
+                              "--", *prog], cwd=tmp_path, stdout=f, stderr=subprocess.PIPE,
+                             start_new_session=True)
+        kill_at_epoch(p, pool, 20)
+        for _ in range(3):
+            epoch = json.loads(prosper("inspect", "--json", pool).stdout)["epoch"]
+            p = subprocess.Popen([PROSPER, "resume", "--pool", pool,
+                                  *flags], cwd=tmp_path, stdout=f, stderr=subprocess.PIPE, start_new_session=True)
+            kill_at_epoch(p, pool, epoch + 20)
+        r = subprocess.run([PROSPER, "resume", "--pool", pool, *flags,
+                            "--stats-json", stats], cwd=tmp_path, stdout=f, stderr=subprocess.PIPE, text=True,
+                           timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = [line.split() for line in out.read_text().splitlines()]
+    assert {int(line[0]) for line in lines} == set(range(60)), lines
+    return lines, json.loads(stats.read_text()), r.stderr
+
+
+def test_a_resume_gives_the_program_its_process_and_thread_ids_back(tmp_path, pool_dir):
+    """In its own pid namespace the program sees, after each of several resumes, the process id,
+    thread ids and pid file it had: every printed line names the same ids, /proc/<getpid()> is
+    itself, and the statistics count no changed id."""
+    lines, st, err = _ids_run(tmp_path, pool_dir)
+    assert st["pid_namespace"] is True and st["ids_changed"] == 0, st
+    ids = {tuple(line[1:]) for line in lines}
+    assert len(ids) == 1, ids
+    pid, main_tid, t1, t2, named, alive, seen = next(iter(ids))
+    assert pid == main_tid == named == seen and alive == "1" and len({pid, t1, t2}) == 3, ids
+    assert "ids changed" not in err, err
+
+
+def test_with_host_pids_the_ids_change_and_it_is_said(tmp_path, pool_dir):
+    """--host-pids (what a system without pid namespaces gets): the ids change at each resume, the
+    statistics count them and stderr says so; the program still runs to its end."""
+    lines, st, err = _ids_run(tmp_path, pool_dir, "--host-pids")
+    assert st["pid_namespace"] is False and st["ids_changed"] == 3, st
+    assert "ids changed (--host-pids)" in err, err
+    assert len({line[1] for line in lines}) >= 2, lines
