@@ -71,7 +71,7 @@ int run_start(struct sup *s, const struct opts *o, const char *pool_path, struct
 	s->argc = o->nprog;
 	s->envp = env;
 	s->envc = envc;
-	if ((rc = launch(c, &s->channel, o->prog[0], o->prog, env, envc, NULL, 0, 1)) != 0)
+	if ((rc = launch(c, &s->channel, &s->ns, o->prog[0], o->prog, env, envc, NULL, 0, 1)) != 0)
 		return refuse(REFUSE_LAUNCH, "cannot start %s: %s", o->prog[0],
 			      rc == -EPERM ? "ptrace is not permitted here" : strerror(-rc));
 	return 0;
@@ -86,12 +86,25 @@ void run_exec_done(struct sup *s)
 		s->exe[l] = 0;
 }
 
-/* Has the program already exited (a zombie not yet reaped)?  Then a tracker that could not be
- * opened says nothing worth a warning: there is nothing left to checkpoint. */
+/* Has the program already exited -- a zombie not yet reaped, or on its way out, its memory gone
+ * (a live process always has some: /proc/PID/statm counts none only after exit_mm)?  Then a
+ * tracker that could not be opened says nothing worth a warning: there is nothing left to
+ * checkpoint.  (/bin/true is that far before the tracker opens, every time.) */
 static int already_exited(pid_t pid)
 {
 	siginfo_t si = { 0 };
-	return waitid(P_PID, pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
+	if (waitid(P_PID, pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid)
+		return 1;
+	char p[64];
+	unsigned long pages = 1;
+	snprintf(p, sizeof p, "/proc/%d/statm", (int)pid);
+	FILE *f = fopen(p, "re");
+	if (!f)
+		return 1;
+	if (fscanf(f, "%lu", &pages) != 1)
+		pages = 0;
+	fclose(f);
+	return pages == 0;
 }
 
 void run_started(struct sup *s, int hello_rc, int uffd, const char *why)
