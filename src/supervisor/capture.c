@@ -320,6 +320,7 @@ static int build_blob(struct sup *s, struct img_buf *out, int nmaps)
 		const struct thr *th = &s->thr[t];
 		struct img_thread it = { .tid = th->own ? th->own : th->tid, .sigmask = th->sigmask, .robust_head = th->robust_head,
 					 .robust_len = th->robust_len, .regs = th->regs };
+		memcpy(it.comm, th->comm, sizeof it.comm);
 		img_buf_put(&threads, &it, sizeof it);
 	}
 	for (int t = 1; t < s->nthr; t++)
@@ -328,6 +329,8 @@ static int build_blob(struct sup *s, struct img_buf *out, int nmaps)
 	h.own_pid = (uint32_t)main_thr->own;
 	h.umask = ps.umask;
 	h.start_brk = ps.start_brk;
+	h.arg_start = ps.arg_start, h.arg_end = ps.arg_end, h.env_start = ps.env_start, h.env_end = ps.env_end;
+	memcpy(h.comm, ps.comm, sizeof h.comm);
 	h.exe_str = img_str(&strings, s->exe);
 	h.launch_cwd_str = img_str(&strings, s->launch_cwd);
 	char p[64], cwd[VMA_PATH_MAX];
@@ -478,6 +481,8 @@ static int capture_threads(struct sup *s)
 		th->robust_len = len;
 		if (!th->own) /* read once: an id does not change */
 			th->own = pidns_own_id(th->tid);
+		if (t > 0 && proc_thread_comm(s->pid, th->tid, th->comm) != 0)
+			memset(th->comm, 0, sizeof th->comm);
 	}
 	return 0;
 }

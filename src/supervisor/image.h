@@ -21,8 +21,8 @@
 #include <stdint.h>
 #include <sys/user.h>
 
-#define IMG_MAGIC 0x32474D4950535250ull /* "PRSPIMG2" */
-#define IMG_VERSION 2
+#define IMG_MAGIC 0x33474D4950535250ull /* "PRSPIMG3" */
+#define IMG_VERSION 3 /* 3: the argument area and thread names (ps shows the program after a resume) */
 #define IMG_NONE 0xFFFFFFFFu
 
 struct img_hdr {
@@ -34,6 +34,10 @@ struct img_hdr {
 	uint32_t nthreads, own_pid; /* threads besides the main one; the pid the program saw (0: unknown) */
 	uint64_t start_brk, xcr0, sigblk, vdso;
 	struct user_regs_struct regs;
+	/* where the kernel reads the program's argv and environment (/proc/PID/cmdline, ps): the
+	 * exec's strings on its first stack; 0: unknown */
+	uint64_t arg_start, arg_end, env_start, env_end;
+	char comm[16];   /* the main thread's name (/proc/PID/comm) */
 };
 
 /* A thread besides the main one: what resume needs to recreate it. */
@@ -42,6 +46,7 @@ struct img_thread {
 	uint32_t reserved;
 	uint64_t sigmask, robust_head, robust_len;
 	struct user_regs_struct regs;  /* fs_base is its TLS, rsp its stack */
+	char comm[16];                 /* its name (pthread_setname_np) */
 };
 
 struct img_vma {

@@ -245,18 +245,41 @@ int proc_status(pid_t pid, struct proc_status *out)
 	if ((rc = read_proc(pid, PF_STAT, &buf, &cap, &len)) != 0)
 		return rc;
 	/* fields after the command name (which may hold spaces) start at the last ')' */
-	char *f = strrchr(buf, ')');
-	if (!f)
+	char *f = strrchr(buf, ')'), *name = strchr(buf, '(');
+	if (!f || !name || name > f)
 		return -EPROTO;
+	size_t nl = (size_t)(f - name - 1) < sizeof out->comm - 1 ? (size_t)(f - name - 1) : sizeof out->comm - 1;
+	memcpy(out->comm, name + 1, nl);
 	f += 2; /* field 3 */
-	for (int field = 3; field < 47 && f; field++) {
+	uint64_t v[52] = { 0 };
+	for (int field = 3; field <= 51 && f; field++) {
+		v[field] = strtoull(f, NULL, 10);
 		f = strchr(f, ' ');
 		if (f)
 			f++;
 	}
-	if (!f)
-		return -EPROTO;
-	out->start_brk = strtoull(f, NULL, 10);
+	out->start_code = v[26], out->end_code = v[27], out->start_stack = v[28];
+	out->start_data = v[45], out->end_data = v[46], out->start_brk = v[47];
+	out->arg_start = v[48], out->arg_end = v[49], out->env_start = v[50], out->env_end = v[51];
+	return out->start_brk || out->start_stack ? 0 : -EPROTO;
+}
+
+int proc_thread_comm(pid_t pid, pid_t tid, char comm[16])
+{
+	char p[64];
+	snprintf(p, sizeof p, "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	char b[32];
+	ssize_t n = read(fd, b, sizeof b - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	if (b[n - 1] == '\n')
+		n--;
+	memset(comm, 0, 16);
+	memcpy(comm, b, (size_t)n < 15 ? (size_t)n : 15);
 	return 0;
 }
 

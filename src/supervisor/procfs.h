@@ -40,8 +40,13 @@ int proc_fds(pid_t pid, struct fd_info *out, int max, int *n);
 struct proc_status {
 	uint64_t sigblk;
 	unsigned umask;
-	uint64_t start_brk;
+	char comm[16];
+	/* from /proc/PID/stat: the memory layout the kernel keeps (prctl(PR_SET_MM_MAP) sets it) */
+	uint64_t start_code, end_code, start_stack, start_data, end_data, start_brk;
+	uint64_t arg_start, arg_end, env_start, env_end;
 };
+/* The name of thread tid of process pid (/proc/PID/task/TID/comm) into comm[16]; 0 or -1. */
+int proc_thread_comm(pid_t pid, pid_t tid, char comm[16]);
 int proc_status(pid_t pid, struct proc_status *out);
 
 /* Identity of a file: size, mtime, inode, device, and the ELF build-id if it has one. */

@@ -12,7 +12,8 @@
  *   3. the memory of every saved mapping, written from the pool through /proc/PID/mem; NVM-resident
  *      memory is mapped from the pool file again at its address instead (nvm.c: no copy);
  *   4. glibc's cached tid, fds (files truncated to their checkpointed size, reopened at the same
- *      numbers with the same flags and offsets), cwd, umask, signal handlers and mask;
+ *      numbers with the same flags and offsets), cwd, umask, signal handlers and mask; the
+ *      names ps shows (thread names, and the kernel pointed at the checkpoint's argv);
  *   5. registers and extended state, with an interrupted system call set up to restart.
  *
  * Invariants
@@ -31,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -466,6 +468,40 @@ static int restore_process_state(struct sup *s, struct rctx *r, const struct img
 	return 0;
 }
 
+/* A thread's name, from a 16-byte field that may lack its NUL; through thread `in` (NULL: main). */
+static void set_name(struct rctx *r, struct inject *in, const char comm[16])
+{
+	char name[16];
+	memcpy(name, comm, 15);
+	name[15] = 0;
+	long p = name[0] ? scratch_str(r, name) : 0;
+	if (p && in)
+		inject_syscall(in, SYS_prctl, PR_SET_NAME, p, 0, 0, 0, 0);
+	else if (p)
+		sys(r, SYS_prctl, PR_SET_NAME, p, 0, 0, 0, 0);
+}
+
+/* What ps and /proc/PID/cmdline show.  The relaunch's own strings sit elsewhere on its first stack
+ * (another socket name in its environment) and it is named after the resolved executable
+ * ("python3.11" for "python3"); the checkpoint's strings are back in memory, so the kernel is
+ * pointed at them again (PR_SET_MM_MAP, the rest of the layout as the relaunch has it).  A
+ * kernel that refuses changes only what ps shows, not the program: no reason to refuse. */
+static void restore_names(struct sup *s, struct rctx *r, const struct img *im)
+{
+	set_name(r, NULL, im->h->comm);
+	struct proc_status ps;
+	if (!im->h->arg_start || proc_status(s->pid, &ps) != 0)
+		return;
+	long brk = sys(r, SYS_brk, 0, 0, 0, 0, 0, 0);
+	struct prctl_mm_map m = { .start_code = ps.start_code, .end_code = ps.end_code, .start_data = ps.start_data,
+				  .end_data = ps.end_data, .start_brk = ps.start_brk, .brk = (uint64_t)brk,
+				  .start_stack = ps.start_stack, .arg_start = im->h->arg_start, .arg_end = im->h->arg_end,
+				  .env_start = im->h->env_start, .env_end = im->h->env_end, .exe_fd = (uint32_t)-1 };
+	if (brk > 0 && inject_write(&r->in, r->scratch, &m, sizeof m) == 0 &&
+	    sys(r, SYS_prctl, PR_SET_MM, PR_SET_MM_MAP, (long)r->scratch, sizeof m, 0, 0) == 0)
+		s->stats.names_restored = 1;
+}
+
 /* A thread's registers and extended state, with a system call the checkpoint interrupted set up
  * to restart the way the kernel would have: back over `syscall` with the number in rax. */
 static int set_registers(pid_t tid, struct user_regs_struct regs, const uint8_t *xstate, uint32_t xlen, char *why,
@@ -527,6 +563,7 @@ static int restore_threads(struct sup *s, struct rctx *r, const struct img *im)
 		if (t->robust_head && inject_syscall(&tin, SYS_set_robust_list, (long)t->robust_head, (long)t->robust_len, 0,
 						     0, 0, 0) != 0)
 			FAIL("cannot restore the robust-futex list of thread %ld", (long)tid);
+		set_name(r, &tin, t->comm);
 		if (set_registers((pid_t)tid, t->regs, im->thread_xstate + (size_t)i * im->h->xstate_bytes,
 				  im->h->xstate_bytes, why, whylen))
 			return -1;
@@ -565,7 +602,10 @@ int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *he
 		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	s->stats.restore_memory_seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
-	if (reopen_fds(s, &r, im) || restore_process_state(s, &r, im, hello) || restore_threads(s, &r, im))
+	if (reopen_fds(s, &r, im) || restore_process_state(s, &r, im, hello))
+		goto out;
+	restore_names(s, &r, im);
+	if (restore_threads(s, &r, im))
 		goto out;
 	sys(&r, SYS_munmap, (long)r.scratch, SCRATCH_BYTES, 0, 0, 0, 0);
 	rc = set_registers(s->pid, im->h->regs, im->xstate, im->h->xstate_bytes, why, whylen);

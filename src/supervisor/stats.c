@@ -39,6 +39,7 @@ int stats_write(const struct sup *s, const char *path)
 	json_u64(&j, "lock_owners_retagged", st->lock_owners_retagged);
 	json_bool(&j, "pid_namespace", s->ns.on);
 	json_u64(&j, "ids_changed", st->ids_changed);
+	json_bool(&j, "names_restored", (int)st->names_restored);
 	json_num(&j, "mean_stop_ms", "%.4f", 1e3 * per(st->stop_total, st->checkpoints));
 	json_num(&j, "max_stop_ms", "%.4f", 1e3 * st->stop_max);
 	json_num(&j, "mean_threads", "%.3f", per((double)st->thread_captures, st->checkpoints));

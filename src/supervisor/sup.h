@@ -79,6 +79,7 @@ struct thr {
 	/* captured at the stop */
 	struct user_regs_struct regs;
 	uint64_t sigmask, robust_head, robust_len;
+	char comm[16];  /* its name (other threads; the main thread's comes with proc_status) */
 	size_t xlen;
 	uint8_t xstate[4096 * 4];
 };
@@ -131,6 +132,7 @@ struct sup_stats {
 	uint64_t waited_for_children;     /* looks at a due checkpoint that found the program with a child */
 	uint64_t execs_followed;          /* new images the checkpoints went on with (exec.c) */
 	uint64_t lock_owners_retagged;    /* resume: held locks given their thread's new id (lockowners.c) */
+	uint64_t names_restored;          /* resume: ps shows the checkpoint's argv again (restore.c) */
 	uint64_t ids_changed;             /* resume: the program's process and thread ids that are not the checkpoint's */
 	struct ckpt_stats bytes;          /* summed over checkpoints */
 	struct metalog_stats meta;

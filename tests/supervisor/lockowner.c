@@ -3,8 +3,11 @@
  * The lock word of a robust mutex is its owner's thread id, and a resume gives threads new ids:
  * left with the old id, the unlock after a resume fails with EPERM and the next lock waits for
  * a thread that is gone (tests/e2e/test_threads.py; src/supervisor/lockowners.c).
+ * With `plain` the mutexes are error-checking but not robust: on no list the kernel keeps, they
+ * cannot be found from outside, and only a resume that gives each thread its old id (the
+ * program's own pid namespace, src/supervisor/pidns.c) lets them be unlocked.
  *
- * usage: lockowner ROUNDS (1-16) */
+ * usage: lockowner ROUNDS (1-16) [plain] */
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -38,15 +41,17 @@ static void *work(void *arg)
 
 int main(int argc, char **argv)
 {
-	if (argc != 2 || atoi(argv[1]) < 1 || atoi(argv[1]) > 16) {
-		fprintf(stderr, "usage: lockowner ROUNDS (1-16)\n");
+	int plain = argc == 3 && !strcmp(argv[2], "plain");
+	if ((argc != 2 && !plain) || atoi(argv[1]) < 1 || atoi(argv[1]) > 16) {
+		fprintf(stderr, "usage: lockowner ROUNDS (1-16) [plain]\n");
 		return 2;
 	}
 	static struct locks l[2];
 	pthread_mutexattr_t a;
 	pthread_mutexattr_init(&a);
 	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
-	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	if (!plain)
+		pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
 	for (int t = 0; t < 2; t++) {
 		pthread_mutex_init(&l[t].robust, &a);
 		l[t].id = t;
