@@ -7,6 +7,8 @@
  *     this stop through the syscall gate below and never lets the constructor return;
  *   - record the signal handlers the program installs, in its own .bss, so that a checkpoint
  *     carries them;
+ *   - note which interval timers the program arms (setitimer, alarm), so that a checkpoint reads
+ *     them and a resume arms them again;
  *   - offer the NVM request gate that libprosper-nvm calls (include/prosper/internal/shim_proto.h).
  * Raw system calls where libc state could be in flux; no allocation; no stack protector (the
  * canary lives in the TCB, which a restore overwrites). */
@@ -22,6 +24,7 @@
 #include <sys/un.h>
 #include <stddef.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <unistd.h>
 #include "prosper/internal/uffd_abi.h"
 #include "prosper/internal/shim_proto.h"
@@ -83,6 +86,28 @@ sighandler_t signal(int sig, sighandler_t handler)
 	if (rc != SIG_ERR)
 		record_signal(sig);
 	return rc;
+}
+
+static struct shim_timers prosper_shim_timers;
+
+int setitimer(__itimer_which_t which, const struct itimerval *new, struct itimerval *old)
+{
+	static int (*real)(__itimer_which_t, const struct itimerval *, struct itimerval *);
+	if (!real)
+		real = (int (*)(__itimer_which_t, const struct itimerval *, struct itimerval *))dlsym(RTLD_NEXT, "setitimer");
+	int rc = real(which, new, old);
+	if (rc == 0 && new && (int)which >= 0 && (int)which < 3)
+		prosper_shim_timers.used |= 1ull << (int)which;
+	return rc;
+}
+
+unsigned int alarm(unsigned int seconds)
+{
+	static unsigned int (*real)(unsigned int);
+	if (!real)
+		real = (unsigned int (*)(unsigned int))dlsym(RTLD_NEXT, "alarm");
+	prosper_shim_timers.used |= 1ull << ITIMER_REAL;
+	return real(seconds);
 }
 
 static void send_hello(int sock, int fd, const struct shim_hello *h)
@@ -161,13 +186,20 @@ __attribute__((constructor)) static void prosper_shim_init(void)
 	struct shim_hello h = { .status = 'U', .gate = (uint64_t)(uintptr_t)prosper_shim_gate,
 				.sigtab = (uint64_t)(uintptr_t)&prosper_shim_sigtab,
 				.nvm_gate = (uint64_t)(uintptr_t)prosper_shim_nvm_gate,
-				.nvm_path = (uint64_t)(uintptr_t)prosper_shim_nvm_path };
+				.nvm_path = (uint64_t)(uintptr_t)prosper_shim_nvm_path,
+				.timers = (uint64_t)(uintptr_t)&prosper_shim_timers };
 	h.resume = getenv("PROSPER_SHIM_RESUME") != NULL;
 	strip_environment(); /* what the program and its children see is what the user gave */
 	/* Dispositions inherited through exec (an ignored signal stays ignored) are part of the
 	 * program's state before it installs any handler of its own. */
 	for (int sig = 1; sig < SHIM_NSIG; sig++)
 		record_signal(sig);
+	/* and so are interval timers an exec kept running */
+	for (int w = 0; w < 3; w++) {
+		struct itimerval t;
+		if (syscall(SYS_getitimer, w, &t) == 0 && (t.it_value.tv_sec || t.it_value.tv_usec))
+			prosper_shim_timers.used |= 1ull << w;
+	}
 	if (sock < 0)
 		return;
 	int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);

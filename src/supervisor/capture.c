@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "children.h"
+#include "timers.h"
 #include "prosper/stackckpt.h"
 #include "sup.h"
 
@@ -491,10 +492,13 @@ int sup_capture(struct sup *s)
 {
 	s->batch.nchunks = 0;
 	s->batch.len = 0;
+	/* first: it runs the main thread (for a system call), capture_threads then reads its registers */
+	int rc = timers_capture(s);
+	if (rc)
+		return rc;
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	int rc = capture_threads(s);
-	if (rc)
+	if ((rc = capture_threads(s)) != 0)
 		return rc;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	s->stats.thread_capture_seconds += (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;

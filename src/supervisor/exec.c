@@ -332,6 +332,7 @@ void sup_exec(struct sup *s, struct worker *w)
 		s->gate = hello.gate;
 		s->nvm_gate = hello.nvm_gate;
 		s->nvm_path_addr = hello.nvm_path;
+		s->timers_addr = hello.timers;
 		if (sup_start_tracking(s, uffd) == 0) {
 			s->stats.execs_followed++;
 			return;

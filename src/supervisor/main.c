@@ -126,6 +126,7 @@ int main(int argc, char **argv)
 		s->gate = hello.gate;
 		s->nvm_gate = hello.nvm_gate;
 		s->nvm_path_addr = hello.nvm_path;
+		s->timers_addr = hello.timers;
 	}
 	if (o.cfg.resume) {
 		if ((rc = resume_started(s, &im, hello_rc, &hello, uffd, t_start)))

@@ -12,7 +12,8 @@
  *   3. the memory of every saved mapping, written from the pool through /proc/PID/mem; NVM-resident
  *      memory is mapped from the pool file again at its address instead (nvm.c: no copy);
  *   4. glibc's cached tid, fds (files truncated to their checkpointed size, reopened at the same
- *      numbers with the same flags and offsets), cwd, umask, signal handlers and mask; the
+ *      numbers with the same flags and offsets), cwd, umask, signal handlers and mask, interval
+ *      timers (timers.h); the
  *      names ps shows (thread names, and the kernel pointed at the checkpoint's argv);
  *   5. registers and extended state, with an interrupted system call set up to restart.
  *
@@ -44,6 +45,7 @@
 #include "prosper/internal/shim_proto.h"
 #include "inject.h"
 #include "sup.h"
+#include "timers.h"
 
 #define SCRATCH_BYTES (64u << 10)
 
@@ -454,6 +456,10 @@ static int restore_process_state(struct sup *s, struct rctx *r, const struct img
 	if (inject_write(&r->in, r->scratch, &mask, sizeof mask) ||
 	    sys(r, SYS_rt_sigprocmask, SIG_SETMASK, (long)r->scratch, 0, 8, 0, 0) != 0)
 		FAIL("cannot restore the signal mask");
+	int armed = timers_restore(s, &r->in);
+	if (armed < 0)
+		FAIL("cannot arm the interval timers again: %s", strerror(-armed));
+	s->stats.timers_restored = (uint64_t)armed;
 	/* glibc's cached thread id: the one the program sees now (its checkpoint's, in its own
 	 * pid namespace -- resume.c asked for it) */
 	s->thr[0].own = pidns_own_id(s->pid);

@@ -59,6 +59,33 @@ def test_files_fds_signals_and_sleeps_survive(tmp_path):
     assert res["resumes"] >= 10
 
 
+def test_interval_timers_survive(tmp_path):
+    """A periodic ITIMER_REAL that the program waits on with pause(), then an alarm(): a resume
+    arms both again with what was left of them at the checkpoint (timers.c); before, every
+    resume waited in pause() forever."""
+    prog = tmp_path / "timers.py"
+    prog.write_text("""import signal
+ticks = 0
+def tick(sig, frame):
+    global ticks
+    ticks += 1
+signal.signal(signal.SIGALRM, tick)
+signal.setitimer(signal.ITIMER_REAL, 0.05, 0.05)
+while ticks < 30:
+    signal.pause()
+signal.setitimer(signal.ITIMER_REAL, 0)
+print("ticks", min(ticks, 30), flush=True)
+signal.alarm(1)
+signal.pause()
+print("alarm", flush=True)
+""")
+    r = prosper("torture", "--kills", KILLS, "--timeout", 240, "--json", "--", "/usr/bin/python3", str(prog), timeout=900)
+    assert r.returncode in (0, 1), r.stderr
+    res = json.loads(r.stdout)
+    assert res["identical"], res["differences"]
+    assert res["resumes"] >= KILLS // 2, res
+
+
 DISTRIBUTION = {
     # a calculator, a compressor working on files, interpreters running a script
     "bc": lambda d: ["/usr/bin/bc", "-lq", _write(d / "pi.bc", "scale=1400; 4*a(1)\n")],

@@ -8,6 +8,12 @@
  * rebuilt memory, it holds the handlers the program had installed, in the kernel's own layout,
  * ready to be passed to rt_sigaction by injected system calls.
  *
+ * Interval timers (setitimer, alarm) live in the kernel, not in memory.  The shim notes in
+ * struct shim_timers which ones the program armed (or inherited armed through exec); at every
+ * checkpoint with one, the supervisor makes the program read them into `now` (getitimer, injected
+ * before memory is saved), so the values travel in the checkpoint with the rest of the shim's
+ * .bss, and a resume arms them again from there (src/supervisor/timers.c).
+ *
  * NVM requests (include/prosper/nvm.h): libprosper-nvm calls prosper_shim_nvm_gate(op, arg), an
  * `int3; ret` in the shim.  The supervisor sees the SIGTRAP stop with rip == nvm_gate + 1, reads
  * op from rdi and arg from rsi, puts its answer in rax (an address or 0 on success, -errno on
@@ -28,6 +34,15 @@ struct shim_sigtab {
 	struct shim_ksigaction act[SHIM_NSIG];
 };
 
+struct shim_itimerval { /* struct itimerval, x86-64 */
+	int64_t interval_sec, interval_usec, value_sec, value_usec;
+};
+
+struct shim_timers {
+	uint64_t used;                   /* bit w: interval timer w (ITIMER_REAL 0, VIRTUAL 1, PROF 2) was armed */
+	struct shim_itimerval now[3];    /* as the last checkpoint read them */
+};
+
 struct shim_hello {
 	char status;        /* 'K' ok, 'U' no userfaultfd, 'A' no async write-protect */
 	char resume;        /* 1: the shim stopped itself with SIGSTOP for the restore */
@@ -36,6 +51,7 @@ struct shim_hello {
 	uint64_t sigtab;    /* address of struct shim_sigtab */
 	uint64_t nvm_gate;  /* address of prosper_shim_nvm_gate (`int3; ret`) */
 	uint64_t nvm_path;  /* SHIM_NVM_PATH_MAX bytes in the shim where the supervisor puts the pool's path */
+	uint64_t timers;    /* address of struct shim_timers */
 };
 
 enum shim_nvm_op { SHIM_NVM_ALLOC = 1, SHIM_NVM_FREE = 2 };

@@ -1,0 +1,59 @@
+/* timers.c -- interval timers across a checkpoint and a resume (timers.h). */
+#include "timers.h"
+#include <errno.h>
+#include <stddef.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include "inject.h"
+#include "prosper/internal/shim_proto.h"
+
+static int read_child(pid_t pid, uint64_t addr, void *to, size_t n)
+{
+	struct iovec l = { to, n }, r = { (void *)(uintptr_t)addr, n };
+	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -EIO;
+}
+
+int timers_capture(struct sup *s)
+{
+	uint64_t used = 0;
+	if (!s->timers_addr || !s->gate || read_child(s->pid, s->timers_addr, &used, sizeof used) != 0 || !used)
+		return 0;
+	if (s->thr[0].listening) {
+		s->stats.timers_stale++;
+		return 0;
+	}
+	struct inject in;
+	int rc = inject_open(&in, s->pid, s->gate);
+	for (int w = 0; w < 3 && !rc; w++) {
+		uint64_t at = s->timers_addr + offsetof(struct shim_timers, now) + (uint64_t)w * sizeof(struct shim_itimerval);
+		if (used >> w & 1) {
+			long got = inject_syscall(&in, SYS_getitimer, w, (long)at, 0, 0, 0, 0);
+			rc = got < 0 ? (int)got : 0;
+		}
+	}
+	/* the program goes on exactly where it was stopped */
+	if (ptrace(PTRACE_SETREGS, s->pid, 0, &in.base) != 0 && !rc)
+		rc = -errno;
+	inject_close(&in);
+	return rc;
+}
+
+int timers_restore(struct sup *s, struct inject *in)
+{
+	struct shim_timers t;
+	if (!s->timers_addr || read_child(s->pid, s->timers_addr, &t, sizeof t) != 0)
+		return 0;
+	int armed = 0;
+	for (int w = 0; w < 3; w++) {
+		const struct shim_itimerval *v = &t.now[w];
+		if (!(t.used >> w & 1) || (!v->value_sec && !v->value_usec))
+			continue;
+		uint64_t at = s->timers_addr + offsetof(struct shim_timers, now) + (uint64_t)w * sizeof *v;
+		long rc = inject_syscall(in, SYS_setitimer, w, (long)at, 0, 0, 0, 0);
+		if (rc < 0)
+			return (int)rc;
+		armed++;
+	}
+	return armed;
+}
