@@ -89,6 +89,7 @@ sighandler_t signal(int sig, sighandler_t handler)
 }
 
 static struct shim_timers prosper_shim_timers;
+static struct shim_pending prosper_shim_pending; /* written by the supervisor only */
 
 int setitimer(__itimer_which_t which, const struct itimerval *new, struct itimerval *old)
 {
@@ -187,7 +188,8 @@ __attribute__((constructor)) static void prosper_shim_init(void)
 				.sigtab = (uint64_t)(uintptr_t)&prosper_shim_sigtab,
 				.nvm_gate = (uint64_t)(uintptr_t)prosper_shim_nvm_gate,
 				.nvm_path = (uint64_t)(uintptr_t)prosper_shim_nvm_path,
-				.timers = (uint64_t)(uintptr_t)&prosper_shim_timers };
+				.timers = (uint64_t)(uintptr_t)&prosper_shim_timers,
+				.pending = (uint64_t)(uintptr_t)&prosper_shim_pending };
 	h.resume = getenv("PROSPER_SHIM_RESUME") != NULL;
 	strip_environment(); /* what the program and its children see is what the user gave */
 	/* Dispositions inherited through exec (an ignored signal stays ignored) are part of the

@@ -45,6 +45,7 @@
 #include "prosper/internal/shim_proto.h"
 #include "inject.h"
 #include "sup.h"
+#include "pending.h"
 #include "timers.h"
 
 #define SCRATCH_BYTES (64u << 10)
@@ -614,6 +615,12 @@ int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *he
 	if (restore_threads(s, &r, im))
 		goto out;
 	sys(&r, SYS_munmap, (long)r.scratch, SCRATCH_BYTES, 0, 0, 0, 0);
+	int queued = pending_restore(s, &r.in, im); /* the last call: pending.h */
+	if (queued < 0) {
+		snprintf(why, whylen, "cannot queue the pending signals again: %s", strerror(-queued));
+		goto out;
+	}
+	s->stats.pending_restored = (uint64_t)queued;
 	rc = set_registers(s->pid, im->h->regs, im->xstate, im->h->xstate_bytes, why, whylen);
 out:
 	inject_close(&r.in);

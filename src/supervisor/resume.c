@@ -198,7 +198,9 @@ int resume_started(struct sup *s, const struct img *im, int hello_rc, const stru
 	int stopped = WIFSTOPPED(st);
 	if (!stopped || sup_restore(s, im, hello, reason, sizeof reason) != 0) {
 		kill(s->pid, SIGKILL);
-		waitpid(s->pid, &st, __WALL);
+		/* threads the restore recreated are ours to reap before the leader can be */
+		for (pid_t w = 0; w != s->pid && w >= 0;)
+			w = waitpid(-1, &st, __WALL);
 		return refuse(REFUSE_RESTORE, "%s", stopped ? reason : "the relaunched program ended before the restore");
 	}
 	/* saved mappings of the checkpoint are tracked from here on */

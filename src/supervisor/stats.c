@@ -42,6 +42,9 @@ int stats_write(const struct sup *s, const char *path)
 	json_bool(&j, "names_restored", (int)st->names_restored);
 	json_u64(&j, "timers_restored", st->timers_restored);
 	json_u64(&j, "timers_stale", st->timers_stale);
+	json_u64(&j, "pending_saved", st->pending_saved);
+	json_u64(&j, "pending_lost", st->pending_lost);
+	json_u64(&j, "pending_restored", st->pending_restored);
 	json_num(&j, "mean_stop_ms", "%.4f", 1e3 * per(st->stop_total, st->checkpoints));
 	json_num(&j, "max_stop_ms", "%.4f", 1e3 * st->stop_max);
 	json_num(&j, "mean_threads", "%.3f", per((double)st->thread_captures, st->checkpoints));

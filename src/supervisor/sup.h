@@ -11,6 +11,7 @@
  *   children.c  child processes and own pipes: when the cut waits
  *   pidns.c     the program's own pid namespace: a resume gives back every process and thread id
  *   timers.c    interval timers (setitimer, alarm): read at a checkpoint, armed again at a resume
+ *   pending.c   signals pending at the cut: saved with the checkpoint, queued again at a resume
  *   stats.c     --stats-json (json.c: the JSON writer)
  *   image.c     the epoch blob;  procfs.c  /proc readers;  inject.c  syscalls run by the child
  *   metalog.c   the epoch's metadata as a redo log of changes (--metadata log) or the blob whole
@@ -133,6 +134,8 @@ struct sup_stats {
 	uint64_t waited_for_children;     /* looks at a due checkpoint that found the program with a child */
 	uint64_t execs_followed;          /* new images the checkpoints went on with (exec.c) */
 	uint64_t lock_owners_retagged;    /* resume: held locks given their thread's new id (lockowners.c) */
+	uint64_t pending_saved, pending_lost;  /* signals pending at the cuts (kept; beyond the record's room) */
+	uint64_t pending_restored;        /* resume: signals queued again (pending.c) */
 	uint64_t timers_restored;         /* resume: interval timers armed again (timers.c) */
 	uint64_t timers_stale;            /* checkpoints that kept the previous timer values (main thread group-stopped) */
 	uint64_t names_restored;          /* resume: ps shows the checkpoint's argv again (restore.c) */
@@ -205,6 +208,8 @@ struct sup {
 	char pool_path[4096];         /* absolute: the program opens it to map its NVM regions */
 	uint64_t gate, nvm_gate, nvm_path_addr; /* the shim's syscall gate, NVM gate, path buffer */
 	uint64_t timers_addr;         /* the shim's interval-timer record (timers.h) */
+	uint64_t pending_addr;        /* the shim's pending-signal record (pending.h) */
+	int pending_written;          /* it holds signals of the last checkpoint (rewrite it, even empty) */
 	uint64_t nvm_seg, nvm_next;   /* segment size; the next free NVM address */
 	struct nvm_region *nvm;
 	int nnvm, nvm_cap;

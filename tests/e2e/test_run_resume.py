@@ -86,6 +86,18 @@ print("alarm", flush=True)
     assert res["resumes"] >= KILLS // 2, res
 
 
+def test_pending_signals_survive():
+    """Signals blocked and pending across checkpoints -- three queued realtime instances with their
+    values, and one sent to a single thread -- are queued again at a resume, in order, with their
+    siginfo (pending.c); before, every resume waited in sigwaitinfo forever."""
+    r = prosper("torture", "--kills", KILLS, "--timeout", 240, "--json", "--",
+                os.path.join(BUILD, "tests", "supervisor", "pendsig"), "8", timeout=900)
+    assert r.returncode in (0, 1), r.stderr
+    res = json.loads(r.stdout)
+    assert res["identical"], res["differences"]
+    assert res["resumes"] >= KILLS // 2, res
+
+
 DISTRIBUTION = {
     # a calculator, a compressor working on files, interpreters running a script
     "bc": lambda d: ["/usr/bin/bc", "-lq", _write(d / "pi.bc", "scale=1400; 4*a(1)\n")],

@@ -14,6 +14,11 @@
  * before memory is saved), so the values travel in the checkpoint with the rest of the shim's
  * .bss, and a resume arms them again from there (src/supervisor/timers.c).
  *
+ * Signals pending at a checkpoint (blocked ones, or ones that arrived while the program was
+ * stopped) are kernel state too: the supervisor writes them into struct shim_pending before
+ * memory is saved (an empty record when there are none), and a resume queues them again
+ * (src/supervisor/pending.c).
+ *
  * NVM requests (include/prosper/nvm.h): libprosper-nvm calls prosper_shim_nvm_gate(op, arg), an
  * `int3; ret` in the shim.  The supervisor sees the SIGTRAP stop with rip == nvm_gate + 1, reads
  * op from rdi and arg from rsi, puts its answer in rax (an address or 0 on success, -errno on
@@ -43,6 +48,17 @@ struct shim_timers {
 	struct shim_itimerval now[3];    /* as the last checkpoint read them */
 };
 
+#define SHIM_PENDING_MAX 64
+struct shim_pending {
+	uint32_t n, lost;                /* records; signals beyond SHIM_PENDING_MAX (not kept) */
+	uint64_t mask;                   /* the resume's scratch: a signal mask it sets */
+	struct {
+		int32_t thread;          /* -1: the process's queue; else the thread's index (0: main) */
+		uint32_t pad;
+		uint8_t info[128];       /* siginfo_t */
+	} sig[SHIM_PENDING_MAX];
+};
+
 struct shim_hello {
 	char status;        /* 'K' ok, 'U' no userfaultfd, 'A' no async write-protect */
 	char resume;        /* 1: the shim stopped itself with SIGSTOP for the restore */
@@ -52,6 +68,7 @@ struct shim_hello {
 	uint64_t nvm_gate;  /* address of prosper_shim_nvm_gate (`int3; ret`) */
 	uint64_t nvm_path;  /* SHIM_NVM_PATH_MAX bytes in the shim where the supervisor puts the pool's path */
 	uint64_t timers;    /* address of struct shim_timers */
+	uint64_t pending;   /* address of struct shim_pending */
 };
 
 enum shim_nvm_op { SHIM_NVM_ALLOC = 1, SHIM_NVM_FREE = 2 };
