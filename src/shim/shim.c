@@ -90,6 +90,7 @@ sighandler_t signal(int sig, sighandler_t handler)
 
 static struct shim_timers prosper_shim_timers;
 static struct shim_pending prosper_shim_pending; /* written by the supervisor only */
+static struct shim_limits prosper_shim_limits;   /* likewise */
 
 int setitimer(__itimer_which_t which, const struct itimerval *new, struct itimerval *old)
 {
@@ -189,7 +190,8 @@ __attribute__((constructor)) static void prosper_shim_init(void)
 				.nvm_gate = (uint64_t)(uintptr_t)prosper_shim_nvm_gate,
 				.nvm_path = (uint64_t)(uintptr_t)prosper_shim_nvm_path,
 				.timers = (uint64_t)(uintptr_t)&prosper_shim_timers,
-				.pending = (uint64_t)(uintptr_t)&prosper_shim_pending };
+				.pending = (uint64_t)(uintptr_t)&prosper_shim_pending,
+				.limits = (uint64_t)(uintptr_t)&prosper_shim_limits };
 	h.resume = getenv("PROSPER_SHIM_RESUME") != NULL;
 	strip_environment(); /* what the program and its children see is what the user gave */
 	/* Dispositions inherited through exec (an ignored signal stays ignored) are part of the

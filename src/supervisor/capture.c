@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "children.h"
+#include "rlimits.h"
 #include "pending.h"
 #include "timers.h"
 #include "prosper/stackckpt.h"
@@ -495,7 +496,7 @@ int sup_capture(struct sup *s)
 	s->batch.len = 0;
 	/* first: it runs the main thread (for a system call), capture_threads then reads its registers */
 	int rc = timers_capture(s);
-	if (rc || (rc = pending_capture(s)) != 0)
+	if (rc || (rc = pending_capture(s)) != 0 || (rc = limits_capture(s)) != 0)
 		return rc;
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);

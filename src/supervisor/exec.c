@@ -334,7 +334,9 @@ void sup_exec(struct sup *s, struct worker *w)
 		s->nvm_path_addr = hello.nvm_path;
 		s->timers_addr = hello.timers;
 		s->pending_addr = hello.pending;
-		s->pending_written = 0; /* a new image: its record is empty */
+		s->pending_written = 0; /* a new image: its records are empty */
+		s->limits_addr = hello.limits;
+		s->limits_written = 0;
 		if (sup_start_tracking(s, uffd) == 0) {
 			s->stats.execs_followed++;
 			return;

@@ -128,6 +128,7 @@ int main(int argc, char **argv)
 		s->nvm_path_addr = hello.nvm_path;
 		s->timers_addr = hello.timers;
 		s->pending_addr = hello.pending;
+		s->limits_addr = hello.limits;
 	}
 	if (o.cfg.resume) {
 		if ((rc = resume_started(s, &im, hello_rc, &hello, uffd, t_start)))

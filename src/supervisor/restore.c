@@ -45,6 +45,7 @@
 #include "prosper/internal/shim_proto.h"
 #include "inject.h"
 #include "sup.h"
+#include "rlimits.h"
 #include "pending.h"
 #include "timers.h"
 
@@ -609,6 +610,7 @@ int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *he
 		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	s->stats.restore_memory_seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	s->stats.limits_restored = (uint64_t)limits_restore(s); /* before the fds: one may be above the relaunch's limit */
 	if (reopen_fds(s, &r, im) || restore_process_state(s, &r, im, hello))
 		goto out;
 	restore_names(s, &r, im);

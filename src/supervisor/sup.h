@@ -12,6 +12,7 @@
  *   pidns.c     the program's own pid namespace: a resume gives back every process and thread id
  *   timers.c    interval timers (setitimer, alarm): read at a checkpoint, armed again at a resume
  *   pending.c   signals pending at the cut: saved with the checkpoint, queued again at a resume
+ *   rlimits.c   resource limits: saved with the checkpoint when they change, set again at a resume
  *   stats.c     --stats-json (json.c: the JSON writer)
  *   image.c     the epoch blob;  procfs.c  /proc readers;  inject.c  syscalls run by the child
  *   metalog.c   the epoch's metadata as a redo log of changes (--metadata log) or the blob whole
@@ -28,6 +29,7 @@
 #include "launch.h"
 #include "metalog.h"
 #include "pidns.h"
+#include "prosper/internal/shim_proto.h"
 #include "procfs.h"
 #include "refusal.h"
 #include "prosper/pool.h"
@@ -136,6 +138,7 @@ struct sup_stats {
 	uint64_t lock_owners_retagged;    /* resume: held locks given their thread's new id (lockowners.c) */
 	uint64_t pending_saved, pending_lost;  /* signals pending at the cuts (kept; beyond the record's room) */
 	uint64_t pending_restored;        /* resume: signals queued again (pending.c) */
+	uint64_t limits_restored;         /* resume: resource limits set back to the checkpoint's (rlimits.c) */
 	uint64_t timers_restored;         /* resume: interval timers armed again (timers.c) */
 	uint64_t timers_stale;            /* checkpoints that kept the previous timer values (main thread group-stopped) */
 	uint64_t names_restored;          /* resume: ps shows the checkpoint's argv again (restore.c) */
@@ -210,6 +213,9 @@ struct sup {
 	uint64_t timers_addr;         /* the shim's interval-timer record (timers.h) */
 	uint64_t pending_addr;        /* the shim's pending-signal record (pending.h) */
 	int pending_written;          /* it holds signals of the last checkpoint (rewrite it, even empty) */
+	uint64_t limits_addr;         /* the shim's resource-limit record (rlimits.h) */
+	int limits_written;           /* it holds limits_last */
+	struct shim_limits limits_last;
 	uint64_t nvm_seg, nvm_next;   /* segment size; the next free NVM address */
 	struct nvm_region *nvm;
 	int nnvm, nvm_cap;

@@ -98,6 +98,37 @@ def test_pending_signals_survive():
     assert res["resumes"] >= KILLS // 2, res
 
 
+def test_resource_limits_survive(tmp_path):
+    """A program that lowers its open-file limit (and its core size) and then hits the limit
+    phase after phase: a resume sets the checkpoint's limits again (rlimits.c); before, the
+    resumed program had the relaunch's limits and opened more files than natively."""
+    prog = tmp_path / "limits.py"
+    prog.write_text("""import resource
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+t = 0
+for phase in range(8):
+    for i in range(500000):
+        t = (t * 31 + i) % 1000003
+    files, err = [], None
+    try:
+        while len(files) < 100:
+            files.append(open("/dev/null"))
+    except OSError as e:
+        err = e.errno
+    print(phase, t, len(files), err, resource.getrlimit(resource.RLIMIT_NOFILE)[0],
+          resource.getrlimit(resource.RLIMIT_CORE), flush=True)
+    for f in files:
+        f.close()
+""")
+    r = prosper("torture", "--kills", KILLS, "--timeout", 240, "--json", "--", "/usr/bin/python3", "-S", str(prog),
+                timeout=900)
+    assert r.returncode in (0, 1), r.stderr
+    res = json.loads(r.stdout)
+    assert res["identical"], res["differences"]
+    assert res["resumes"] >= KILLS // 2, res
+
+
 DISTRIBUTION = {
     # a calculator, a compressor working on files, interpreters running a script
     "bc": lambda d: ["/usr/bin/bc", "-lq", _write(d / "pi.bc", "scale=1400; 4*a(1)\n")],

@@ -19,6 +19,10 @@
  * memory is saved (an empty record when there are none), and a resume queues them again
  * (src/supervisor/pending.c).
  *
+ * Resource limits likewise: the supervisor reads them (prlimit) at every checkpoint and writes
+ * them into struct shim_limits when they changed; a resume sets them again before it reopens
+ * the program's files (src/supervisor/rlimits.c).
+ *
  * NVM requests (include/prosper/nvm.h): libprosper-nvm calls prosper_shim_nvm_gate(op, arg), an
  * `int3; ret` in the shim.  The supervisor sees the SIGTRAP stop with rip == nvm_gate + 1, reads
  * op from rdi and arg from rsi, puts its answer in rax (an address or 0 on success, -errno on
@@ -59,6 +63,12 @@ struct shim_pending {
 	} sig[SHIM_PENDING_MAX];
 };
 
+#define SHIM_NLIMITS 16 /* RLIM_NLIMITS */
+struct shim_limits {
+	uint64_t known;                  /* 1: lim holds the program's limits at the last checkpoint */
+	struct { uint64_t cur, max; } lim[SHIM_NLIMITS];
+};
+
 struct shim_hello {
 	char status;        /* 'K' ok, 'U' no userfaultfd, 'A' no async write-protect */
 	char resume;        /* 1: the shim stopped itself with SIGSTOP for the restore */
@@ -69,6 +79,7 @@ struct shim_hello {
 	uint64_t nvm_path;  /* SHIM_NVM_PATH_MAX bytes in the shim where the supervisor puts the pool's path */
 	uint64_t timers;    /* address of struct shim_timers */
 	uint64_t pending;   /* address of struct shim_pending */
+	uint64_t limits;    /* address of struct shim_limits */
 };
 
 enum shim_nvm_op { SHIM_NVM_ALLOC = 1, SHIM_NVM_FREE = 2 };
