@@ -11,29 +11,12 @@ import subprocess
 
 import pytest
 
+import programs
 from conftest import PROSPER, prosper
 
 LONG = os.environ.get("PROSPER_LONG") == "1"
 KILLS = 60 if LONG else 30
 PATH = "/usr/bin:/bin"
-
-# about a second of interpreter work with progress on stdout
-PRIMES = """
-import os, sys
-n = 0
-for i in range(2, 330000):
-    if all(i % p for p in range(2, int(i ** 0.5) + 1)):
-        n += 1
-    if i % 30000 == 0:
-        print(i, n, os.environ.get("VAR"), flush=True)
-print(n, sys.argv[1:])
-"""
-
-
-def _script(path, text):
-    path.write_text(text)
-    path.chmod(0o755)
-    return str(path)
 
 
 def torture(tmp_path, *prog, kills=KILLS, path=PATH):
@@ -50,73 +33,38 @@ def torture(tmp_path, *prog, kills=KILLS, path=PATH):
 
 
 def test_env_shebang_python_script(tmp_path):
-    torture(tmp_path, _script(tmp_path / "primes.py", "#!/usr/bin/env python3\n" + PRIMES), "a", "b")
+    torture(tmp_path, *programs.env_python_script(tmp_path))
 
 
 def test_env_with_a_variable(tmp_path):
-    torture(tmp_path, "/usr/bin/env", "VAR=x", "python3", "-S", "-c", PRIMES)
+    torture(tmp_path, *programs.env_with_variable(tmp_path))
 
 
 def test_env_dash_i_drops_the_environment(tmp_path):
     """`env -i` passes no environment at all: the shim is given to the new image all the same."""
-    torture(tmp_path, "/usr/bin/env", "-i", "/usr/bin/python3", "-S", "-c", PRIMES, kills=20)
+    torture(tmp_path, *programs.env_dash_i(tmp_path), kills=20)
 
 
 def test_shell_script_doing_its_own_work(tmp_path):
-    # dash: `[` and $((...)) are built in, so the shell itself is the program
-    sh = _script(tmp_path / "count.sh", """#!/usr/bin/env sh
-i=0; s=0
-while [ $i -lt 150000 ]; do
-  i=$((i + 1)); s=$(( (s * 31 + i) % 1000003 ))
-  [ $((i % 15000)) -eq 0 ] && echo "$i $s"
-done
-echo done $s
-""")
-    torture(tmp_path, sh)
+    torture(tmp_path, *programs.env_sh_script(tmp_path))
 
 
 def test_interpreter_found_through_a_shim_on_path(tmp_path):
     """A pyenv-style shim: a bash script that computes the interpreter in a subshell ($(...)
     forks a child) and then execs it; reached through `#!/usr/bin/env python3` on PATH."""
-    shims = tmp_path / "shims"
-    shims.mkdir()
-    _script(shims / "python3", """#!/usr/bin/env bash
-set -e
-real="$(PATH=/usr/bin:/bin command -v python3)"
-export SHIMMED=1
-exec "$real" "$@"
-""")
-    prog = _script(tmp_path / "primes.py", "#!/usr/bin/env python3\n" + PRIMES)
-    torture(tmp_path, prog, path=f"{shims}:{PATH}")
+    prog, path = programs.pyenv_shim(tmp_path, PATH)
+    torture(tmp_path, *prog, path=path)
 
 
 def test_launcher_script_that_execs(tmp_path):
-    launcher = _script(tmp_path / "launch.sh", f"""#!/bin/sh
-export VAR=from-launcher
-exec /usr/bin/env VAR2=y python3 -S -c '{PRIMES}' "$@"
-""")
-    torture(tmp_path, launcher, "x")
+    torture(tmp_path, *programs.launcher(tmp_path))
 
 
 def test_children_between_phases_of_work(tmp_path, pool_dir):
     """subprocess.run (pipes to a shell that sleeps, then prints) and os.system between phases:
     checkpoints wait while a child lives or a pipe of the program's own is open, and go on
     between them."""
-    # binascii, not hashlib: Debian's Python builds it in, while hashlib dlopens libcrypto, and a
-    # kill inside dlopen is the thread-id limitation of docs/limitations.md, not this test's subject
-    prog = _script(tmp_path / "phases.py", """#!/usr/bin/env python3
-import binascii, os, subprocess
-h, total = 0, 0
-for phase in range(8):
-    for i in range(150000):
-        total = (total * 31 + i * phase) % 1000000007
-    out = subprocess.run(["/bin/sh", "-c", f"sleep 0.03; echo phase {phase} {total}"],
-                         capture_output=True, text=True).stdout
-    h = binascii.crc32(out.encode(), h)
-    print(out.strip(), flush=True)
-    os.system("true")
-print(h)
-""")
+    prog = programs.phases(tmp_path)[0]
     torture(tmp_path, prog)
     # the note, and the statistics of a run that was not killed
     pool, stats = os.path.join(pool_dir, "p.prosper"), os.path.join(pool_dir, "s.json")
@@ -165,29 +113,10 @@ def test_an_exec_that_cannot_be_followed_is_named(tmp_path, pool_dir):
     assert len(lines) == 1 and os.path.basename(static) in lines[0] and "statically linked" in lines[0], r.stderr
 
 
-def _text_files(d, n, size):
-    words = [b"prosper", b"stack", b"epoch", b"commit", b"pool", b"resume", b"kill"]
-    x = 7
-    for k in range(n):
-        out = bytearray()
-        while len(out) < size:
-            x = (x * 1103515245 + 12345) & 0x7FFFFFFF
-            out += words[x % len(words)] + b" "
-        (d / f"in{k}.txt").write_bytes(bytes(out))
-
-
 def test_a_shell_loop_over_a_compressor(tmp_path):
     """The work is done by the children (gzip), which are not persisted: the shell is checkpointed
     between them and a kill redoes the file being compressed -- the result is exact."""
-    data = tmp_path / "data"
-    data.mkdir()
-    _text_files(data, 5, 3 << 20)
-    sh = _script(tmp_path / "compress.sh", f"""#!/bin/sh
-for f in {data}/in*.txt; do
-  gzip -6 -c "$f" > "$(basename "$f").gz"
-  echo "$(basename "$f") done"
-done
-""")
+    sh = programs.compress_loop(tmp_path)[0]
     r = subprocess.run([PROSPER, "torture", "--kills", str(KILLS), "--timeout", "240", "--json", "--", sh], capture_output=True,
                        text=True, timeout=900, env=dict(os.environ, PATH=PATH))
     res = json.loads(r.stdout)
@@ -199,15 +128,7 @@ def test_three_stage_pipelines(tmp_path):
     """A generator | a filter | a compressor into a file: no cut while the pipeline runs (its
     processes and the bytes in flight are not persisted); a kill reruns the pipeline from the
     shell's last checkpoint, taken while it counted on its own between pipelines."""
-    sh = _script(tmp_path / "pipeline.sh", """#!/bin/sh
-for n in 1 2 3; do
-  i=0; while [ $i -lt 30000 ]; do i=$((i + 1)); done
-  python3 -S -c "
-for i in range(60000):
-    print(i * $n, (i * 7919) % 10007)" | tr 0-9 a-j | gzip -6 > part$n.gz
-  echo "part $n: $(wc -c < part$n.gz) bytes"
-done
-""")
+    sh = programs.pipeline(tmp_path)[0]
     r = subprocess.run([PROSPER, "torture", "--kills", "20", "--timeout", "240", "--json", "--", sh], capture_output=True,
                        text=True, timeout=900, env=dict(os.environ, PATH=PATH))
     res = json.loads(r.stdout)
@@ -218,15 +139,4 @@ done
 def test_a_pipe_of_the_programs_own_survives(tmp_path):
     """A self-pipe (both ends kept, O_NONBLOCK on the read end): resume makes it again at the same
     numbers with the same flags; a pipe closed at resume would end in EBADF."""
-    prog = _script(tmp_path / "selfpipe.py", """import os
-r, w = os.pipe()
-os.set_blocking(r, False)
-t = 0
-for i in range(3000000):
-    t = (t * 31 + i) % 1000003
-    if i % 250000 == 0:
-        os.write(w, b"%d\\n" % t)
-        print(os.read(r, 100).decode().strip(), flush=True)
-print(t, r, w, os.get_blocking(r), os.get_blocking(w))
-""")
-    torture(tmp_path, "/usr/bin/python3", "-S", prog)
+    torture(tmp_path, *programs.selfpipe(tmp_path))

@@ -13,6 +13,7 @@ import sys
 
 import pytest
 
+import programs
 from conftest import BUILD, PROSPER, ROOT, kill_at_epoch, prosper
 
 LONG = os.environ.get("PROSPER_LONG") == "1"
@@ -63,23 +64,7 @@ def test_interval_timers_survive(tmp_path):
     """A periodic ITIMER_REAL that the program waits on with pause(), then an alarm(): a resume
     arms both again with what was left of them at the checkpoint (timers.c); before, every
     resume waited in pause() forever."""
-    prog = tmp_path / "timers.py"
-    prog.write_text("""import signal
-ticks = 0
-def tick(sig, frame):
-    global ticks
-    ticks += 1
-signal.signal(signal.SIGALRM, tick)
-signal.setitimer(signal.ITIMER_REAL, 0.05, 0.05)
-while ticks < 30:
-    signal.pause()
-signal.setitimer(signal.ITIMER_REAL, 0)
-print("ticks", min(ticks, 30), flush=True)
-signal.alarm(1)
-signal.pause()
-print("alarm", flush=True)
-""")
-    r = prosper("torture", "--kills", KILLS, "--timeout", 240, "--json", "--", "/usr/bin/python3", str(prog), timeout=900)
+    r = prosper("torture", "--kills", KILLS, "--timeout", 240, "--json", "--", *programs.timers(tmp_path), timeout=900)
     assert r.returncode in (0, 1), r.stderr
     res = json.loads(r.stdout)
     assert res["identical"], res["differences"]
@@ -102,27 +87,7 @@ def test_resource_limits_survive(tmp_path):
     """A program that lowers its open-file limit (and its core size) and then hits the limit
     phase after phase: a resume sets the checkpoint's limits again (rlimits.c); before, the
     resumed program had the relaunch's limits and opened more files than natively."""
-    prog = tmp_path / "limits.py"
-    prog.write_text("""import resource
-resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
-resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-t = 0
-for phase in range(8):
-    for i in range(500000):
-        t = (t * 31 + i) % 1000003
-    files, err = [], None
-    try:
-        while len(files) < 100:
-            files.append(open("/dev/null"))
-    except OSError as e:
-        err = e.errno
-    print(phase, t, len(files), err, resource.getrlimit(resource.RLIMIT_NOFILE)[0],
-          resource.getrlimit(resource.RLIMIT_CORE), flush=True)
-    for f in files:
-        f.close()
-""")
-    r = prosper("torture", "--kills", KILLS, "--timeout", 240, "--json", "--", "/usr/bin/python3", "-S", str(prog),
-                timeout=900)
+    r = prosper("torture", "--kills", KILLS, "--timeout", 240, "--json", "--", *programs.limits(tmp_path), timeout=900)
     assert r.returncode in (0, 1), r.stderr
     res = json.loads(r.stdout)
     assert res["identical"], res["differences"]

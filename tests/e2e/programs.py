@@ -1,0 +1,186 @@
+"""Programs written and started the way people do, in one place for the e2e tests that torture
+them (test_exec_children.py, test_run_resume.py) and for bench/scripts/programs_as_started.py,
+which keeps their numbers.  Each function writes its files into directory d (a str or a path)
+and returns the command line; pyenv_shim also returns the PATH that finds the shim."""
+import os
+
+# about a second of interpreter work with progress on stdout
+PRIMES = """
+import os, sys
+n = 0
+for i in range(2, 330000):
+    if all(i % p for p in range(2, int(i ** 0.5) + 1)):
+        n += 1
+    if i % 30000 == 0:
+        print(i, n, os.environ.get("VAR"), flush=True)
+print(n, sys.argv[1:])
+"""
+
+
+def script(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, 0o755)
+    return str(path)
+
+
+def env_python_script(d):
+    """A `#!/usr/bin/env python3` script."""
+    return [script(f"{d}/primes.py", "#!/usr/bin/env python3\n" + PRIMES), "a", "b"]
+
+
+def env_sh_script(d):
+    """A `#!/usr/bin/env sh` script doing its own work (dash: `[` and $((...)) are built in, so
+    the shell itself is the program)."""
+    return [script(f"{d}/count.sh", """#!/usr/bin/env sh
+i=0; s=0
+while [ $i -lt 150000 ]; do
+  i=$((i + 1)); s=$(( (s * 31 + i) % 1000003 ))
+  [ $((i % 15000)) -eq 0 ] && echo "$i $s"
+done
+echo done $s
+""")]
+
+
+def env_with_variable(d):
+    return ["/usr/bin/env", "VAR=x", "python3", "-S", "-c", PRIMES]
+
+
+def env_dash_i(d):
+    """`env -i` passes no environment at all."""
+    return ["/usr/bin/env", "-i", "/usr/bin/python3", "-S", "-c", PRIMES]
+
+
+def pyenv_shim(d, path):
+    """A pyenv-style shim: a bash script that computes the interpreter in a subshell ($(...) forks
+    a child) and then execs it; reached through `#!/usr/bin/env python3` on PATH.  Returns
+    (argv, PATH with the shims first)."""
+    os.makedirs(f"{d}/shims", exist_ok=True)
+    script(f"{d}/shims/python3", """#!/usr/bin/env bash
+set -e
+real="$(PATH=/usr/bin:/bin command -v python3)"
+export SHIMMED=1
+exec "$real" "$@"
+""")
+    return env_python_script(d)[:1], f"{d}/shims:{path}"
+
+
+def launcher(d):
+    """A launcher script that sets a variable and execs `env` that execs the interpreter."""
+    return [script(f"{d}/launch.sh", f"""#!/bin/sh
+export VAR=from-launcher
+exec /usr/bin/env VAR2=y python3 -S -c '{PRIMES}' "$@"
+"""), "x"]
+
+
+def phases(d):
+    """subprocess.run (pipes to a shell that sleeps, then prints) and os.system between phases of
+    work.  binascii, not hashlib: Debian's Python builds it in, while hashlib dlopens libcrypto."""
+    return [script(f"{d}/phases.py", """#!/usr/bin/env python3
+import binascii, os, subprocess
+h, total = 0, 0
+for phase in range(8):
+    for i in range(150000):
+        total = (total * 31 + i * phase) % 1000000007
+    out = subprocess.run(["/bin/sh", "-c", f"sleep 0.03; echo phase {phase} {total}"],
+                         capture_output=True, text=True).stdout
+    h = binascii.crc32(out.encode(), h)
+    print(out.strip(), flush=True)
+    os.system("true")
+print(h)
+""")]
+
+
+def text_files(d, n, size):
+    """n files of `size` bytes of words (deterministic), d/in0.txt ..."""
+    words = [b"prosper", b"stack", b"epoch", b"commit", b"pool", b"resume", b"kill"]
+    x = 7
+    for k in range(n):
+        out = bytearray()
+        while len(out) < size:
+            x = (x * 1103515245 + 12345) & 0x7FFFFFFF
+            out += words[x % len(words)] + b" "
+        with open(f"{d}/in{k}.txt", "wb") as f:
+            f.write(bytes(out))
+
+
+def compress_loop(d):
+    """A shell loop running gzip on five 3 MiB files: the work is done by the children."""
+    os.makedirs(f"{d}/data", exist_ok=True)
+    text_files(f"{d}/data", 5, 3 << 20)
+    return [script(f"{d}/compress.sh", f"""#!/bin/sh
+for f in {d}/data/in*.txt; do
+  gzip -6 -c "$f" > "$(basename "$f").gz"
+  echo "$(basename "$f") done"
+done
+""")]
+
+
+def pipeline(d):
+    """Three times: the shell counts on its own, then a generator | a filter | a compressor into
+    a file."""
+    return [script(f"{d}/pipeline.sh", """#!/bin/sh
+for n in 1 2 3; do
+  i=0; while [ $i -lt 30000 ]; do i=$((i + 1)); done
+  python3 -S -c "
+for i in range(60000):
+    print(i * $n, (i * 7919) % 10007)" | tr 0-9 a-j | gzip -6 > part$n.gz
+  echo "part $n: $(wc -c < part$n.gz) bytes"
+done
+""")]
+
+
+def selfpipe(d):
+    """A self-pipe: both ends kept, O_NONBLOCK on the read end."""
+    return ["/usr/bin/python3", "-S", script(f"{d}/selfpipe.py", """import os
+r, w = os.pipe()
+os.set_blocking(r, False)
+t = 0
+for i in range(3000000):
+    t = (t * 31 + i) % 1000003
+    if i % 250000 == 0:
+        os.write(w, b"%d\\n" % t)
+        print(os.read(r, 100).decode().strip(), flush=True)
+print(t, r, w, os.get_blocking(r), os.get_blocking(w))
+""")]
+
+
+def timers(d):
+    """A periodic ITIMER_REAL waited on with pause(), then an alarm()."""
+    return ["/usr/bin/python3", script(f"{d}/timers.py", """import signal
+ticks = 0
+def tick(sig, frame):
+    global ticks
+    ticks += 1
+signal.signal(signal.SIGALRM, tick)
+signal.setitimer(signal.ITIMER_REAL, 0.05, 0.05)
+while ticks < 30:
+    signal.pause()
+signal.setitimer(signal.ITIMER_REAL, 0)
+print("ticks", min(ticks, 30), flush=True)
+signal.alarm(1)
+signal.pause()
+print("alarm", flush=True)
+""")]
+
+
+def limits(d):
+    """Lowers its open-file limit (and its core size), then hits the limit phase after phase."""
+    return ["/usr/bin/python3", "-S", script(f"{d}/limits.py", """import resource
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+t = 0
+for phase in range(8):
+    for i in range(500000):
+        t = (t * 31 + i) % 1000003
+    files, err = [], None
+    try:
+        while len(files) < 100:
+            files.append(open("/dev/null"))
+    except OSError as e:
+        err = e.errno
+    print(phase, t, len(files), err, resource.getrlimit(resource.RLIMIT_NOFILE)[0],
+          resource.getrlimit(resource.RLIMIT_CORE), flush=True)
+    for f in files:
+        f.close()
+""")]
