@@ -6,7 +6,6 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include "inject.h"
 #include "prosper/internal/shim_proto.h"
 
@@ -49,8 +48,7 @@ int pending_capture(struct sup *s)
 	if (!rec.n && !s->pending_written)
 		return 0; /* the record says "none" already */
 	size_t n = offsetof(struct shim_pending, sig) + rec.n * sizeof rec.sig[0];
-	struct iovec l = { &rec, n }, r = { (void *)(uintptr_t)s->pending_addr, n };
-	if (process_vm_writev(s->pid, &l, 1, &r, 1, 0) != (ssize_t)n)
+	if (proc_mem_write(s->pid, s->pending_addr, &rec, n))
 		return -EIO;
 	s->pending_written = rec.n > 0;
 	s->stats.pending_saved += rec.n;
@@ -60,8 +58,7 @@ int pending_capture(struct sup *s)
 static long set_mask(struct sup *s, struct inject *in, uint64_t mask)
 {
 	uint64_t at = s->pending_addr + offsetof(struct shim_pending, mask);
-	struct iovec l = { &mask, sizeof mask }, r = { (void *)(uintptr_t)at, sizeof mask };
-	if (process_vm_writev(s->pid, &l, 1, &r, 1, 0) != (ssize_t)sizeof mask) /* in may be a thread's: no mem fd */
+	if (proc_mem_write(s->pid, at, &mask, sizeof mask)) /* in may be a thread's: no mem fd */
 		return -EIO;
 	return inject_syscall(in, SYS_rt_sigprocmask, SIG_SETMASK, (long)at, 0, 8, 0, 0);
 }
@@ -96,8 +93,7 @@ static int queue_from(struct sup *s, struct inject *in, const struct shim_pendin
 int pending_restore(struct sup *s, struct inject *in, const struct img *im)
 {
 	struct shim_pending rec;
-	struct iovec l = { &rec, sizeof rec }, r = { (void *)(uintptr_t)s->pending_addr, sizeof rec };
-	if (!s->pending_addr || process_vm_readv(s->pid, &l, 1, &r, 1, 0) != (ssize_t)sizeof rec || !rec.n)
+	if (!s->pending_addr || proc_mem_read(s->pid, s->pending_addr, &rec, sizeof rec) || !rec.n)
 		return 0;
 	if (rec.n > SHIM_PENDING_MAX)
 		return -EPROTO;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include "image.h"
 #include "procfs.h"
@@ -358,4 +359,16 @@ uint64_t cpu_xcr0(void)
 	uint32_t lo, hi;
 	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
 	return ((uint64_t)hi << 32) | lo;
+}
+
+int proc_mem_read(pid_t pid, uint64_t addr, void *to, size_t n)
+{
+	struct iovec l = { to, n }, r = { (void *)(uintptr_t)addr, n };
+	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -EIO;
+}
+
+int proc_mem_write(pid_t pid, uint64_t addr, const void *from, size_t n)
+{
+	struct iovec l = { (void *)from, n }, r = { (void *)(uintptr_t)addr, n };
+	return process_vm_writev(pid, &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -EIO;
 }

@@ -45,6 +45,10 @@ struct proc_status {
 	uint64_t start_code, end_code, start_stack, start_data, end_data, start_brk;
 	uint64_t arg_start, arg_end, env_start, env_end;
 };
+/* n bytes of process pid's memory at addr, read or written whole (process_vm_readv/writev:
+ * the mapping's protection applies); 0 or -EIO. */
+int proc_mem_read(pid_t pid, uint64_t addr, void *to, size_t n);
+int proc_mem_write(pid_t pid, uint64_t addr, const void *from, size_t n);
 /* The name of thread tid of process pid (/proc/PID/task/TID/comm) into comm[16]; 0 or -1. */
 int proc_thread_comm(pid_t pid, pid_t tid, char comm[16]);
 int proc_status(pid_t pid, struct proc_status *out);

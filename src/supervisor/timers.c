@@ -4,20 +4,13 @@
 #include <stddef.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include "inject.h"
 #include "prosper/internal/shim_proto.h"
-
-static int read_child(pid_t pid, uint64_t addr, void *to, size_t n)
-{
-	struct iovec l = { to, n }, r = { (void *)(uintptr_t)addr, n };
-	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -EIO;
-}
 
 int timers_capture(struct sup *s)
 {
 	uint64_t used = 0;
-	if (!s->timers_addr || !s->gate || read_child(s->pid, s->timers_addr, &used, sizeof used) != 0 || !used)
+	if (!s->timers_addr || !s->gate || proc_mem_read(s->pid, s->timers_addr, &used, sizeof used) != 0 || !used)
 		return 0;
 	if (s->thr[0].listening) {
 		s->stats.timers_stale++;
@@ -42,7 +35,7 @@ int timers_capture(struct sup *s)
 int timers_restore(struct sup *s, struct inject *in)
 {
 	struct shim_timers t;
-	if (!s->timers_addr || read_child(s->pid, s->timers_addr, &t, sizeof t) != 0)
+	if (!s->timers_addr || proc_mem_read(s->pid, s->timers_addr, &t, sizeof t) != 0)
 		return 0;
 	int armed = 0;
 	for (int w = 0; w < 3; w++) {
