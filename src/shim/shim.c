@@ -7,8 +7,8 @@
  *     this stop through the syscall gate below and never lets the constructor return;
  *   - record the signal handlers the program installs, in its own .bss, so that a checkpoint
  *     carries them;
- *   - note which interval timers the program arms (setitimer, alarm), so that a checkpoint reads
- *     them and a resume arms them again;
+ *   - note which interval timers the program arms (setitimer, alarm) and count its limit changes
+ *     (setrlimit, prlimit), so that a checkpoint reads them and a resume sets them again;
  *   - offer the NVM request gate that libprosper-nvm calls (include/prosper/internal/shim_proto.h).
  * Raw system calls where libc state could be in flux; no allocation; no stack protector (the
  * canary lives in the TCB, which a restore overwrites). */
@@ -24,6 +24,7 @@
 #include <sys/un.h>
 #include <stddef.h>
 #include <sys/syscall.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 #include <unistd.h>
 #include "prosper/internal/uffd_abi.h"
@@ -90,7 +91,26 @@ sighandler_t signal(int sig, sighandler_t handler)
 
 static struct shim_timers prosper_shim_timers;
 static struct shim_pending prosper_shim_pending; /* written by the supervisor only */
-static struct shim_limits prosper_shim_limits;   /* likewise */
+static struct shim_limits prosper_shim_limits;   /* likewise, but for the count of changes */
+
+int setrlimit(__rlimit_resource_t resource, const struct rlimit *rlim)
+{
+	static int (*real)(__rlimit_resource_t, const struct rlimit *);
+	if (!real)
+		real = (int (*)(__rlimit_resource_t, const struct rlimit *))dlsym(RTLD_NEXT, "setrlimit");
+	prosper_shim_limits.changes++;
+	return real(resource, rlim);
+}
+
+int prlimit(pid_t pid, __rlimit_resource_t resource, const struct rlimit *new, struct rlimit *old)
+{
+	static int (*real)(pid_t, __rlimit_resource_t, const struct rlimit *, struct rlimit *);
+	if (!real)
+		real = (int (*)(pid_t, __rlimit_resource_t, const struct rlimit *, struct rlimit *))dlsym(RTLD_NEXT, "prlimit");
+	if (new)
+		prosper_shim_limits.changes++;
+	return real(pid, resource, new, old);
+}
 
 int setitimer(__itimer_which_t which, const struct itimerval *new, struct itimerval *old)
 {

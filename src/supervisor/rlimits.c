@@ -1,10 +1,10 @@
 /* rlimits.c -- resource limits across a checkpoint and a resume (rlimits.h). */
 #include "rlimits.h"
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/uio.h>
 #include "prosper/internal/shim_proto.h"
 
 static const char *const names[SHIM_NLIMITS] = {
@@ -15,8 +15,11 @@ static const char *const names[SHIM_NLIMITS] = {
 
 int limits_capture(struct sup *s)
 {
-	if (!s->limits_addr)
+	uint64_t changes = 0;
+	if (!s->limits_addr || proc_mem_read(s->pid, s->limits_addr, &changes, sizeof changes))
 		return 0;
+	if (s->limits_written && changes == s->limits_seen)
+		return 0; /* the record holds them already */
 	struct shim_limits now = { .known = 1 };
 	for (int r = 0; r < SHIM_NLIMITS; r++) {
 		struct rlimit l;
@@ -24,12 +27,10 @@ int limits_capture(struct sup *s)
 			return -errno;
 		now.lim[r].cur = l.rlim_cur, now.lim[r].max = l.rlim_max;
 	}
-	if (s->limits_written && !memcmp(&now, &s->limits_last, sizeof now))
-		return 0;
-	struct iovec lo = { &now, sizeof now }, re = { (void *)(uintptr_t)s->limits_addr, sizeof now };
-	if (process_vm_writev(s->pid, &lo, 1, &re, 1, 0) != (ssize_t)sizeof now)
+	size_t at = offsetof(struct shim_limits, known);
+	if (proc_mem_write(s->pid, s->limits_addr + at, (const char *)&now + at, sizeof now - at))
 		return -EIO;
-	memcpy(&s->limits_last, &now, sizeof now);
+	s->limits_seen = changes;
 	s->limits_written = 1;
 	return 0;
 }
@@ -37,8 +38,7 @@ int limits_capture(struct sup *s)
 int limits_restore(struct sup *s)
 {
 	struct shim_limits saved;
-	struct iovec lo = { &saved, sizeof saved }, re = { (void *)(uintptr_t)s->limits_addr, sizeof saved };
-	if (!s->limits_addr || process_vm_readv(s->pid, &lo, 1, &re, 1, 0) != (ssize_t)sizeof saved || saved.known != 1)
+	if (!s->limits_addr || proc_mem_read(s->pid, s->limits_addr, &saved, sizeof saved) || saved.known != 1)
 		return 0;
 	s->limits_written = 0; /* the next checkpoint writes the record again */
 	int set = 0;

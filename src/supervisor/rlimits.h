@@ -2,10 +2,13 @@
  *
  * Limits are kernel state: a program that lowers RLIMIT_NOFILE, raises its soft limit to the
  * hard one to hold many files, or sets RLIMIT_CORE/CPU, got the resume's own limits back -- and
- * a resume could not even reopen an fd above the relaunch's soft limit.  At every checkpoint the
- * supervisor reads them (prlimit on the program, 16 system calls of its own) and, when they
- * changed, writes them into the shim's record (struct shim_limits) before memory is saved; a
- * resume sets them again from the restored record, before it reopens the program's files.
+ * a resume could not even reopen an fd above the relaunch's soft limit.  The shim counts the
+ * program's setrlimit/prlimit calls; at the first checkpoint of an image, and at one where that
+ * count moved, the supervisor reads the limits (prlimit, 16 system calls of its own) into the
+ * shim's record (struct shim_limits) before memory is saved; otherwise a checkpoint costs one
+ * 8-byte read.  A resume sets them again from the restored record, before it reopens the
+ * program's files.  A limit changed from outside (prlimit --pid) after the first checkpoint is
+ * seen only at the program's next change of its own.
  *
  * Invariants
  *   - The record always holds the limits at the last checkpoint of this image (rewritten after

@@ -214,8 +214,8 @@ struct sup {
 	uint64_t pending_addr;        /* the shim's pending-signal record (pending.h) */
 	int pending_written;          /* it holds signals of the last checkpoint (rewrite it, even empty) */
 	uint64_t limits_addr;         /* the shim's resource-limit record (rlimits.h) */
-	int limits_written;           /* it holds limits_last */
-	struct shim_limits limits_last;
+	int limits_written;           /* it holds the limits as of the shim's count limits_seen */
+	uint64_t limits_seen;
 	uint64_t nvm_seg, nvm_next;   /* segment size; the next free NVM address */
 	struct nvm_region *nvm;
 	int nnvm, nvm_cap;

@@ -19,9 +19,10 @@
  * memory is saved (an empty record when there are none), and a resume queues them again
  * (src/supervisor/pending.c).
  *
- * Resource limits likewise: the supervisor reads them (prlimit) at every checkpoint and writes
- * them into struct shim_limits when they changed; a resume sets them again before it reopens
- * the program's files (src/supervisor/rlimits.c).
+ * Resource limits likewise: the shim counts the program's setrlimit/prlimit calls; the supervisor
+ * reads the limits (prlimit) at the first checkpoint of an image and whenever that count moved,
+ * and writes them into struct shim_limits; a resume sets them again before it reopens the
+ * program's files (src/supervisor/rlimits.c).
  *
  * NVM requests (include/prosper/nvm.h): libprosper-nvm calls prosper_shim_nvm_gate(op, arg), an
  * `int3; ret` in the shim.  The supervisor sees the SIGTRAP stop with rip == nvm_gate + 1, reads
@@ -65,7 +66,8 @@ struct shim_pending {
 
 #define SHIM_NLIMITS 16 /* RLIM_NLIMITS */
 struct shim_limits {
-	uint64_t known;                  /* 1: lim holds the program's limits at the last checkpoint */
+	uint64_t changes;                /* the shim's: setrlimit/prlimit calls that set a limit */
+	uint64_t known;                  /* the supervisor's from here: 1: lim holds the limits at the last checkpoint */
 	struct { uint64_t cur, max; } lim[SHIM_NLIMITS];
 };
 
