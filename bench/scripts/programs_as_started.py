@@ -54,7 +54,8 @@ def cases(d):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kills", type=int, default=30)
-    ap.add_argument("--only", help="run the cases whose name contains this")
+    ap.add_argument("--only", help="run the cases whose name contains this (nothing is written)")
+    ap.add_argument("--pool-dir", help="where the pools live (torture's default: /dev/shm); e.g. a disk")
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="prosper-started-") as d:
@@ -62,6 +63,8 @@ def main():
             if args.only and args.only not in name:
                 continue
             opts = ["--kills", str(args.kills), "--json"] + (extra if "--timeout" in extra else extra + ["--timeout", "300"])
+            if args.pool_dir:
+                opts += ["--pool-dir", args.pool_dir]
             t = time.monotonic()
             r = subprocess.run([PROSPER, "torture", *opts, "--", *prog], capture_output=True, text=True, cwd=d,
                                env=dict(os.environ, PATH=path))
@@ -70,6 +73,8 @@ def main():
             except ValueError:
                 res = {"error": (r.stderr or r.stdout).strip()[-300:]}
             res["case"], res["seconds"] = name, round(time.monotonic() - t, 1)
+            # the results name no path of this machine
+            res["program"] = [a.replace(d, "$WORK").replace(BUILD, "$BUILD") for a in prog]
             res["load"] = os.getloadavg()[0]
             rows.append(res)
             print(f"{name}: kills {res.get('kills')} resumes {res.get('resumes')} identical {res.get('identical')} "
@@ -83,7 +88,8 @@ def main():
     with open(out + ".md", "w") as f:
         f.write("# Programs as people start them, under `prosper torture` "
                 f"({args.kills} kills each; bench/scripts/programs_as_started.py)\n\n")
-        f.write(f"Machine: {os.cpu_count()} CPUs; load average at each row's end in the table.\n\n")
+        f.write(f"Machine: {os.cpu_count()} CPUs; load average at each row's end in the table; pools in "
+                f"{'the --pool-dir given' if args.pool_dir else '/dev/shm'}.\n\n")
         f.write("| program | kills | resumes | identical | checkpoints | seconds | load | differences |\n|---|---:|---:|---|---:|---:|---:|---|\n")
         for r in rows:
             f.write(f"| {r['case'].replace('|', '&#124;')} | {r.get('kills')} | {r.get('resumes')} | {r.get('identical')} | "
