@@ -191,7 +191,7 @@ static int follow_map(struct sup *s, int n, const struct vma *prev, int nprev)
 			if (covered < 0)
 				return covered;
 			if (!covered) {
-				if ((rc = prosper_pool_region_remove(s->pool, (uint32_t)old->region)) != 0)
+				if ((rc = prosper_pool_region_remove(s->tree->pool, (uint32_t)old->region)) != 0)
 					return rc;
 				*old = s->vmas[--s->nvmas];
 				old = NULL;
@@ -206,7 +206,7 @@ static int follow_map(struct sup *s, int n, const struct vma *prev, int nprev)
 				old->sp = nv->sp;
 			snprintf(old->perms, sizeof old->perms, "%s", nv->perms);
 			if (old->end != nv->end) {
-				if ((rc = prosper_pool_region_resize(s->pool, (uint32_t)old->region, nv->end - nv->start)) != 0)
+				if ((rc = prosper_pool_region_resize(s->tree->pool, (uint32_t)old->region, nv->end - nv->start)) != 0)
 					return rc;
 				if (nv->end > old->end) {
 					if ((rc = prosper_track_add(&s->track, old->end, nv->end)) != 0)
@@ -222,7 +222,7 @@ static int follow_map(struct sup *s, int n, const struct vma *prev, int nprev)
 			return -ENOSPC;
 		char name[PROSPER_REGION_NAME_MAX];
 		snprintf(name, sizeof name, "m%llx", (unsigned long long)nv->start);
-		int id = prosper_pool_region_add(s->pool, name, (uint32_t)region_kind(nv), region_mode(nv),
+		int id = prosper_pool_region_add(s->tree->pool, name, (uint32_t)region_kind(nv), region_mode(nv),
 						 nv->start, nv->end - nv->start, 3);
 		if (id < 0)
 			return id;
@@ -239,7 +239,7 @@ static int follow_map(struct sup *s, int n, const struct vma *prev, int nprev)
 		struct vma *v = &s->vmas[i];
 		if (v->seen)
 			continue;
-		if ((rc = prosper_pool_region_remove(s->pool, (uint32_t)v->region)) != 0)
+		if ((rc = prosper_pool_region_remove(s->tree->pool, (uint32_t)v->region)) != 0)
 			return rc;
 		s->vmas[i] = s->vmas[--s->nvmas];
 		i--;
@@ -286,7 +286,7 @@ static int stage_dirty(struct sup *s)
 				if ((rc = prosper_track_unprotect(&s->track, v->start, v->end)) != 0)
 					return rc;
 				v->copy_whole = DENSE_REGION_HOLD;
-				s->stats.bytes.dense_regions++;
+				s->tree->stats.bytes.dense_regions++;
 			}
 		}
 		for (long j = 0; j < k; j++)
@@ -457,8 +457,8 @@ static int stage_metadata(struct sup *s)
 {
 	const void *out;
 	size_t len;
-	int rc = metalog_stage(s->meta, s->cfg.meta_mode, s->pool, s->batch.blob.p, s->batch.blob.len, &out, &len,
-			       &s->stats.meta);
+	int rc = metalog_stage(s->meta, s->cfg.meta_mode, s->tree->pool, s->batch.blob.p, s->batch.blob.len, &out, &len,
+			       &s->tree->stats.meta);
 	if (rc || out == s->batch.blob.p)
 		return rc;
 	s->batch.blob.len = 0;
@@ -503,8 +503,8 @@ int sup_capture(struct sup *s)
 	if ((rc = capture_threads(s)) != 0)
 		return rc;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	s->stats.thread_capture_seconds += (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
-	s->stats.thread_captures += (uint64_t)s->nthr;
+	s->tree->stats.thread_capture_seconds += (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	s->tree->stats.thread_captures += (uint64_t)s->nthr;
 	if ((rc = sup_nvm_stop(s)) != 0)
 		return rc;
 	const struct user_regs_struct *regs = &s->thr[0].regs;
@@ -548,7 +548,7 @@ static void write_changed(void *vctx, uint64_t off, uint64_t len)
 {
 	struct diff_ctx *d = vctx;
 	if (!d->rc)
-		d->rc = prosper_pool_write(d->s->pool, d->region, d->base + off, d->cur + off, len);
+		d->rc = prosper_pool_write(d->s->tree->pool, d->region, d->base + off, d->cur + off, len);
 }
 
 static void count_only(void *ctx, uint64_t off, uint64_t len) { (void)ctx, (void)off, (void)len; }
@@ -576,7 +576,7 @@ static int write_chunk(struct sup *s, const struct chunk *c, struct ckpt_stats *
 				return -ENOMEM;
 			}
 		}
-		int rc = prosper_pool_region_read(s->pool, c->region, c->off, s->old, c->len);
+		int rc = prosper_pool_region_read(s->tree->pool, c->region, c->off, s->old, c->len);
 		if (rc)
 			return rc;
 	}
@@ -586,7 +586,7 @@ static int write_chunk(struct sup *s, const struct chunk *c, struct ckpt_stats *
 		cs->stack_exact += prosper_track_diff(s->old, cur, c->len, 8, count_only, NULL);
 	int dense_skip = c->stack && s->stack_dense_left > 0;
 	if (c->whole || mode != TRACK_MODE_DIFF || dense_skip) {
-		rc = prosper_pool_write(s->pool, c->region, c->off, cur, c->len);
+		rc = prosper_pool_write(s->tree->pool, c->region, c->off, cur, c->len);
 	} else {
 		struct diff_ctx d = { s, c->region, c->off, cur, 0 };
 		written = prosper_track_diff(s->old, cur, c->len, g, write_changed, &d);
@@ -619,26 +619,26 @@ int sup_commit(struct sup *s)
 		return rc;
 	if (s->cfg.commit_delay_us)
 		usleep((useconds_t)s->cfg.commit_delay_us);
-	rc = prosper_pool_commit(s->pool, s->batch.blob.p, s->batch.blob.len);
+	rc = prosper_pool_commit(s->tree->pool, s->batch.blob.p, s->batch.blob.len);
 	if (rc)
 		return rc;
 	/* adapt the stack's granularity to the density just seen */
 	if (s->cfg.stack_mode == TRACK_MODE_DIFF) {
 		if (s->stack_dense_left > 0)
-			s->stack_dense_left--, s->stats.bytes.stack_dense_checkpoints++;
+			s->stack_dense_left--, s->tree->stats.bytes.stack_dense_checkpoints++;
 		else if (cs.stack_pages && cs.stack * 100 >= cs.stack_pages * DENSE_PERCENT)
 			s->stack_dense_left = DENSE_HOLD;
 	}
 	metalog_committed(s->meta);
-	if (!s->stats.checkpoints)
-		s->stats.meta_first_bytes = s->stats.meta.bytes;
-	s->stats.checkpoints++;
-	s->stats.bytes.stack += cs.stack;
-	s->stats.bytes.stack_pages += cs.stack_pages;
-	s->stats.bytes.stack_exact += cs.stack_exact;
-	s->stats.bytes.other += cs.other;
-	s->stats.bytes.other_pages += cs.other_pages;
-	s->stats.bytes.new_bytes += cs.new_bytes;
+	if (!s->tree->stats.checkpoints)
+		s->tree->stats.meta_first_bytes = s->tree->stats.meta.bytes;
+	s->tree->stats.checkpoints++;
+	s->tree->stats.bytes.stack += cs.stack;
+	s->tree->stats.bytes.stack_pages += cs.stack_pages;
+	s->tree->stats.bytes.stack_exact += cs.stack_exact;
+	s->tree->stats.bytes.other += cs.other;
+	s->tree->stats.bytes.other_pages += cs.other_pages;
+	s->tree->stats.bytes.new_bytes += cs.new_bytes;
 	return 0;
 }
 
@@ -665,7 +665,7 @@ int sup_verify(struct sup *s)
 			}
 		}
 		struct iovec l = { live, len }, r = { (void *)(uintptr_t)(v->start + from), len };
-		if (prosper_pool_region_read(s->pool, (uint32_t)v->region, from, img, len) ||
+		if (prosper_pool_region_read(s->tree->pool, (uint32_t)v->region, from, img, len) ||
 		    process_vm_readv(s->pid, &l, 1, &r, 1, 0) != (ssize_t)len) {
 			rc = -EIO;
 			break;
@@ -679,12 +679,12 @@ int sup_verify(struct sup *s)
 			}
 		if (differ) /* where the oracle disagreed: what a bug report needs */
 			fprintf(stderr, "%s: verify: checkpoint %llu: %llu bytes differ in %llx-%llx %s (sp %llx), "
-				"first at %llx, last at %llx\n", sup_command(), (unsigned long long)s->stats.checkpoints + 1,
+				"first at %llx, last at %llx\n", sup_command(), (unsigned long long)s->tree->stats.checkpoints + 1,
 				(unsigned long long)differ, (unsigned long long)v->start, (unsigned long long)v->end,
 				v->path[0] ? v->path : "[anonymous]", (unsigned long long)v->sp,
 				(unsigned long long)(v->start + from + first), (unsigned long long)(v->start + from + last));
-		s->stats.bytes.mismatches += differ;
-		s->stats.bytes.verified_bytes += len;
+		s->tree->stats.bytes.mismatches += differ;
+		s->tree->stats.bytes.verified_bytes += len;
 	}
 	free(img);
 	free(live);

@@ -90,13 +90,13 @@ void children_note_inherited_pipes(struct sup *s)
 	DIR *d = opendir("/proc/self/fd");
 	if (!d)
 		return;
-	for (struct dirent *e; (e = readdir(d)) && s->ninherited < MAX_INHERITED_PIPES;) {
+	for (struct dirent *e; (e = readdir(d)) && s->tree->ninherited < MAX_INHERITED_PIPES;) {
 		char link[64];
 		int fd = atoi(e->d_name);
 		if (e->d_name[0] == '.' || fd == dirfd(d) || fcntl(fd, F_GETFD) != 0 ||
 		    fd_link(getpid(), e->d_name, link, sizeof link) != 0 || strncmp(link, "pipe:", 5))
 			continue;
-		snprintf(s->inherited_pipes[s->ninherited++], sizeof s->inherited_pipes[0], "%s", link);
+		snprintf(s->tree->inherited_pipes[s->tree->ninherited++], sizeof s->tree->inherited_pipes[0], "%s", link);
 	}
 	closedir(d);
 }
@@ -105,8 +105,8 @@ int children_pipe_is_own(const struct sup *s, const char *link)
 {
 	if (strncmp(link, "pipe:", 5))
 		return 0;
-	for (int i = 0; i < s->ninherited; i++)
-		if (!strcmp(s->inherited_pipes[i], link))
+	for (int i = 0; i < s->tree->ninherited; i++)
+		if (!strcmp(s->tree->inherited_pipes[i], link))
 			return 0;
 	return 1;
 }

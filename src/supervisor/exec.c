@@ -222,7 +222,7 @@ static int new_record(struct sup *s, pid_t pid, char *why, size_t whylen)
 	char *args = read_proc(pid, "cmdline", &alen), *envs = read_proc(pid, "environ", &elen);
 	int argc = 0, basec = 0, envc = 0;
 	char **argv = args ? split(args, alen, &argc) : NULL, **base = envs ? split(envs, elen, &basec) : NULL;
-	char **env = base ? launch_environment(base, s->shim, &envc) : NULL;
+	char **env = base ? launch_environment(base, s->tree->shim, &envc) : NULL;
 	free(base);
 	char p[64], exe[VMA_PATH_MAX], cwd[VMA_PATH_MAX];
 	snprintf(p, sizeof p, "/proc/%d/exe", (int)pid);
@@ -252,7 +252,7 @@ static int new_record(struct sup *s, pid_t pid, char *why, size_t whylen)
 static int forget_image(struct sup *s)
 {
 	for (int i = 0; i < s->nvmas; i++)
-		if (prosper_pool_region_remove(s->pool, (uint32_t)s->vmas[i].region) != 0)
+		if (prosper_pool_region_remove(s->tree->pool, (uint32_t)s->vmas[i].region) != 0)
 			return -1;
 	s->nvmas = 0;
 	s->nprev = 0;
@@ -279,7 +279,7 @@ void sup_exec(struct sup *s, struct worker *w)
 	static char why[VMA_PATH_MAX + 200];
 	char reason[200] = "";
 	pid_t pid = s->pid;
-	if (!s->enabled) {
+	if (!s->tree->enabled) {
 		ptrace(PTRACE_CONT, pid, 0, 0);
 		return;
 	}
@@ -304,7 +304,7 @@ void sup_exec(struct sup *s, struct worker *w)
 		char **env = calloc((size_t)envc + 2, sizeof *env);
 		if (env) {
 			memcpy(env, s->envp, (size_t)envc * sizeof *env);
-			env[envc] = s->channel.env;
+			env[envc] = s->tree->channel.env;
 			give_loader_environment(pid, env, reason, sizeof reason);
 			free(env);
 		} else {
@@ -322,10 +322,10 @@ void sup_exec(struct sup *s, struct worker *w)
 	ptrace(PTRACE_CONT, pid, 0, 0);
 	struct shim_hello hello = { 0 };
 	int uffd = -1;
-	rc = launch_wait_hello(&s->channel, pid, &hello, &uffd);
+	rc = launch_wait_hello(&s->tree->channel, pid, &hello, &uffd);
 	if (rc == -ESRCH) {
-		s->enabled = 0; /* it ended before its first instruction of its own: nothing to keep */
-		s->disabled_reason = "the program ended";
+		s->tree->enabled = 0; /* it ended before its first instruction of its own: nothing to keep */
+		s->tree->disabled_reason = "the program ended";
 		return;
 	}
 	if (rc == 0) {
@@ -338,7 +338,7 @@ void sup_exec(struct sup *s, struct worker *w)
 		s->limits_addr = hello.limits;
 		s->limits_written = 0;
 		if (sup_start_tracking(s, uffd) == 0) {
-			s->stats.execs_followed++;
+			s->tree->stats.execs_followed++;
 			return;
 		}
 		snprintf(reason, sizeof reason, "%s", s->track.err);

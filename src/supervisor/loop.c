@@ -37,12 +37,12 @@ static double now(void)
 
 void sup_disable(struct sup *s, const char *why)
 {
-	if (!s->enabled)
+	if (!s->tree->enabled)
 		return;
-	s->enabled = 0;
-	s->disabled_reason = why;
+	s->tree->enabled = 0;
+	s->tree->disabled_reason = why;
 	fprintf(stderr, "%s: %s; checkpointing stopped, the last checkpoint (epoch %llu) is kept\n", sup_command(), why,
-		(unsigned long long)(s->pool ? prosper_pool_epoch(s->pool) : 0));
+		(unsigned long long)(s->tree->pool ? prosper_pool_epoch(s->tree->pool) : 0));
 }
 
 static void checkpoint_failed(struct sup *s, int rc)
@@ -60,7 +60,7 @@ static void checkpoint(struct sup *s, struct worker *w)
 	int rc = worker_wait(w);
 	if (rc)
 		checkpoint_failed(s, rc);
-	if (!s->enabled)
+	if (!s->tree->enabled)
 		return;
 	double t0 = now();
 	rc = sup_capture(s);
@@ -70,9 +70,9 @@ static void checkpoint(struct sup *s, struct worker *w)
 			rc = sup_verify(s);
 	}
 	double dt = now() - t0;
-	s->stats.stop_total += dt;
-	if (dt > s->stats.stop_max)
-		s->stats.stop_max = dt;
+	s->tree->stats.stop_total += dt;
+	if (dt > s->tree->stats.stop_max)
+		s->tree->stats.stop_max = dt;
 	if (rc)
 		checkpoint_failed(s, rc);
 	else if (!s->cfg.verify)
@@ -95,7 +95,7 @@ static int nvm_stop(struct sup *s, struct worker *w, pid_t tid, int sig)
 	char why[300];
 	if (sup_nvm_serve(s, tid, sig, why, sizeof why) != 0) {
 		fprintf(stderr, "%s: %s; stopping the program, the last checkpoint (epoch %llu) is kept\n", sup_command(), why,
-			(unsigned long long)prosper_pool_epoch(s->pool));
+			(unsigned long long)prosper_pool_epoch(s->tree->pool));
 		kill(s->pid, SIGKILL);
 	}
 	return 1;
@@ -107,8 +107,8 @@ static int nvm_stop(struct sup *s, struct worker *w, pid_t tid, int sig)
 static void new_child(struct sup *s, pid_t child)
 {
 	children_add(s, child);
-	if (!s->warned_children && s->enabled) {
-		s->warned_children = 1;
+	if (!s->tree->warned_children && s->tree->enabled) {
+		s->tree->warned_children = 1;
 		fprintf(stderr, "%s: the program started a child process; checkpoints wait while it has one "
 			"(child processes are not persisted)\n", sup_command());
 	}
@@ -187,9 +187,9 @@ int sup_supervise(struct sup *s, int sigfd)
 			if (interrupting && threads_all_stopped(s)) {
 				/* the program is stopped and cannot fork now: is it alone? */
 				int alone = !children_any(s) && !pipe_in_flight(s);
-				if (s->enabled && have_worker && alone)
+				if (s->tree->enabled && have_worker && alone)
 					checkpoint(s, &w);
-				s->stats.waited_for_children += !alone;
+				s->tree->stats.waited_for_children += !alone;
 				next = now() + (alone ? iv : CHILD_POLL);
 				interrupting = 0;
 				threads_resume_all(s);
@@ -197,14 +197,14 @@ int sup_supervise(struct sup *s, int sigfd)
 		}
 		double t = now();
 		int busy = have_worker && worker_busy(&w);
-		if (s->enabled && !interrupting && t >= next) {
+		if (s->tree->enabled && !interrupting && t >= next) {
 			if (children_any(s)) {
 				/* no cut while a child lives (children.h): look again shortly */
-				s->stats.waited_for_children++;
+				s->tree->stats.waited_for_children++;
 				next = t + CHILD_POLL;
 			} else if (busy) {
 				/* the previous commit is still running: stop as soon as it ends */
-				s->stats.late += !late;
+				s->tree->stats.late += !late;
 				late = 1;
 			} else {
 				interrupting = 1;
@@ -223,7 +223,7 @@ int sup_supervise(struct sup *s, int sigfd)
 					ptrace(PTRACE_INTERRUPT, s->thr[i].tid, 0, 0);
 			interrupt_sent = t;
 		}
-		int timeout = interrupting ? 100 : !s->enabled ? -1 : busy && t >= next ? -1 : (int)((next - t) * 1e3) + 1;
+		int timeout = interrupting ? 100 : !s->tree->enabled ? -1 : busy && t >= next ? -1 : (int)((next - t) * 1e3) + 1;
 		struct pollfd pf[2] = { { sigfd, POLLIN, 0 }, { have_worker ? w.done_fd[0] : -1, POLLIN, 0 } };
 		if (poll(pf, 2, timeout) < 0 && errno != EINTR)
 			goto out_lost;

@@ -39,11 +39,13 @@ static double now(void)
 static struct sup *sup_new(const struct sup_config *cfg)
 {
 	struct sup *s = calloc(1, sizeof *s);
-	if (!s)
+	struct tree *tree = calloc(1, sizeof *tree);
+	if (!s || !tree)
 		return NULL;
+	s->tree = tree;
+	tree->enabled = 1;
 	s->cfg = *cfg;
 	s->meta = metalog_new();
-	s->enabled = 1;
 	s->vmas = calloc(MAX_VMAS, sizeof *s->vmas);
 	s->now = calloc(MAX_VMAS, sizeof *s->now);
 	s->prev = calloc(MAX_VMAS, sizeof *s->prev);
@@ -81,15 +83,15 @@ int main(int argc, char **argv)
 	struct sup *s = sup_new(&o.cfg);
 	if (!s)
 		return refuse(REFUSE_SETUP, "%s", "out of memory");
-	if (launch_shim_path(s->shim, sizeof s->shim) != 0)
+	if (launch_shim_path(s->tree->shim, sizeof s->tree->shim) != 0)
 		return refuse(REFUSE_NOT_BUILT, "%s", "the shim libprosper-shim.so is not built (make build)");
 	children_note_inherited_pipes(s);
-	if ((rc = launch_channel_open(&s->channel)) != 0)
+	if ((rc = launch_channel_open(&s->tree->channel)) != 0)
 		return refuse(REFUSE_SETUP, "cannot open the shim's socket: %s", strerror(-rc));
 	if (o.cfg.host_pids)
-		snprintf(s->ns.why, sizeof s->ns.why, "%s", "--host-pids");
+		snprintf(s->tree->ns.why, sizeof s->tree->ns.why, "%s", "--host-pids");
 	else
-		pidns_enter(&s->ns); /* off: the program has the system's ids, as with --host-pids */
+		pidns_enter(&s->tree->ns); /* off: the program has the system's ids, as with --host-pids */
 
 	struct img im;
 	struct child c;
@@ -99,8 +101,8 @@ int main(int argc, char **argv)
 	} else if ((rc = run_start(s, &o, pool_path, &c))) {
 		return rc;
 	}
-	if (!realpath(pool_path, s->pool_path))
-		snprintf(s->pool_path, sizeof s->pool_path, "%s", pool_path);
+	if (!realpath(pool_path, s->tree->pool_path))
+		snprintf(s->tree->pool_path, sizeof s->tree->pool_path, "%s", pool_path);
 	s->pid = c.pid;
 	s->thr[0].tid = c.pid;
 	s->nthr = 1;
@@ -110,8 +112,8 @@ int main(int argc, char **argv)
 	if (ended < 0)
 		return refuse(REFUSE_LAUNCH, "%s", "lost the program before it started");
 	if (ended) {
-		pidns_release(&s->ns);
-		prosper_pool_close(&s->pool);
+		pidns_release(&s->tree->ns);
+		prosper_pool_close(&s->tree->pool);
 		return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	}
 	if (!o.cfg.resume)
@@ -120,7 +122,7 @@ int main(int argc, char **argv)
 	int uffd = -1;
 	char why[200] = "";
 	int hello_rc = o.cfg.resume || sup_image_loads_shim(c.pid, why, sizeof why) == 0
-			       ? launch_wait_hello(&s->channel, c.pid, &hello, &uffd)
+			       ? launch_wait_hello(&s->tree->channel, c.pid, &hello, &uffd)
 			       : -ENOEXEC; /* no hello will come: do not wait for it */
 	if (hello_rc == 0 || hello_rc == -ENOSYS || hello_rc == -EPROTO) {
 		s->gate = hello.gate;
@@ -139,13 +141,13 @@ int main(int argc, char **argv)
 
 	int st = sup_supervise(s, sigfd);
 	if (st >= 0)
-		pidns_release(&s->ns); /* what the program left running goes on, as it would natively */
+		pidns_release(&s->tree->ns); /* what the program left running goes on, as it would natively */
 	int code = st < 0 ? 1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	if (st >= 0 && WIFEXITED(st) && prosper_pool_epoch(s->pool) > 0 && poolfile_mark_finished(s->pool, code) != 0)
+	if (st >= 0 && WIFEXITED(st) && prosper_pool_epoch(s->tree->pool) > 0 && poolfile_mark_finished(s->tree->pool, code) != 0)
 		fprintf(stderr, "%s: could not mark the pool finished: %s\n", sup_command(), prosper_pool_errormsg());
 	if (s->cfg.stats_path && stats_write(s, s->cfg.stats_path) != 0)
 		fprintf(stderr, "%s: cannot write %s: %m\n", sup_command(), s->cfg.stats_path);
 	prosper_track_close(&s->track);
-	prosper_pool_close(&s->pool);
+	prosper_pool_close(&s->tree->pool);
 	return code;
 }

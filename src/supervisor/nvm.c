@@ -155,13 +155,13 @@ static long nvm_map(struct sup *s, struct inject *in, uint64_t path_addr, const 
 	long rc = 0;
 	uint32_t nsegs = (uint32_t)(r->len / s->nvm_seg);
 	for (uint32_t k = 0; k < nsegs && rc >= 0;) {
-		int64_t off = prosper_pool_direct_offset(s->pool, r->id, k);
+		int64_t off = prosper_pool_direct_offset(s->tree->pool, r->id, k);
 		if (off < 0) {
 			rc = -EIO;
 			break;
 		}
 		uint32_t e = k + 1;
-		while (e < nsegs && prosper_pool_direct_offset(s->pool, r->id, e) == off + (int64_t)((e - k) * s->nvm_seg))
+		while (e < nsegs && prosper_pool_direct_offset(s->tree->pool, r->id, e) == off + (int64_t)((e - k) * s->nvm_seg))
 			e++;
 		uint64_t at = r->start + (uint64_t)k * s->nvm_seg, n = (uint64_t)(e - k) * s->nvm_seg;
 		long got = inject_syscall(in, SYS_mmap, (long)at, (long)n, prot, MAP_SHARED | fixed, fd, (long)off);
@@ -180,12 +180,12 @@ static long nvm_alloc(struct sup *s, struct inject *in, uint64_t size)
 	uint64_t start = s->nvm_next > NVM_BASE ? s->nvm_next : NVM_BASE;
 	char name[PROSPER_REGION_NAME_MAX];
 	snprintf(name, sizeof name, "nvm%llx", (unsigned long long)start);
-	int id = prosper_pool_region_add(s->pool, name, PROSPER_KIND_NVM, PROSPER_REGION_DIRECT, start, len, 3);
+	int id = prosper_pool_region_add(s->tree->pool, name, PROSPER_KIND_NVM, PROSPER_REGION_DIRECT, start, len, 3);
 	if (id < 0)
 		return -ENOMEM;
 	struct nvm_region *r = nvm_add(s, (uint32_t)id, start, len);
 	long rc = r ? 0 : -ENOMEM;
-	if (!rc && inject_write(s->nvm_proc, s->nvm_path_addr, s->pool_path, strlen(s->pool_path) + 1) != 0)
+	if (!rc && inject_write(s->nvm_proc, s->nvm_path_addr, s->tree->pool_path, strlen(s->tree->pool_path) + 1) != 0)
 		rc = -EIO;
 	/* new segments: writable at once, all of them compared at the next stop */
 	if (!rc)
@@ -195,7 +195,7 @@ static long nvm_alloc(struct sup *s, struct inject *in, uint64_t size)
 			inject_syscall(in, SYS_munmap, (long)start, (long)len, 0, 0, 0, 0);
 			nvm_drop(s, r);
 		}
-		prosper_pool_region_remove(s->pool, (uint32_t)id);
+		prosper_pool_region_remove(s->tree->pool, (uint32_t)id);
 		return rc == -EEXIST || rc == -EIO ? -ENOMEM : rc;
 	}
 	memset(r->written, 1, len / seg);
@@ -212,7 +212,7 @@ static long nvm_free(struct sup *s, struct inject *in, uint64_t addr)
 		return -EINVAL;
 	if (inject_syscall(in, SYS_munmap, (long)r->start, (long)r->len, 0, 0, 0, 0) != 0)
 		return -EINVAL;
-	int rc = prosper_pool_region_remove(s->pool, r->id);
+	int rc = prosper_pool_region_remove(s->tree->pool, r->id);
 	nvm_drop(s, r);
 	return rc ? -EIO : 0;
 }
@@ -254,10 +254,10 @@ static int serve_request(struct sup *s, pid_t tid)
 		return -1;
 	struct user_regs_struct regs = in.base;
 	long op = (long)regs.rdi, arg = (long)regs.rsi, answer;
-	if (!s->pool || !s->gate || !s->nvm_path_addr)
+	if (!s->tree->pool || !s->gate || !s->nvm_path_addr)
 		answer = -ENOSYS;
 	else if (op == SHIM_NVM_ALLOC)
-		answer = s->enabled ? nvm_alloc(s, &in, (uint64_t)arg) : -ENOSYS;
+		answer = s->tree->enabled ? nvm_alloc(s, &in, (uint64_t)arg) : -ENOSYS;
 	else if (op == SHIM_NVM_FREE)
 		answer = nvm_free(s, &in, (uint64_t)arg);
 	else
@@ -358,9 +358,9 @@ static int prepare_set(struct sup *s, struct nvm_region *r, uint32_t k, uint32_t
 				v[c] = j;
 			c++;
 		}
-	int rc = !v ? -ENOMEM : c > 1 ? prosper_pool_direct_prepare_ahead(s->pool, r->id, v, c) : 0;
+	int rc = !v ? -ENOMEM : c > 1 ? prosper_pool_direct_prepare_ahead(s->tree->pool, r->id, v, c) : 0;
 	if (!rc)
-		rc = prosper_pool_direct_prepare(s->pool, r->id, k);
+		rc = prosper_pool_direct_prepare(s->tree->pool, r->id, k);
 	if (rc) {
 		for (uint32_t j = 0; j < nsegs; j++)
 			if (!r->written[j])
@@ -373,7 +373,7 @@ static int prepare_set(struct sup *s, struct nvm_region *r, uint32_t k, uint32_t
 	}
 	uint32_t w = 0;
 	for (uint32_t i = 0; i < c; i++) {
-		if (v[i] == k || prosper_pool_direct_prepare(s->pool, r->id, v[i]) == 0)
+		if (v[i] == k || prosper_pool_direct_prepare(s->tree->pool, r->id, v[i]) == 0)
 			v[w++] = v[i];
 		else
 			r->ahead[v[i]] = AHEAD_NONE;
@@ -420,11 +420,11 @@ static int serve_fault(struct sup *s, pid_t tid, char *why, size_t whylen)
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		r->written[set[i]] = 1;
-		s->stats.nvm_ahead_segments += set[i] != k;
+		s->tree->stats.nvm_ahead_segments += set[i] != k;
 	}
 	free(set);
 	r->any_written = 1;
-	s->stats.nvm_faults++;
+	s->tree->stats.nvm_faults++;
 	return 0;
 }
 
@@ -436,7 +436,7 @@ int sup_nvm_serve(struct sup *s, pid_t tid, int sig, char *why, size_t whylen)
 	int rc = sig == SIGTRAP ? serve_request(s, tid) : serve_fault(s, tid, why, whylen);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (sig != SIGTRAP)
-		s->stats.nvm_fault_seconds += (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+		s->tree->stats.nvm_fault_seconds += (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	if (rc == 0 && ptrace(PTRACE_CONT, tid, 0, 0) != 0)
 		rc = -1;
 	return rc;
@@ -487,8 +487,8 @@ static void name_dirty(void *vctx, uint64_t off, uint64_t len)
 {
 	struct dirty_ctx *d = vctx;
 	if (!d->rc)
-		d->rc = prosper_pool_direct_dirty(d->s->pool, d->id, d->base + off, len);
-	d->s->stats.nvm_dirty_bytes += len;
+		d->rc = prosper_pool_direct_dirty(d->s->tree->pool, d->id, d->base + off, len);
+	d->s->tree->stats.nvm_dirty_bytes += len;
 	d->changed = 1;
 }
 
@@ -502,9 +502,9 @@ int sup_nvm_commit(struct sup *s)
 				continue;
 			r->committing[k] = 0;
 			uint64_t len = 0, n = 0;
-			const uint8_t *cur = prosper_pool_direct_addr(s->pool, r->id, k, &len);
+			const uint8_t *cur = prosper_pool_direct_addr(s->tree->pool, r->id, k, &len);
 			const void *old = NULL;
-			if (!cur || prosper_pool_region_view(s->pool, r->id, (uint64_t)k * s->nvm_seg, len, &old, &n) != 0 ||
+			if (!cur || prosper_pool_region_view(s->tree->pool, r->id, (uint64_t)k * s->nvm_seg, len, &old, &n) != 0 ||
 			    n != len)
 				return -EIO;
 			if (!old) {
@@ -519,7 +519,7 @@ int sup_nvm_commit(struct sup *s)
 			r->changed[k] |= (uint8_t)(d.changed << 1); /* bit 1: this interval; bit 0: the last set */
 			changed += (uint32_t)d.changed;
 			if (r->ahead[k]) {
-				s->stats.nvm_ahead_changed += (uint32_t)d.changed;
+				s->tree->stats.nvm_ahead_changed += (uint32_t)d.changed;
 				if (r->ahead[k] == AHEAD_REPEAT) {
 					repeat++;
 					hits += (uint32_t)d.changed;
@@ -539,13 +539,13 @@ int sup_nvm_commit(struct sup *s)
 
 int sup_nvm_restore(struct sup *s, struct inject *in, uint64_t path_addr, char *why, size_t whylen)
 {
-	int n = prosper_pool_region_count(s->pool);
+	int n = prosper_pool_region_count(s->tree->pool);
 	for (int i = 0; i < n; i++) {
 		struct prosper_region_info ri;
-		if (prosper_pool_region_get(s->pool, i, &ri) != 0 || ri.kind != PROSPER_KIND_NVM)
+		if (prosper_pool_region_get(s->tree->pool, i, &ri) != 0 || ri.kind != PROSPER_KIND_NVM)
 			continue;
 		uint64_t seg = 0;
-		if (!prosper_pool_direct_addr(s->pool, ri.id, 0, &seg) || seg != s->nvm_seg || ri.length % seg) {
+		if (!prosper_pool_direct_addr(s->tree->pool, ri.id, 0, &seg) || seg != s->nvm_seg || ri.length % seg) {
 			snprintf(why, whylen, "the pool's NVM region at %#llx is not laid out in %llu-byte segments",
 				 (unsigned long long)ri.vaddr, (unsigned long long)s->nvm_seg);
 			return -1;

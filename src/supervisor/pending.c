@@ -44,14 +44,14 @@ int pending_capture(struct sup *s)
 		rc = peek(&rec, s->thr[t].tid, t, 0);
 	if (rc)
 		return rc;
-	s->stats.pending_lost += rec.lost;
+	s->tree->stats.pending_lost += rec.lost;
 	if (!rec.n && !s->pending_written)
 		return 0; /* the record says "none" already */
 	size_t n = offsetof(struct shim_pending, sig) + rec.n * sizeof rec.sig[0];
 	if (proc_mem_write(s->pid, s->pending_addr, &rec, n))
 		return -EIO;
 	s->pending_written = rec.n > 0;
-	s->stats.pending_saved += rec.n;
+	s->tree->stats.pending_saved += rec.n;
 	return 0;
 }
 

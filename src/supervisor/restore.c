@@ -302,7 +302,7 @@ static int fill_memory(struct sup *s, struct rctx *r, const struct img *im)
 		for (uint64_t off = 0, len = v->end - v->start; off < len;) {
 			const void *src;
 			uint64_t n;
-			if (prosper_pool_region_view(s->pool, v->region, off, len - off, &src, &n) != 0)
+			if (prosper_pool_region_view(s->tree->pool, v->region, off, len - off, &src, &n) != 0)
 				FAIL("pool: %s", prosper_pool_errormsg());
 			if (!src && r->anon_new[i]) {
 				off += n;
@@ -321,7 +321,7 @@ static int fill_memory(struct sup *s, struct rctx *r, const struct img *im)
 				if (++f.n == FILL_BATCH && fill_flush(s, &f) != 0)
 					FAIL("cannot write memory near %#llx", (unsigned long long)at);
 			}
-			s->stats.restored_bytes += n;
+			s->tree->stats.restored_bytes += n;
 			off += n;
 		}
 	}
@@ -461,7 +461,7 @@ static int restore_process_state(struct sup *s, struct rctx *r, const struct img
 	int armed = timers_restore(s, &r->in);
 	if (armed < 0)
 		FAIL("cannot arm the interval timers again: %s", strerror(-armed));
-	s->stats.timers_restored = (uint64_t)armed;
+	s->tree->stats.timers_restored = (uint64_t)armed;
 	/* glibc's cached thread id: the one the program sees now (its checkpoint's, in its own
 	 * pid namespace -- resume.c asked for it) */
 	s->thr[0].own = pidns_own_id(s->pid);
@@ -507,7 +507,7 @@ static void restore_names(struct sup *s, struct rctx *r, const struct img *im)
 				  .env_start = im->h->env_start, .env_end = im->h->env_end, .exe_fd = (uint32_t)-1 };
 	if (brk > 0 && inject_write(&r->in, r->scratch, &m, sizeof m) == 0 &&
 	    sys(r, SYS_prctl, PR_SET_MM, PR_SET_MM_MAP, (long)r->scratch, sizeof m, 0, 0) == 0)
-		s->stats.names_restored = 1;
+		s->tree->stats.names_restored = 1;
 }
 
 /* A thread's registers and extended state, with a system call the checkpoint interrupted set up
@@ -547,8 +547,8 @@ static int restore_threads(struct sup *s, struct rctx *r, const struct img *im)
 		long flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM | CLONE_SETTLS |
 			     (tcb_tid ? CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID : 0);
 		r->in.cloned = 0;
-		if (s->ns.on)
-			pidns_next(&s->ns, t->tid); /* not free, or refused: the thread gets another id */
+		if (s->tree->ns.on)
+			pidns_next(&s->tree->ns, t->tid); /* not free, or refused: the thread gets another id */
 		/* the call returns the id in the program's namespace, the event ours */
 		long own = sys(r, SYS_clone, flags, (long)t->regs.rsp, 0, (long)tcb_tid, (long)t->regs.fs_base, 0);
 		pid_t tid = r->in.cloned;
@@ -602,15 +602,15 @@ int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *he
 		goto out;
 	}
 	if (rebuild_map(s, &r, im, fresh, nf) ||
-	    sup_nvm_restore(s, &r.in, (uint64_t)scratch_str(&r, s->pool_path), why, whylen))
+	    sup_nvm_restore(s, &r.in, (uint64_t)scratch_str(&r, s->tree->pool_path), why, whylen))
 		goto out;
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (fill_memory(s, &r, im))
 		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	s->stats.restore_memory_seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
-	s->stats.limits_restored = (uint64_t)limits_restore(s); /* before the fds: one may be above the relaunch's limit */
+	s->tree->stats.restore_memory_seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	s->tree->stats.limits_restored = (uint64_t)limits_restore(s); /* before the fds: one may be above the relaunch's limit */
 	if (reopen_fds(s, &r, im) || restore_process_state(s, &r, im, hello))
 		goto out;
 	restore_names(s, &r, im);
@@ -622,7 +622,7 @@ int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *he
 		snprintf(why, whylen, "cannot queue the pending signals again: %s", strerror(-queued));
 		goto out;
 	}
-	s->stats.pending_restored = (uint64_t)queued;
+	s->tree->stats.pending_restored = (uint64_t)queued;
 	rc = set_registers(s->pid, im->h->regs, im->xstate, im->h->xstate_bytes, why, whylen);
 out:
 	inject_close(&r.in);

@@ -32,20 +32,20 @@ int resume_admit(struct sup *s, const char *pool_path, struct img *im)
 		return refuse(REFUSE_POOL_MISSING, "%s: %s", pool_path, strerror(errno));
 	if (poolfile_lock(pool_path) < 0)
 		return refuse(REFUSE_POOL_BUSY, "%s is in use by a running prosper (or unreadable)", pool_path);
-	if (prosper_pool_open(pool_path, &s->pool) != 0)
+	if (prosper_pool_open(pool_path, &s->tree->pool) != 0)
 		return refuse(REFUSE_POOL_CORRUPT, "%s: %s", pool_path, prosper_pool_errormsg());
 	size_t blen = 0;
-	const void *blob = prosper_pool_blob(s->pool, &blen);
+	const void *blob = prosper_pool_blob(s->tree->pool, &blen);
 	int code;
 	if (poolfile_finished(blob, blen, &code))
 		return refuse_finished(code, "%s: the program finished (exit code %d): nothing to resume", pool_path, code);
-	if (prosper_pool_epoch(s->pool) == 0)
+	if (prosper_pool_epoch(s->tree->pool) == 0)
 		return refuse(REFUSE_NO_CHECKPOINT,
 			      "%s: no checkpoint was committed (the program ran less than one interval, or could not be checkpointed)",
 			      pool_path);
 	const char *why;
 	void *rebuilt = NULL; /* a log-mode epoch: its blob rebuilt from the metadata region, kept */
-	if (metalog_is_stub(blob, blen) && metalog_load(s->pool, blob, blen, &rebuilt, &blen, &why) != 0)
+	if (metalog_is_stub(blob, blen) && metalog_load(s->tree->pool, blob, blen, &rebuilt, &blen, &why) != 0)
 		return refuse(REFUSE_POOL_CORRUPT, "%s: %s", pool_path, why);
 	if (rebuilt)
 		blob = rebuilt;
@@ -60,7 +60,7 @@ int resume_admit(struct sup *s, const char *pool_path, struct img *im)
 
 int resume_start(struct sup *s, const struct img *im, struct child *c)
 {
-	metalog_attach(s->meta, s->pool);
+	metalog_attach(s->meta, s->tree->pool);
 	const char *exe = img_s(im, im->h->exe_str);
 	snprintf(s->exe, sizeof s->exe, "%s", exe);
 	snprintf(s->launch_cwd, sizeof s->launch_cwd, "%s", img_s(im, im->h->launch_cwd_str));
@@ -83,9 +83,9 @@ int resume_start(struct sup *s, const struct img *im, struct child *c)
 	s->envc = (int)im->h->envc;
 	s->tid_offset = im->h->tid_offset;
 	/* the program's process id back, when it has its own namespace (restore.c does the threads) */
-	if (s->ns.on && im->h->own_pid > 1)
-		pidns_next(&s->ns, im->h->own_pid);
-	int rc = launch(c, &s->channel, &s->ns, exe, args, env, s->envc, s->launch_cwd, 1, 0);
+	if (s->tree->ns.on && im->h->own_pid > 1)
+		pidns_next(&s->tree->ns, im->h->own_pid);
+	int rc = launch(c, &s->tree->channel, &s->tree->ns, exe, args, env, s->envc, s->launch_cwd, 1, 0);
 	if (rc != 0)
 		return refuse(REFUSE_LAUNCH, "cannot relaunch %s: %s", exe, strerror(-rc));
 	return 0;
@@ -152,10 +152,10 @@ static void note_changed_ids(struct sup *s, const struct img *im)
 	uint64_t changed = was && was != s->thr[0].own;
 	for (int i = 1; i < s->nthr && i <= (int)im->h->nthreads; i++)
 		changed += im->threads[i - 1].tid != s->thr[i].own;
-	s->stats.ids_changed = changed;
+	s->tree->stats.ids_changed = changed;
 	if (changed)
 		fprintf(stderr, "%s: the program's process and thread ids changed (%s); docs/limitations.md says what that means\n",
-			sup_command(), s->ns.on ? "not free in its namespace" : s->ns.why);
+			sup_command(), s->tree->ns.on ? "not free in its namespace" : s->tree->ns.why);
 }
 
 /* The locks a thread held at the checkpoint that name their owner: given to its new id. */
@@ -178,7 +178,7 @@ static int retag_lock_owners(struct sup *s, const struct img *im)
 			heads[i] = im->threads[i - 1].robust_head;
 		int k = lock_owners_retag(s->pid, im, heads, old, now, n);
 		if (k >= 0) {
-			s->stats.lock_owners_retagged += (uint64_t)k;
+			s->tree->stats.lock_owners_retagged += (uint64_t)k;
 			rc = 0;
 		}
 	}
@@ -226,7 +226,7 @@ int resume_started(struct sup *s, const struct img *im, int hello_rc, const stru
 		return refuse(REFUSE_RESTORE, "cannot give the new thread ids to glibc and the locks they hold: %s", strerror(errno));
 	}
 	note_changed_ids(s, im);
-	s->stats.restore_seconds = now() - t_start;
+	s->tree->stats.restore_seconds = now() - t_start;
 	s->thr[0].stopped = 1;
 	threads_resume_all(s); /* the main thread and every thread sup_restore recreated */
 	return 0;

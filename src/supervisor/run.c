@@ -47,7 +47,7 @@ static int create_pool(struct sup *s, const struct opts *o, const char *pool_pat
 	cfg.capacity = o->capacity_mib << 20;
 	cfg.seg_size = SUP_SEG_SIZE;
 	cfg.max_regions = 4096;
-	if (prosper_pool_create(pool_path, &cfg, &s->pool) != 0)
+	if (prosper_pool_create(pool_path, &cfg, &s->tree->pool) != 0)
 		return refuse(REFUSE_POOL_CREATE, "%s: %s", pool_path, prosper_pool_errormsg());
 	if (poolfile_lock(pool_path) < 0)
 		return refuse(REFUSE_POOL_BUSY, "%s is in use by a running prosper", pool_path);
@@ -62,7 +62,7 @@ int run_start(struct sup *s, const struct opts *o, const char *pool_path, struct
 	if (rc)
 		return rc;
 	int envc = 0;
-	char **env = launch_environment(environ, s->shim, &envc);
+	char **env = launch_environment(environ, s->tree->shim, &envc);
 	if (!env)
 		return refuse(REFUSE_SETUP, "%s", "cannot build the program's environment");
 	if (!getcwd(s->launch_cwd, sizeof s->launch_cwd))
@@ -71,7 +71,7 @@ int run_start(struct sup *s, const struct opts *o, const char *pool_path, struct
 	s->argc = o->nprog;
 	s->envp = env;
 	s->envc = envc;
-	if ((rc = launch(c, &s->channel, &s->ns, o->prog[0], o->prog, env, envc, NULL, 0, 1)) != 0)
+	if ((rc = launch(c, &s->tree->channel, &s->tree->ns, o->prog[0], o->prog, env, envc, NULL, 0, 1)) != 0)
 		return refuse(REFUSE_LAUNCH, "cannot start %s: %s", o->prog[0],
 			      rc == -EPERM ? "ptrace is not permitted here" : strerror(-rc));
 	return 0;
@@ -114,15 +114,15 @@ void run_started(struct sup *s, int hello_rc, int uffd, const char *why)
 		snprintf(msg, sizeof msg, "%s cannot be checkpointed (%s)", s->exe, why);
 		sup_disable(s, msg);
 	} else if (hello_rc == -ESRCH) {
-		s->enabled = 0;
-		s->disabled_reason = "the program ended before its first checkpoint";
+		s->tree->enabled = 0;
+		s->tree->disabled_reason = "the program ended before its first checkpoint";
 	} else if (hello_rc != 0)
 		sup_disable(s, hello_rc == -ENOSYS ? "userfaultfd is not available (vm.unprivileged_userfaultfd?)"
 						   : "the shim did not report");
 	else if (sup_start_tracking(s, uffd) != 0) {
 		if (already_exited(s->pid)) {
-			s->enabled = 0;
-			s->disabled_reason = "the program ended before its first checkpoint";
+			s->tree->enabled = 0;
+			s->tree->disabled_reason = "the program ended before its first checkpoint";
 		} else {
 			sup_disable(s, s->track.err);
 		}

@@ -14,11 +14,11 @@ int stats_write(const struct sup *s, const char *path)
 	if (!f)
 		return -1;
 	static const char *const tracker[] = { "", "page", "diff", "full" };
-	const struct sup_stats *st = &s->stats;
+	const struct sup_stats *st = &s->tree->stats;
 	const struct ckpt_stats *b = &st->bytes;
 	const struct metalog_stats *m = &st->meta;
 	struct prosper_pool_stats ps;
-	prosper_pool_stats_get(s->pool, &ps);
+	prosper_pool_stats_get(s->tree->pool, &ps);
 	struct json j;
 	json_begin(&j, f);
 	json_str(&j, "metadata_mode", s->cfg.meta_mode == META_LOG ? "log" : "rewrite");
@@ -37,7 +37,7 @@ int stats_write(const struct sup *s, const char *path)
 	json_u64(&j, "waited_for_children", st->waited_for_children);
 	json_u64(&j, "execs_followed", st->execs_followed);
 	json_u64(&j, "lock_owners_retagged", st->lock_owners_retagged);
-	json_bool(&j, "pid_namespace", s->ns.on);
+	json_bool(&j, "pid_namespace", s->tree->ns.on);
 	json_u64(&j, "ids_changed", st->ids_changed);
 	json_bool(&j, "names_restored", (int)st->names_restored);
 	json_u64(&j, "timers_restored", st->timers_restored);
@@ -62,7 +62,7 @@ int stats_write(const struct sup *s, const char *path)
 	json_u64(&j, "pool_catchup_bytes", ps.catchup_bytes);
 	json_u64(&j, "mismatches", b->mismatches);
 	json_u64(&j, "verified_bytes", b->verified_bytes);
-	json_u64(&j, "epoch", prosper_pool_epoch(s->pool));
+	json_u64(&j, "epoch", prosper_pool_epoch(s->tree->pool));
 	json_str(&j, "stack_tracker", tracker[s->cfg.stack_mode]);
 	json_str(&j, "heap_tracker", tracker[s->cfg.heap_mode]);
 	json_u64(&j, "stack_granularity", s->cfg.stack_gran);
@@ -79,7 +79,7 @@ int stats_write(const struct sup *s, const char *path)
 	json_u64(&j, "nvm_ahead_segments", st->nvm_ahead_segments);
 	json_u64(&j, "nvm_ahead_changed", st->nvm_ahead_changed);
 	json_num(&j, "nvm_fault_ms", "%.3f", 1e3 * st->nvm_fault_seconds);
-	json_str(&j, "disabled", s->disabled_reason);
+	json_str(&j, "disabled", s->tree->disabled_reason);
 	json_end(&j);
 	return fclose(f) == 0 ? 0 : -1;
 }

@@ -18,8 +18,9 @@
  *   metalog.c   the epoch's metadata as a redo log of changes (--metadata log) or the blob whole
  *   nvm.c       NVM-resident memory (prosper_nvm_alloc): direct pool regions mapped into the child
  *
- * struct sup is three things: cfg (the options, read-only once the program runs), stats (what a
- * run measured, written out by stats.c) and the state of the supervised process.
+ * struct tree is what the whole program shares: the pool, stats (what a run measured, written out
+ * by stats.c), whether checkpointing is on, the pid namespace and the shim's channel.  struct sup
+ * is one supervised process: cfg (the options, read-only once the program runs) and its state.
  */
 #ifndef PROSPER_SUP_H
 #define PROSPER_SUP_H
@@ -157,15 +158,28 @@ struct sup_stats {
 	double nvm_fault_seconds;         /* serving write faults (copy-on-write, mprotect), summed */
 };
 
-/* The supervisor: its configuration, its statistics, and the state of the supervised process. */
-struct sup {
-	struct sup_config cfg;
+/* The supervision of the program as a whole: what every process of it shares. */
+struct tree {
 	struct sup_stats stats;
-	pid_t pid;
 	prosper_pool *pool;
-	struct prosper_track track;
+	char pool_path[4096];        /* absolute: the program opens it to map its NVM regions */
 	int enabled;                 /* checkpointing still on */
 	const char *disabled_reason; /* why it is off (loop.c) */
+	/* how every image of the program is started and says hello (launch.h) */
+	char shim[VMA_PATH_MAX];
+	struct hello_channel channel;
+	struct pidns ns;             /* the program's own ids (pidns.h) */
+	char inherited_pipes[MAX_INHERITED_PIPES][64]; /* "pipe:[ino]" passed to the program at launch */
+	int ninherited;
+	int warned_children;
+};
+
+/* The supervision of one process: the options (the tree's, copied), and its state. */
+struct sup {
+	struct sup_config cfg;
+	struct tree *tree;
+	pid_t pid;
+	struct prosper_track track;
 	struct metalog *meta;
 	uint64_t sp;                 /* the main thread's, at this stop */
 	struct thr *thr;             /* the program's threads (threads.c) */
@@ -182,10 +196,6 @@ struct sup {
 	int new_image;               /* no checkpoint of this image yet (a run, or after an exec) */
 	struct fd_info *fds;         /* scratch: the fds at this stop */
 	struct prosper_range *ranges;
-	/* how every image of the program is started and says hello (launch.h) */
-	char shim[VMA_PATH_MAX];
-	struct hello_channel channel;
-	struct pidns ns;             /* the program's own ids (pidns.h) */
 	/* the launch record, written into every epoch: the image the program runs now (exec.c) */
 	char exe[VMA_PATH_MAX];
 	char launch_cwd[VMA_PATH_MAX];
@@ -201,14 +211,11 @@ struct sup {
 	uint64_t start_brk;
 	/* warnings given once */
 	uint64_t warned_fds[MAX_FDS / 64];
-	int warned_shared, warned_children;
+	int warned_shared;
 	/* child processes (children.c): no cut while the program has one */
 	pid_t *children;
 	int nchildren, children_cap, children_lost;
-	char inherited_pipes[MAX_INHERITED_PIPES][64]; /* "pipe:[ino]" passed to the program at launch */
-	int ninherited;
 	/* NVM-resident memory (nvm.c) */
-	char pool_path[4096];         /* absolute: the program opens it to map its NVM regions */
 	uint64_t gate, nvm_gate, nvm_path_addr; /* the shim's syscall gate, NVM gate, path buffer */
 	uint64_t timers_addr;         /* the shim's interval-timer record (timers.h) */
 	uint64_t pending_addr;        /* the shim's pending-signal record (pending.h) */

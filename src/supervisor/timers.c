@@ -13,7 +13,7 @@ int timers_capture(struct sup *s)
 	if (!s->timers_addr || !s->gate || proc_mem_read(s->pid, s->timers_addr, &used, sizeof used) != 0 || !used)
 		return 0;
 	if (s->thr[0].listening) {
-		s->stats.timers_stale++;
+		s->tree->stats.timers_stale++;
 		return 0;
 	}
 	struct inject in;

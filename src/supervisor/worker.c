@@ -15,7 +15,7 @@ int worker_timed_commit(struct sup *s)
 {
 	double t0 = now();
 	int rc = sup_commit(s);
-	s->stats.commit_total += now() - t0;
+	s->tree->stats.commit_total += now() - t0;
 	return rc;
 }
 
