@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/user.h>
@@ -221,7 +222,7 @@ static int follow_map(struct sup *s, int n, const struct vma *prev, int nprev)
 		if (s->nvmas == MAX_VMAS)
 			return -ENOSPC;
 		char name[PROSPER_REGION_NAME_MAX];
-		snprintf(name, sizeof name, "m%llx", (unsigned long long)nv->start);
+		snprintf(name, sizeof name, "%sm%llx", s->region_prefix, (unsigned long long)nv->start);
 		int id = prosper_pool_region_add(s->tree->pool, name, (uint32_t)region_kind(nv), region_mode(nv),
 						 nv->start, nv->end - nv->start, 3);
 		if (id < 0)
@@ -304,6 +305,16 @@ static void warn_once(struct sup *s, int fd, const char *what, const char *path)
 		return;
 	s->warned_fds[fd / 64] |= 1ull << (fd % 64);
 	fprintf(stderr, "prosper: warning: fd %d (%s) %s\n", fd, path, what);
+}
+
+/* Is the program's fd (0-2) the file the supervisor has at that number -- the stdio the run was
+ * given -- or one the program (its shell) opened there itself? */
+static int same_as_ours(pid_t pid, int fd)
+{
+	char p[64];
+	struct stat a, b;
+	snprintf(p, sizeof p, "/proc/%d/fd/%d", (int)pid, fd);
+	return stat(p, &a) == 0 && fstat(fd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 static int build_blob(struct sup *s, struct img_buf *out, int nmaps)
@@ -401,7 +412,9 @@ static int build_blob(struct sup *s, struct img_buf *out, int nmaps)
 		const struct fd_info *fi = &s->fds[i];
 		struct img_fd e = { .fd = fi->fd, .flags = fi->flags, .pos = fi->pos, .size = fi->size,
 				    .type = (uint32_t)fi->type, .path = img_str(&strings, fi->path) };
-		if (fi->type == IMG_FD_OTHER && fi->fd > 2 && children_pipe_is_own(s, fi->path))
+		if (fi->fd <= 2 && fi->type == IMG_FD_FILE && !same_as_ours(s->pid, fi->fd))
+			e.flags |= IMG_FD_REDIRECTED;
+		if (fi->type == IMG_FD_OTHER && children_pipe_is_own(s, fi->path))
 			e.type = IMG_FD_PIPE; /* empty: the cut waits while one holds data (loop.c) */
 		else if (fi->type == IMG_FD_OTHER && fi->fd > 2)
 			warn_once(s, fi->fd, "is not persisted: a resumed program finds it closed", fi->path);
@@ -606,40 +619,26 @@ static int write_chunk(struct sup *s, const struct chunk *c, struct ckpt_stats *
 	return 0;
 }
 
-int sup_commit(struct sup *s)
+int sup_write_batch(struct sup *s, struct ckpt_stats *cs)
 {
-	struct ckpt_stats cs = { 0 };
 	for (size_t i = 0; i < s->batch.nchunks; i++) {
-		int rc = write_chunk(s, &s->batch.chunks[i], &cs);
+		int rc = write_chunk(s, &s->batch.chunks[i], cs);
 		if (rc)
 			return rc;
 	}
-	int rc = sup_nvm_commit(s);
-	if (rc)
-		return rc;
-	if (s->cfg.commit_delay_us)
-		usleep((useconds_t)s->cfg.commit_delay_us);
-	rc = prosper_pool_commit(s->tree->pool, s->batch.blob.p, s->batch.blob.len);
-	if (rc)
-		return rc;
+	return sup_nvm_commit(s);
+}
+
+void sup_committed(struct sup *s, const struct ckpt_stats *cs)
+{
 	/* adapt the stack's granularity to the density just seen */
 	if (s->cfg.stack_mode == TRACK_MODE_DIFF) {
 		if (s->stack_dense_left > 0)
 			s->stack_dense_left--, s->tree->stats.bytes.stack_dense_checkpoints++;
-		else if (cs.stack_pages && cs.stack * 100 >= cs.stack_pages * DENSE_PERCENT)
+		else if (cs->stack_pages && cs->stack * 100 >= cs->stack_pages * DENSE_PERCENT)
 			s->stack_dense_left = DENSE_HOLD;
 	}
 	metalog_committed(s->meta);
-	if (!s->tree->stats.checkpoints)
-		s->tree->stats.meta_first_bytes = s->tree->stats.meta.bytes;
-	s->tree->stats.checkpoints++;
-	s->tree->stats.bytes.stack += cs.stack;
-	s->tree->stats.bytes.stack_pages += cs.stack_pages;
-	s->tree->stats.bytes.stack_exact += cs.stack_exact;
-	s->tree->stats.bytes.other += cs.other;
-	s->tree->stats.bytes.other_pages += cs.other_pages;
-	s->tree->stats.bytes.new_bytes += cs.new_bytes;
-	return 0;
 }
 
 /* The soundness oracle: after the commit, with the child still stopped, every saved mapping read

@@ -274,6 +274,34 @@ static int forget_image(struct sup *s)
 	return 0;
 }
 
+/* A child process's new image (tree.h): tracked like the first process's; 1 when it is tracked
+ * or already gone (its exit comes next), 0 when tracking failed while it lives. */
+static int sup_start_tracking_or_gone(struct sup *s, int uffd, const struct shim_hello *hello)
+{
+	s->gate = hello->gate;
+	s->nvm_gate = hello->nvm_gate;
+	s->nvm_path_addr = hello->nvm_path;
+	s->timers_addr = hello->timers;
+	s->pending_addr = hello->pending;
+	s->pending_written = 0;
+	s->limits_addr = hello->limits;
+	s->limits_written = 0;
+	if (sup_start_tracking(s, uffd) == 0) {
+		s->tree->stats.execs_followed++;
+		return 1;
+	}
+	char p[64];
+	unsigned long pages = 0;
+	snprintf(p, sizeof p, "/proc/%d/statm", (int)s->pid);
+	FILE *f = fopen(p, "re");
+	if (f) {
+		if (fscanf(f, "%lu", &pages) != 1)
+			pages = 0;
+		fclose(f);
+	}
+	return pages == 0; /* exited: no memory left (run.c already_exited) */
+}
+
 void sup_exec(struct sup *s, struct worker *w)
 {
 	static char why[VMA_PATH_MAX + 200];
@@ -323,6 +351,11 @@ void sup_exec(struct sup *s, struct worker *w)
 	struct shim_hello hello = { 0 };
 	int uffd = -1;
 	rc = launch_wait_hello(&s->tree->channel, pid, &hello, &uffd);
+	if (s != s->tree->procs[0] && (rc == -ESRCH || (rc == 0 && sup_start_tracking_or_gone(s, uffd, &hello)))) {
+		/* a child process that ended at once (a `$(readlink ...)`): nothing of it to keep; its
+		 * exit is reported next, and a child that did start is tracked */
+		return;
+	}
 	if (rc == -ESRCH) {
 		s->tree->enabled = 0; /* it ended before its first instruction of its own: nothing to keep */
 		s->tree->disabled_reason = "the program ended";

@@ -61,9 +61,13 @@ struct img_vma {
  * groups the ends of one pipe. */
 enum img_fd_type { IMG_FD_FILE = 1, IMG_FD_DEVICE = 2, IMG_FD_DIR = 3, IMG_FD_OTHER = 4, IMG_FD_PIPE = 5 };
 
+/* In img_fd.flags beside the open flags: an fd 0-2 that is not the stdio the program was given
+ * (a file its shell redirected it to, `gzip > out.gz`): restored like any other fd. */
+#define IMG_FD_REDIRECTED 0x80000000u
+
 struct img_fd {
 	int32_t fd;
-	uint32_t flags;  /* open flags from fdinfo */
+	uint32_t flags;  /* open flags from fdinfo (and IMG_FD_REDIRECTED) */
 	uint64_t pos;
 	uint64_t size;   /* regular files open for writing: size at the checkpoint */
 	uint32_t type;   /* enum img_fd_type */

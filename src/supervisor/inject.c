@@ -97,9 +97,9 @@ long inject_syscall(struct inject *in, long nr, long a1, long a2, long a3, long 
 				return -ESRCH;
 			continue;
 		}
-		if ((st >> 16) != PTRACE_EVENT_CLONE)
+		if ((st >> 16) != PTRACE_EVENT_CLONE && (st >> 16) != PTRACE_EVENT_FORK)
 			break;
-		/* an injected clone(): note the new thread, let the call return */
+		/* an injected clone() or fork(): note the new thread or process, let the call return */
 		unsigned long tid = 0;
 		ptrace(PTRACE_GETEVENTMSG, in->pid, 0, &tid);
 		in->cloned = (pid_t)tid;

@@ -28,7 +28,7 @@ struct inject {
 	uint64_t gate;
 	struct user_regs_struct base;
 	int mem_fd;         /* /proc/PID/mem, for writes that ignore page protections */
-	pid_t cloned;       /* the thread an injected clone() created (its first stop is the caller's) */
+	pid_t cloned;       /* the thread or process an injected clone() created (its first stop is the caller's) */
 	pid_t tgid;         /* the process of pid */
 	uint64_t deferred;  /* signals that arrived during a call (bit s-1: signal s), raised at close */
 };

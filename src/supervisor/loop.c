@@ -12,7 +12,8 @@
  *   - SIGCHLD is blocked and read from a signalfd, so ptrace stops are handled as they happen,
  *     not only at our own stops.
  *   - An exec is followed (exec.c): the next checkpoint is of the new image.
- *   - No cut while the program has a child process (children.h): the checkpoint waits.
+ *   - Every process the program forks is traced, and a cut stops all of them (tree.h); without a
+ *     pid namespace of its own, no cut while the program has a child process (children.h).
  */
 #include <errno.h>
 #include <poll.h>
@@ -26,6 +27,7 @@
 #include <unistd.h>
 #include "children.h"
 #include "threads.h"
+#include "tree.h"
 #include "worker.h"
 
 static double now(void)
@@ -63,11 +65,11 @@ static void checkpoint(struct sup *s, struct worker *w)
 	if (!s->tree->enabled)
 		return;
 	double t0 = now();
-	rc = sup_capture(s);
+	rc = tree_capture(s->tree);
 	if (!rc && s->cfg.verify) {
 		rc = worker_timed_commit(s);
 		if (!rc)
-			rc = sup_verify(s);
+			rc = tree_verify(s->tree);
 	}
 	double dt = now() - t0;
 	s->tree->stats.stop_total += dt;
@@ -122,12 +124,57 @@ static int pipe_in_flight(struct sup *s)
 
 static int is_stop_signal(int sig) { return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU; }
 
+/* Every thread of every process of the program (an exited process waits for its parent: it has
+ * no thread to stop).  A vforked child is never held: its parent waits for it in the kernel and
+ * stops only once it has executed a program (or exited), and no cut is taken before (tree.h). */
+static int all_stopped(struct tree *t)
+{
+	for (int i = 0; i < t->nprocs; i++)
+		if (!t->procs[i]->exited && !t->procs[i]->vforked && !threads_all_stopped(t->procs[i]))
+			return 0;
+	return 1;
+}
+
+static void resume_all(struct tree *t)
+{
+	for (int i = 0; i < t->nprocs; i++)
+		if (!t->procs[i]->exited)
+			threads_resume_all(t->procs[i]);
+}
+
+static void interrupt_all(struct tree *t, int again)
+{
+	for (int i = 0; i < t->nprocs; i++) {
+		struct sup *m = t->procs[i];
+		for (int k = 0; k < m->nthr && !m->exited && !m->vforked; k++)
+			if (!m->thr[k].stopped && ptrace(PTRACE_INTERRUPT, m->thr[k].tid, 0, 0) != 0 && errno == ESRCH && !again)
+				m->thr[k].stopped = 1; /* exiting: its exit is reported next */
+	}
+}
+
+/* Can a cut be taken now?  With the program's own pid namespace every process is in it (tree.h);
+ * without, only while the program has no child (children.h).  The reason a cut waits is said
+ * once. */
+static int cut_ready(struct sup *s, int follow)
+{
+	const char *why = NULL;
+	int ok = follow ? tree_cut_ready(s->tree, &why) : !children_any(s) && !pipe_in_flight(s);
+	if (!ok && why && !s->tree->warned_tree && s->tree->enabled) {
+		s->tree->warned_tree = 1;
+		fprintf(stderr, "%s: a checkpoint waits: %s\n", sup_command(), why);
+	}
+	return ok;
+}
+
 /* Returns the program's wait status when it ended, or -1 if it was lost.  SIGCHLD is blocked and
  * read from sigfd, so ptrace stops are handled as they happen, not only at our own stops.
- * A checkpoint is a consistent cut: every thread is interrupted, and the checkpoint is taken
- * only once all of them (and any thread created meanwhile) are stopped. */
+ * A checkpoint is a consistent cut: every thread of every process is interrupted, and the
+ * checkpoint is taken only once all of them (and any thread or process created meanwhile) are
+ * stopped. */
 int sup_supervise(struct sup *s, int sigfd)
 {
+	struct tree *tree = s->tree;
+	int follow = tree->ns.on; /* child processes are followed (tree.h) */
 	struct worker w;
 	if (worker_start(&w, s) != 0)
 		sup_disable(s, "cannot start the commit thread");
@@ -141,64 +188,108 @@ int sup_supervise(struct sup *s, int sigfd)
 		while ((pid = waitpid(-1, &st, __WALL | WNOHANG)) != 0) {
 			if (pid < 0)
 				goto out_lost;
+			struct thr *t = NULL;
+			struct sup *m = tree_find(tree, pid, &t);
 			if (WIFEXITED(st) || WIFSIGNALED(st)) {
 				if (pid == s->pid)
-					goto out; /* the last thread: the program's end */
-				threads_remove(s, pid);
-			} else {
-				struct thr *t = threads_find(s, pid);
-				int event = st >> 16, sig = WSTOPSIG(st);
-				if (!t && (event != PTRACE_EVENT_STOP || !threads_same_process(s->pid, pid))) {
-					ptrace(PTRACE_DETACH, pid, 0, 0); /* not a thread of ours (a forked child) */
-					continue;
+					goto out; /* the last thread of the first process: the program's end */
+				if (m && pid == m->pid) {
+					m->exited = 1; /* a zombie until its parent waits for it (tree_drop_gone) */
+					m->nthr = 1;
+				} else if (m) {
+					threads_remove(m, pid);
 				}
-				if (!t && !(t = threads_add(s, pid))) {
-					ptrace(PTRACE_DETACH, pid, 0, 0);
-					continue;
-				}
-				if (event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK) {
-					unsigned long tid = 0;
-					ptrace(PTRACE_GETEVENTMSG, pid, 0, &tid);
-					if (event == PTRACE_EVENT_CLONE && threads_same_process(s->pid, (pid_t)tid))
-						threads_add(s, (pid_t)tid); /* its first stop follows */
-					else
-						new_child(s, (pid_t)tid); /* detached at its first stop */
-					ptrace(PTRACE_CONT, pid, 0, 0);
-				} else if (event == PTRACE_EVENT_STOP) {
-					t->listening = is_stop_signal(sig);
-					t->stopped = 1;
-					if (!interrupting) /* a new thread's first stop, or a group stop */
-						threads_resume_all(s);
-				} else if (event == PTRACE_EVENT_EXEC) {
-					sup_exec(s, have_worker ? &w : NULL); /* continues it */
-					t = &s->thr[0];
-					interrupting = 0; /* the cut asked for was of the old image */
-					next = now() + iv;
-				} else if (event) {
-					ptrace(PTRACE_CONT, pid, 0, 0);
-				} else if (!nvm_stop(s, have_worker ? &w : NULL, pid, sig)) {
-					ptrace(PTRACE_CONT, pid, 0, (void *)(long)sig); /* signal-delivery stop: deliver it */
-				}
-				/* An interrupt sent while the thread sat in another stop can be lost when that stop
-				 * ends: ask again (a pending one is not doubled). */
-				if (interrupting && !t->stopped && event != PTRACE_EVENT_STOP)
-					ptrace(PTRACE_INTERRUPT, pid, 0, 0);
+				goto look; /* it may have been the last one the cut waited for */
 			}
-			if (interrupting && threads_all_stopped(s)) {
-				/* the program is stopped and cannot fork now: is it alone? */
-				int alone = !children_any(s) && !pipe_in_flight(s);
-				if (s->tree->enabled && have_worker && alone)
+			int event = st >> 16, sig = WSTOPSIG(st);
+			if (!m && event == PTRACE_EVENT_STOP) {
+				/* a new thread of one of the program's processes, or a new process */
+				for (int i = 0; i < tree->nprocs && !m; i++)
+					if (threads_same_process(tree->procs[i]->pid, pid))
+						m = tree->procs[i];
+				if (m) {
+					t = threads_add(m, pid);
+				} else if (follow) {
+					pid_t pp = 0;
+					char path[64];
+					snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+					FILE *f = fopen(path, "re");
+					char buf[512] = "";
+					if (f) {
+						buf[fread(buf, 1, sizeof buf - 1, f)] = 0;
+						fclose(f);
+						const char *e = strrchr(buf, ')');
+						char state;
+						int ppid;
+						if (e && sscanf(e + 1, " %c %d", &state, &ppid) == 2)
+							pp = ppid;
+					}
+					for (int i = 0; i < tree->nprocs && !m; i++)
+						if (tree->procs[i]->pid == pp && (m = tree_add_child(tree, tree->procs[i], pid)))
+							t = &m->thr[0];
+				}
+			}
+			if (!m || !t) {
+				ptrace(PTRACE_DETACH, pid, 0, 0); /* not a process of ours (an untraced child) */
+				continue;
+			}
+			if (event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK) {
+				unsigned long tid = 0;
+				ptrace(PTRACE_GETEVENTMSG, pid, 0, &tid);
+				if (event == PTRACE_EVENT_CLONE && threads_same_process(m->pid, (pid_t)tid))
+					threads_add(m, (pid_t)tid); /* its first stop follows */
+				else if (follow)
+					tree_add_child(tree, m, (pid_t)tid); /* its first stop starts it */
+				else
+					new_child(s, (pid_t)tid); /* detached at its first stop */
+				ptrace(PTRACE_CONT, pid, 0, 0);
+			} else if (event == PTRACE_EVENT_STOP) {
+				t->listening = is_stop_signal(sig);
+				t->stopped = 1;
+				if (m->untracked && t == &m->thr[0] && tree->enabled) {
+					char why[300];
+					if (tree_start_child(m, why, sizeof why) != 0)
+						sup_disable(s, why);
+				}
+				if (!interrupting || m->vforked) /* a new thread's or process's first stop, or a group stop */
+					threads_resume_all(m);
+			} else if (event == PTRACE_EVENT_EXEC) {
+				if (interrupting) { /* the cut asked for was of the old image */
+					t->stopped = 1;
+					resume_all(tree);
+					interrupting = 0;
+				}
+				sup_exec(m, have_worker ? &w : NULL); /* continues it */
+				m->vforked = 0;
+				m->untracked = m != s && m->track.pagemap_fd < 0;
+				t = &m->thr[0];
+				t->stopped = 0;
+				next = now() + iv;
+			} else if (event) {
+				ptrace(PTRACE_CONT, pid, 0, 0);
+			} else if (!nvm_stop(m, have_worker ? &w : NULL, pid, sig)) {
+				ptrace(PTRACE_CONT, pid, 0, (void *)(long)sig); /* signal-delivery stop: deliver it */
+			}
+			/* An interrupt sent while the thread sat in another stop can be lost when that stop
+			 * ends: ask again (a pending one is not doubled). */
+			if (interrupting && !t->stopped && event != PTRACE_EVENT_STOP)
+				ptrace(PTRACE_INTERRUPT, pid, 0, 0);
+		look:
+			if (interrupting && all_stopped(tree)) {
+				/* the program is stopped and cannot fork now: can the cut hold all of it? */
+				int ready = cut_ready(s, follow);
+				if (tree->enabled && have_worker && ready)
 					checkpoint(s, &w);
-				s->tree->stats.waited_for_children += !alone;
-				next = now() + (alone ? iv : CHILD_POLL);
+				s->tree->stats.waited_for_children += !ready;
+				next = now() + (ready ? iv : CHILD_POLL);
 				interrupting = 0;
-				threads_resume_all(s);
+				resume_all(tree);
 			}
 		}
 		double t = now();
 		int busy = have_worker && worker_busy(&w);
 		if (s->tree->enabled && !interrupting && t >= next) {
-			if (children_any(s)) {
+			if (!follow && children_any(s)) {
 				/* no cut while a child lives (children.h): look again shortly */
 				s->tree->stats.waited_for_children++;
 				next = t + CHILD_POLL;
@@ -210,17 +301,13 @@ int sup_supervise(struct sup *s, int sigfd)
 				interrupting = 1;
 				interrupt_sent = t;
 				late = 0;
-				for (int i = 0; i < s->nthr; i++)
-					if (!s->thr[i].stopped && ptrace(PTRACE_INTERRUPT, s->thr[i].tid, 0, 0) != 0 && errno == ESRCH)
-						s->thr[i].stopped = 1; /* exiting: its exit is reported next */
+				interrupt_all(tree, 0);
 				continue; /* the stops may be pending already */
 			}
 		}
 		if (interrupting && t - interrupt_sent > 0.1) {
 			/* a thread that has not stopped yet: ask again */
-			for (int i = 0; i < s->nthr; i++)
-				if (!s->thr[i].stopped)
-					ptrace(PTRACE_INTERRUPT, s->thr[i].tid, 0, 0);
+			interrupt_all(tree, 1);
 			interrupt_sent = t;
 		}
 		int timeout = interrupting ? 100 : !s->tree->enabled ? -1 : busy && t >= next ? -1 : (int)((next - t) * 1e3) + 1;
@@ -242,5 +329,6 @@ out:
 		if (rc)
 			checkpoint_failed(s, rc);
 	}
+	tree_release(tree); /* what the program left running goes on, as it would natively */
 	return st;
 }

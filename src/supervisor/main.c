@@ -28,6 +28,7 @@
 #include "poolfile.h"
 #include "run.h"
 #include "stats.h"
+#include "tree.h"
 
 static double now(void)
 {
@@ -38,24 +39,12 @@ static double now(void)
 
 static struct sup *sup_new(const struct sup_config *cfg)
 {
-	struct sup *s = calloc(1, sizeof *s);
 	struct tree *tree = calloc(1, sizeof *tree);
-	if (!s || !tree)
+	if (!tree)
 		return NULL;
-	s->tree = tree;
 	tree->enabled = 1;
-	s->cfg = *cfg;
-	s->meta = metalog_new();
-	s->vmas = calloc(MAX_VMAS, sizeof *s->vmas);
-	s->now = calloc(MAX_VMAS, sizeof *s->now);
-	s->prev = calloc(MAX_VMAS, sizeof *s->prev);
-	s->new_image = 1;
-	s->fds = calloc(MAX_FDS, sizeof *s->fds);
-	s->files = calloc(MAX_FILES, sizeof *s->files);
-	s->ranges = malloc(MAX_RANGES * sizeof *s->ranges);
-	s->thr = calloc(MAX_THREADS, sizeof *s->thr);
-	s->nvm_seg = SUP_SEG_SIZE;
-	if (!s->meta || !s->vmas || !s->now || !s->prev || !s->fds || !s->files || !s->ranges || !s->thr)
+	struct sup *s = tree_proc_new(tree, cfg);
+	if (!s || !(s->meta = metalog_new()))
 		return NULL;
 	return s;
 }

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "metalog_layout.h"
@@ -47,15 +48,20 @@ struct metalog {
 	struct table vmas, fds, files;
 	struct intern strs;
 	struct meta_stub stub;
+	char name[40];            /* the region's name in the pool */
 };
 
-struct metalog *metalog_new(void)
+struct metalog *metalog_new_named(const char *name)
 {
 	struct metalog *m = calloc(1, sizeof *m);
-	if (m)
+	if (m) {
 		m->rebuild = 1;
+		snprintf(m->name, sizeof m->name, "%s", name);
+	}
 	return m;
 }
+
+struct metalog *metalog_new(void) { return metalog_new_named(META_REGION_NAME); }
 
 static void table_free(struct table *t)
 {
@@ -430,7 +436,7 @@ static int emit_changes(struct metalog *m, prosper_pool *pool, struct metalog_st
 static int place_region(struct metalog *m, prosper_pool *pool, struct metalog_stats *st)
 {
 	if (!m->have_region) {
-		int id = prosper_pool_region_add(pool, META_REGION_NAME, PROSPER_KIND_OTHER, PROSPER_REGION_REDO, 0,
+		int id = prosper_pool_region_add(pool, m->name, PROSPER_KIND_OTHER, PROSPER_REGION_REDO, 0,
 						 m->next_len, 0);
 		if (id < 0)
 			return id;
@@ -522,6 +528,11 @@ void metalog_attach(struct metalog *m, prosper_pool *pool)
 {
 	size_t len = 0;
 	const void *blob = prosper_pool_blob(pool, &len);
+	metalog_attach_stub(m, pool, blob, len);
+}
+
+void metalog_attach_stub(struct metalog *m, prosper_pool *pool, const void *blob, size_t len)
+{
 	m->rebuild = 1;
 	m->have_region = 0;
 	if (metalog_is_stub(blob, len) && (m->region_len = metalog_stub_region(pool, blob, &m->region)) != 0)

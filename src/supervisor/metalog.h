@@ -61,7 +61,10 @@ struct metalog_stats {
 
 struct metalog;
 
+/* A metalog whose region (log mode) is named name; metalog_new() names it META_REGION_NAME,
+ * the program's first process (a tree's other processes have "metadata.PID"). */
 struct metalog *metalog_new(void);
+struct metalog *metalog_new_named(const char *name);
 void metalog_delete(struct metalog **m);
 
 /* Stage the metadata of the next epoch: blob is a whole image.h blob (build_blob's).
@@ -76,6 +79,8 @@ void metalog_committed(struct metalog *m);
 /* Continue from a pool whose committed blob may be a stub (a resume, or after recovery): the
  * region it names is reused, and its next stage rebuilds it. */
 void metalog_attach(struct metalog *m, prosper_pool *pool);
+/* The same, from the stub (or blob) of one process of a tree's epoch. */
+void metalog_attach_stub(struct metalog *m, prosper_pool *pool, const void *blob, size_t len);
 
 /* Is this committed blob a log-mode stub? */
 int metalog_is_stub(const void *blob, size_t len);

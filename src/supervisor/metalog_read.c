@@ -25,12 +25,13 @@ uint64_t metalog_stub_region(prosper_pool *pool, const void *stub, uint32_t *id)
 	struct meta_stub s;
 	memcpy(&s, stub, sizeof s);
 	struct prosper_region_info info;
-	int i = prosper_pool_region_find(pool, META_REGION_NAME);
-	if (s.version != META_VERSION || i < 0 || prosper_pool_region_get(pool, i, &info) || info.id != s.region ||
-	    info.mode != PROSPER_REGION_REDO)
+	if (s.version != META_VERSION)
 		return 0;
-	*id = info.id;
-	return info.length;
+	/* the stub names its region by id: a process of a tree has its own ("metadata.PID") */
+	for (int i = prosper_pool_region_count(pool) - 1; i >= 0; i--)
+		if (prosper_pool_region_get(pool, i, &info) == 0 && info.id == s.region)
+			return info.mode == PROSPER_REGION_REDO && info.kind == PROSPER_KIND_OTHER ? (*id = info.id, info.length) : 0;
+	return 0;
 }
 
 static int by_u64(const void *a, const void *b)

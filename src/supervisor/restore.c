@@ -87,6 +87,22 @@ static int stdio_is_checkpointed_file(int fd, const char *path)
 	return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+/* Is this fd 0-2 of the checkpoint left as the resumed run has it?  Stdio the run was given is
+ * the resumed run's own, unless it is still the checkpointed file (then cut back to it); a file
+ * the program's shell redirected it to (IMG_FD_REDIRECTED) is opened again like any other fd. */
+static int stdio_as_given(const struct img_fd *f, const char *path)
+{
+	if (f->fd > 2 || (f->flags & IMG_FD_REDIRECTED))
+		return 0;
+	return f->type != IMG_FD_FILE || !stdio_is_checkpointed_file(f->fd, path);
+}
+
+int sup_stdio_reopened_here(const struct img_fd *f, const char *path)
+{
+	return f->fd <= 2 && !(f->flags & IMG_FD_REDIRECTED) && f->type == IMG_FD_FILE &&
+	       stdio_is_checkpointed_file(f->fd, path);
+}
+
 enum refusal sup_restore_check(const struct img *im, char *why, size_t whylen)
 {
 #define REFUSE(r, ...) do { snprintf(why, whylen, __VA_ARGS__); return r; } while (0)
@@ -115,8 +131,7 @@ enum refusal sup_restore_check(const struct img *im, char *why, size_t whylen)
 	for (uint32_t i = 0; i < im->h->nfds; i++) {
 		const struct img_fd *f = &im->fds[i];
 		const char *p = img_s(im, f->path);
-		if (f->type == IMG_FD_OTHER || f->type == IMG_FD_PIPE ||
-		    (f->fd <= 2 && !(f->type == IMG_FD_FILE && stdio_is_checkpointed_file(f->fd, p))))
+		if (f->type == IMG_FD_OTHER || f->type == IMG_FD_PIPE || stdio_as_given(f, p))
 			continue;
 		struct stat st;
 		if (strstr(p, " (deleted)") || stat(p, &st) != 0)
@@ -336,7 +351,28 @@ static int fill_memory(struct sup *s, struct rctx *r, const struct img *im)
  * number of the checkpoint, so that placing one pipe's end never closes another's.  An end the
  * checkpoint did not hold is closed: its reader then sees end of file, its writer EPIPE, as the
  * program would have once the process holding it was gone. */
-static int remake_pipes(struct rctx *r, const struct img *im)
+/* Is fd one of the pipes a tree's resume made before forking its processes (tree_restore.c)? */
+static int premade_fd(const struct tree *t, int fd)
+{
+	for (int i = 0; i < t->npremade; i++)
+		if (t->premade[i].rfd == fd || t->premade[i].wfd == fd)
+			return 1;
+	return 0;
+}
+
+/* The pipe a tree's resume made for "pipe:[ino]", or NULL. */
+static const struct premade_pipe *premade_of(const struct tree *t, const char *link)
+{
+	unsigned long long ino;
+	if (sscanf(link, "pipe:[%llu]", &ino) != 1)
+		return NULL;
+	for (int i = 0; i < t->npremade; i++)
+		if (t->premade[i].ino == ino)
+			return &t->premade[i];
+	return NULL;
+}
+
+static int remake_pipes(struct sup *s, struct rctx *r, const struct img *im)
 {
 	char *why = r->why;
 	size_t whylen = r->whylen;
@@ -361,6 +397,11 @@ static int remake_pipes(struct rctx *r, const struct img *im)
 			}
 		if (first != i) {
 			ends[2 * i] = ends[2 * first], ends[2 * i + 1] = ends[2 * first + 1];
+			continue;
+		}
+		const struct premade_pipe *pm = premade_of(s->tree, img_s(im, f->path));
+		if (pm) { /* shared with other processes of the tree: made before they were forked */
+			ends[2 * i] = pm->rfd, ends[2 * i + 1] = pm->wfd;
 			continue;
 		}
 		int32_t pfd[2];
@@ -389,7 +430,12 @@ static int remake_pipes(struct rctx *r, const struct img *im)
 			rc = -1;
 	}
 	for (int32_t fd = top + 1; fd < next; fd++)
-		sys(r, SYS_close, fd, 0, 0, 0, 0, 0);
+		if (!premade_fd(s->tree, fd))
+			sys(r, SYS_close, fd, 0, 0, 0, 0, 0);
+	for (int i = 0; i < s->tree->npremade; i++) { /* every end is at its numbers now */
+		sys(r, SYS_close, s->tree->premade[i].rfd, 0, 0, 0, 0, 0);
+		sys(r, SYS_close, s->tree->premade[i].wfd, 0, 0, 0, 0, 0);
+	}
 	free(ends);
 	if (rc)
 		FAIL("cannot make the program's pipes again");
@@ -403,16 +449,17 @@ static int reopen_fds(struct sup *s, struct rctx *r, const struct img *im)
 	int nf = 0;
 	if (proc_fds(s->pid, s->fds, MAX_FDS, &nf) != 0)
 		FAIL("cannot list the relaunched program's fds");
-	/* close what the fresh program has beyond stdio */
+	/* close what the fresh program has beyond stdio (and the tree's pipes, taken below) */
 	for (int j = 0; j < nf; j++)
-		if (s->fds[j].fd > 2)
+		if (s->fds[j].fd > 2 && !premade_fd(s->tree, s->fds[j].fd))
 			sys(r, SYS_close, s->fds[j].fd, 0, 0, 0, 0, 0);
 	for (uint32_t i = 0; i < im->h->nfds; i++) {
 		const struct img_fd *f = &im->fds[i];
 		const char *path = img_s(im, f->path);
-		if (f->type == IMG_FD_OTHER || f->type == IMG_FD_PIPE ||
-		    (f->fd <= 2 && !(f->type == IMG_FD_FILE && stdio_is_checkpointed_file(f->fd, path))))
-			continue; /* not persisted, or a pipe (below); stdio that is not the checkpointed file is this run's own */
+		if (f->type == IMG_FD_OTHER || f->type == IMG_FD_PIPE || stdio_as_given(f, path) ||
+		    (f->fd <= 2 && !(f->flags & IMG_FD_REDIRECTED) && (s->tree->stdio_shared >> f->fd & 1)))
+			continue; /* not persisted, or a pipe (below); stdio that is not the checkpointed file is this
+				   * run's own; in a tree, stdio the first process opened again for all (tree_restore.c) */
 		int writing = (f->flags & O_ACCMODE) != O_RDONLY;
 		if (f->type == IMG_FD_FILE && writing && truncate(path, (off_t)f->size) != 0)
 			FAIL("cannot truncate %s to its checkpointed size", path);
@@ -430,7 +477,7 @@ static int reopen_fds(struct sup *s, struct rctx *r, const struct img *im)
 		if (f->type == IMG_FD_FILE && sys(r, SYS_lseek, f->fd, (long)f->pos, SEEK_SET, 0, 0, 0) != (long)f->pos)
 			FAIL("fd %d: cannot seek %s", f->fd, path);
 	}
-	return remake_pipes(r, im);
+	return remake_pipes(s, r, im);
 }
 
 static int restore_process_state(struct sup *s, struct rctx *r, const struct img *im, const struct shim_hello *hello)

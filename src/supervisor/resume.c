@@ -24,6 +24,49 @@
 #include "poolfile.h"
 #include "run.h"
 #include "threads.h"
+#include "tree.h"
+#include "tree_image.h"
+
+/* A checkpoint of several processes (tree_image.h): every process's image decoded and checked. */
+static int admit_tree(struct sup *s, const char *pool_path, const void *blob, size_t blen, struct img *im)
+{
+	struct tree *t = s->tree;
+	const char *why;
+	void *copy = malloc(blen); /* aligned, and kept: the images point into it */
+	t->view = calloc(1, sizeof *t->view);
+	if (!copy || !t->view)
+		return refuse(REFUSE_SETUP, "%s", "out of memory");
+	memcpy(copy, blob, blen);
+	if (tree_decode(copy, blen, t->view, &why) != 0)
+		return refuse(REFUSE_POOL_CORRUPT, "%s: %s", pool_path, why);
+	t->imgs = calloc(t->view->nprocs, sizeof *t->imgs);
+	if (!t->imgs)
+		return refuse(REFUSE_SETUP, "%s", "out of memory");
+	for (uint32_t i = 0; i < t->view->nprocs; i++) {
+		const void *b = t->view->blobs[i];
+		size_t len = t->view->procs[i]->blob_len;
+		void *rebuilt = NULL;
+		if (metalog_is_stub(b, len) && metalog_load(t->pool, b, len, &rebuilt, &len, &why) != 0)
+			return refuse(REFUSE_POOL_CORRUPT, "%s: process %d: %s", pool_path, (int)t->view->procs[i]->pid, why);
+		if (rebuilt)
+			b = rebuilt;
+		else if (((uintptr_t)b & 7) || !(rebuilt = malloc(len)))
+			return refuse(REFUSE_POOL_CORRUPT, "%s: process %d: misaligned image", pool_path, (int)t->view->procs[i]->pid);
+		else
+			b = memcpy(rebuilt, b, len);
+		if (img_decode(b, len, &t->imgs[i], &why) != 0)
+			return refuse(REFUSE_POOL_CORRUPT, "%s: process %d: %s", pool_path, (int)t->view->procs[i]->pid, why);
+		char reason[600];
+		enum refusal r = sup_restore_check(&t->imgs[i], reason, sizeof reason);
+		if (r)
+			return refuse(r, "%s", reason);
+	}
+	if (t->view->nprocs > 1 && !t->ns.on)
+		return refuse(REFUSE_RESTORE, "the checkpoint holds %u processes, whose ids only a pid namespace of their own gives back (%s)",
+			      t->view->nprocs, t->ns.why);
+	*im = t->imgs[0];
+	return 0;
+}
 
 int resume_admit(struct sup *s, const char *pool_path, struct img *im)
 {
@@ -49,6 +92,8 @@ int resume_admit(struct sup *s, const char *pool_path, struct img *im)
 		return refuse(REFUSE_POOL_CORRUPT, "%s: %s", pool_path, why);
 	if (rebuilt)
 		blob = rebuilt;
+	if (tree_is_blob(blob, blen))
+		return admit_tree(s, pool_path, blob, blen, im);
 	if (img_decode(blob, blen, im, &why) != 0)
 		return refuse(REFUSE_POOL_CORRUPT, "%s: %s", pool_path, why);
 	char reason[600];
@@ -60,7 +105,10 @@ int resume_admit(struct sup *s, const char *pool_path, struct img *im)
 
 int resume_start(struct sup *s, const struct img *im, struct child *c)
 {
-	metalog_attach(s->meta, s->tree->pool);
+	if (s->tree->view)
+		metalog_attach_stub(s->meta, s->tree->pool, s->tree->view->blobs[0], s->tree->view->procs[0]->blob_len);
+	else
+		metalog_attach(s->meta, s->tree->pool);
 	const char *exe = img_s(im, im->h->exe_str);
 	snprintf(s->exe, sizeof s->exe, "%s", exe);
 	snprintf(s->launch_cwd, sizeof s->launch_cwd, "%s", img_s(im, im->h->launch_cwd_str));
@@ -186,27 +234,17 @@ static int retag_lock_owners(struct sup *s, const struct img *im)
 	return rc;
 }
 
-int resume_started(struct sup *s, const struct img *im, int hello_rc, const struct shim_hello *hello, int uffd,
-		   double t_start)
+/* Rebuild one stopped, relaunched process of the program from its checkpoint im, and track it.
+ * Its threads stay stopped.  0, or -1 with a one-line why. */
+static int restore_one(struct sup *s, const struct img *im, const struct shim_hello *hello, int uffd, char *why,
+		       size_t whylen)
 {
-	if (hello_rc != 0 || !hello->resume)
-		return not_in_restorer(s, hello_rc, hello);
-	int st;
-	while (waitpid(s->pid, &st, __WALL) == s->pid && WIFSTOPPED(st) && WSTOPSIG(st) != SIGSTOP)
-		ptrace(PTRACE_CONT, s->pid, 0, (void *)(long)WSTOPSIG(st));
-	char reason[600];
-	int stopped = WIFSTOPPED(st);
-	if (!stopped || sup_restore(s, im, hello, reason, sizeof reason) != 0) {
-		kill(s->pid, SIGKILL);
-		/* threads the restore recreated are ours to reap before the leader can be */
-		for (pid_t w = 0; w != s->pid && w >= 0;)
-			w = waitpid(-1, &st, __WALL);
-		return refuse(REFUSE_RESTORE, "%s", stopped ? reason : "the relaunched program ended before the restore");
-	}
+	if (sup_restore(s, im, hello, why, whylen) != 0)
+		return -1;
 	/* saved mappings of the checkpoint are tracked from here on */
 	if (sup_start_tracking(s, uffd) != 0) {
-		kill(s->pid, SIGKILL);
-		return refuse(REFUSE_RESTORE, "%s", s->track.err);
+		snprintf(why, whylen, "%s", s->track.err);
+		return -1;
 	}
 	for (uint32_t i = 0; i < im->h->nvmas; i++) {
 		const struct img_vma *v = &im->vmas[i];
@@ -217,17 +255,61 @@ int resume_started(struct sup *s, const struct img *im, int hello_rc, const stru
 		memcpy(sv->perms, v->perms, sizeof sv->perms);
 		snprintf(sv->path, sizeof sv->path, "%s", img_s(im, v->path) ? img_s(im, v->path) : "");
 		if (prosper_track_add(&s->track, v->start, v->end) != 0) {
-			kill(s->pid, SIGKILL);
-			return refuse(REFUSE_RESTORE, "%s", s->track.err);
+			snprintf(why, whylen, "%s", s->track.err);
+			return -1;
 		}
 	}
 	if (retouch_tids(s, im) != 0 || retag_lock_owners(s, im) != 0) {
-		kill(s->pid, SIGKILL);
-		return refuse(REFUSE_RESTORE, "cannot give the new thread ids to glibc and the locks they hold: %s", strerror(errno));
+		snprintf(why, whylen, "cannot give the new thread ids to glibc and the locks they hold: %s", strerror(errno));
+		return -1;
 	}
 	note_changed_ids(s, im);
+	return 0;
+}
+
+/* Every process of the resumed program is killed: none may run from a half-rebuilt state. */
+static void kill_all(struct tree *t)
+{
+	for (int i = t->nprocs - 1; i >= 0; i--)
+		kill(t->procs[i]->pid, SIGKILL);
+	int st;
+	for (pid_t w = 0; w != t->procs[0]->pid && w >= 0;) /* the threads a restore made are reaped first */
+		w = waitpid(-1, &st, __WALL);
+}
+
+int resume_started(struct sup *s, const struct img *im, int hello_rc, const struct shim_hello *hello, int uffd,
+		   double t_start)
+{
+	if (hello_rc != 0 || !hello->resume)
+		return not_in_restorer(s, hello_rc, hello);
+	int st;
+	while (waitpid(s->pid, &st, __WALL) == s->pid && WIFSTOPPED(st) && WSTOPSIG(st) != SIGSTOP)
+		ptrace(PTRACE_CONT, s->pid, 0, (void *)(long)WSTOPSIG(st));
+	char reason[600];
+	if (!WIFSTOPPED(st)) {
+		kill_all(s->tree);
+		return refuse(REFUSE_RESTORE, "%s", "the relaunched program ended before the restore");
+	}
+	/* a tree: its other processes forked again from their parents, each stopped in its shim */
+	if (s->tree->view && tree_relaunch(s, reason, sizeof reason) != 0) {
+		kill_all(s->tree);
+		return refuse(REFUSE_RESTORE, "%s", reason);
+	}
+	if (restore_one(s, im, hello, uffd, reason, sizeof reason) != 0) {
+		kill_all(s->tree);
+		return refuse(REFUSE_RESTORE, "%s", reason);
+	}
+	for (int i = 1; i < s->tree->nprocs; i++) {
+		struct sup *m = s->tree->procs[i];
+		if (restore_one(m, m->resume_img, &m->resume_hello, m->resume_uffd, reason, sizeof reason) != 0) {
+			kill_all(s->tree);
+			return refuse(REFUSE_RESTORE, "process %d: %s", (int)m->own_pid, reason);
+		}
+	}
 	s->tree->stats.restore_seconds = now() - t_start;
-	s->thr[0].stopped = 1;
-	threads_resume_all(s); /* the main thread and every thread sup_restore recreated */
+	for (int i = 0; i < s->tree->nprocs; i++) { /* all at once: the main threads and every thread the restores made */
+		s->tree->procs[i]->thr[0].stopped = 1;
+		threads_resume_all(s->tree->procs[i]);
+	}
 	return 0;
 }

@@ -33,6 +33,9 @@ int stats_write(const struct sup *s, const char *path)
 	json_u64(&j, "metadata_first_bytes", st->meta_first_bytes);
 	json_num(&j, "mean_commit_ms", "%.4f", 1e3 * per(st->commit_total, st->checkpoints));
 	json_u64(&j, "checkpoints", st->checkpoints);
+	json_u64(&j, "tree_checkpoints", st->trees);
+	json_u64(&j, "max_processes", st->max_processes);
+	json_u64(&j, "pipe_bytes_in_flight", st->pipe_bytes_in_flight);
 	json_u64(&j, "late", st->late);
 	json_u64(&j, "waited_for_children", st->waited_for_children);
 	json_u64(&j, "execs_followed", st->execs_followed);

@@ -8,7 +8,9 @@
  *   loop.c      the stop (cut) loop;  threads.c  the thread table;  worker.c  the commit thread
  *   capture.c   one checkpoint: registers, map, dirty memory, fds -> one pool epoch
  *   restore.c   rebuild a relaunched process from the committed epoch;  lockowners.c  loader + robust locks, new ids
- *   children.c  child processes and own pipes: when the cut waits
+ *   tree.c      the program as a tree of processes: one cut of all, one commit (tree_image.c: its
+ *               blob; tree_restore.c: its resume -- every process forked again by its parent)
+ *   children.c  without a pid namespace: child processes run untraced, when the cut waits
  *   pidns.c     the program's own pid namespace: a resume gives back every process and thread id
  *   timers.c    interval timers (setitimer, alarm): read at a checkpoint, armed again at a resume
  *   pending.c   signals pending at the cut: saved with the checkpoint, queued again at a resume
@@ -134,6 +136,8 @@ struct sup_config {
 /* What a run measured; written out by stats.c, read by nothing else. */
 struct sup_stats {
 	uint64_t checkpoints, late;       /* late: ticks that found the previous commit still running */
+	uint64_t trees, max_processes;    /* checkpoints of more than one process; the most in one */
+	uint64_t pipe_bytes_in_flight;    /* bytes found in the program's own pipes at the cuts, saved (tree.c) */
 	uint64_t waited_for_children;     /* looks at a due checkpoint that found the program with a child */
 	uint64_t execs_followed;          /* new images the checkpoints went on with (exec.c) */
 	uint64_t lock_owners_retagged;    /* resume: held locks given their thread's new id (lockowners.c) */
@@ -172,6 +176,26 @@ struct tree {
 	char inherited_pipes[MAX_INHERITED_PIPES][64]; /* "pipe:[ino]" passed to the program at launch */
 	int ninherited;
 	int warned_children;
+	/* the program's processes (tree.h): procs[0] is the first, parents before their children */
+	struct sup **procs;
+	int nprocs, procs_cap;
+	struct img_buf blob;         /* the epoch blob of a cut of several processes (tree_image.h) */
+	int warned_tree;             /* the note on why a cut waits, given once */
+	/* resume of a tree (tree_restore.c): the checkpoint's processes and the pipes made for them */
+	struct tree_view *view;
+	struct img *imgs;            /* view->nprocs decoded images */
+	struct premade_pipe *premade;
+	int npremade;
+	unsigned stdio_shared;       /* bit n: fd n, the checkpointed stdout-like file, opened again
+	                              * in the first process before the others were forked: all of
+	                              * them share it, as they shared it at the cut (tree_restore.c) */
+};
+
+/* A pipe of the checkpoint made again before the processes are forked: every process inherits
+ * it and takes its ends to their numbers (restore.c), then closes these. */
+struct premade_pipe {
+	uint64_t ino;   /* at the checkpoint */
+	int rfd, wfd;   /* in every process of the resumed tree, until its restore */
 };
 
 /* The supervision of one process: the options (the tree's, copied), and its state. */
@@ -179,6 +203,15 @@ struct sup {
 	struct sup_config cfg;
 	struct tree *tree;
 	pid_t pid;
+	/* its place in the tree (tree.h) */
+	pid_t own_pid;               /* its id in the program's namespace (0: not read yet) */
+	char region_prefix[16];      /* of its regions' names: "" for procs[0], else "p<own_pid>." */
+	int vforked;                 /* shares its parent's memory (vfork, posix_spawn) until it execs */
+	int exited;                  /* its last thread is gone: a zombie until its parent waits for it */
+	int untracked;               /* not tracked (yet): no cut can include it */
+	const struct img *resume_img;    /* resume: its checkpoint */
+	struct shim_hello resume_hello;  /* resume: its shim's hello (gate, records) */
+	int resume_uffd;
 	struct prosper_track track;
 	struct metalog *meta;
 	uint64_t sp;                 /* the main thread's, at this stop */
@@ -244,13 +277,17 @@ void sup_exec(struct sup *s, struct worker *w);
  * x86-64 ELF program?  0, or -1 with a one-line why. */
 int sup_image_loads_shim(pid_t pid, char *why, size_t whylen);
 
-/* capture.c: a checkpoint in two halves.  sup_capture() runs while the child is stopped: map,
- * tracker, the dirty bytes copied into s->batch, the blob; the pool is only asked to add, resize
- * or remove regions.  sup_commit() runs while the child goes on: the diff filter, the pool writes,
- * the commit.  The next sup_capture() waits for it.  Both return 0 or a negative errno
+/* capture.c: a checkpoint of one process in two halves.  sup_capture() runs while the child is
+ * stopped: map, tracker, the dirty bytes copied into s->batch, the blob; the pool is only asked to
+ * add, resize or remove regions.  sup_write_batch() runs while the child goes on: the diff filter,
+ * the pool writes; tree_commit (tree.h) then commits the epoch.  The next sup_capture() waits.  Both return 0 or a negative errno
  * (s->track.err or the pool's message says more). */
 int sup_capture(struct sup *s);
-int sup_commit(struct sup *s);
+/* The commit of one process's part (tree_commit makes the epoch of all): its staged bytes into
+ * the pool (the diff filter on the way), *cs counting them; then, once the epoch is committed,
+ * sup_committed. */
+int sup_write_batch(struct sup *s, struct ckpt_stats *cs);
+void sup_committed(struct sup *s, const struct ckpt_stats *cs);
 /* Open the tracker on the program with the shim's userfaultfd (closed and unused when every
  * mapping is tracked whole); 0, or -1 with s->track.err. */
 int sup_start_tracking(struct sup *s, int uffd);
@@ -263,6 +300,9 @@ const struct known_file *sup_known_file(struct sup *s, const char *path);
  * the committed epoch im.  0, or negative with a one-line reason in why. */
 struct shim_hello;
 int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *hello, char *why, size_t whylen);
+/* Is this fd 0-2 of a checkpoint the run's stdout-like file, which the restore cuts back to its
+ * checkpointed size and position (rather than the resumed run's own stdio, or a redirection)? */
+int sup_stdio_reopened_here(const struct img_fd *f, const char *path);
 /* The checks that need no child: files, kernel, CPU.  0, or the refusal with a one-line why. */
 enum refusal sup_restore_check(const struct img *im, char *why, size_t whylen);
 

@@ -1,5 +1,6 @@
 /* worker.c -- the commit thread (worker.h). */
 #include "worker.h"
+#include "tree.h"
 #include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
@@ -14,7 +15,7 @@ static double now(void)
 int worker_timed_commit(struct sup *s)
 {
 	double t0 = now();
-	int rc = sup_commit(s);
+	int rc = tree_commit(s->tree);
 	s->tree->stats.commit_total += now() - t0;
 	return rc;
 }

@@ -184,3 +184,85 @@ for phase in range(8):
     for f in files:
         f.close()
 """)]
+
+
+def slow_pipeline(d):
+    """A generator | a filter | a compressor into a file, the generator slow enough that kills land
+    while all three run and bytes sit in both pipes."""
+    return [script(f"{d}/slowpipe.sh", """#!/bin/sh
+python3 -S -c '
+import sys, time
+for i in range(3000):
+    sys.stdout.write("%d %d\\n" % (i, i * i % 1000003))
+    if i % 100 == 0:
+        sys.stdout.flush(); time.sleep(0.05)
+' | awk '{ s += $2; print $1, s }' | gzip -6 > sums.gz
+echo "sums: $(zcat sums.gz | tail -1)"
+""")]
+
+
+def pipe_in_flight(d):
+    """A parent writes into a pipe faster than its forked child reads it: at most cuts the pipe
+    holds tens of KiB, which must reach the child exactly once, in order."""
+    return ["/usr/bin/python3", "-S", script(f"{d}/inflight.py", """import os, time, zlib
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.close(w)
+    crc, n = 0, 0
+    while True:
+        b = os.read(r, 4096)
+        if not b:
+            break
+        crc, n = zlib.crc32(b, crc), n + len(b)
+        time.sleep(0.002)
+    print("child read", n, "bytes, crc", crc, flush=True)
+    os._exit(0)
+os.close(r)
+crc = 0
+for k in range(400):
+    b = bytes((k * 7 + j) % 251 for j in range(1000))
+    crc = zlib.crc32(b, crc)
+    os.write(w, b)
+os.close(w)
+_, st = os.waitpid(pid, 0)
+print("parent wrote 400000 bytes, crc", crc, "child status", st)
+""")]
+
+
+def kill_and_wait(d):
+    """A parent forks three workers, works, then kills each by the pid fork returned and waits for
+    it by that pid.  Each worker writes its own pid to a file when it starts and checks it again
+    when it is stopped; the parent compares it with the pid it holds.  (Only the parent prints:
+    the workers' order would differ from run to run.)"""
+    return ["/usr/bin/python3", "-S", script(f"{d}/killwait.py", """import os, signal, time
+kids = []
+for k in range(3):
+    pid = os.fork()
+    if pid == 0:
+        me = os.getpid()
+        with open("worker%d.pid" % k, "w") as f:
+            f.write(str(me))
+        done = []
+        signal.signal(signal.SIGTERM, lambda s, f: done.append(1))
+        t = 0
+        while not done:
+            for i in range(20000):
+                t = (t * 31 + i) % 1000003
+            time.sleep(0.001)
+        with open("worker%d.end" % k, "w") as f:
+            f.write("same pid after: %s\\n" % (os.getpid() == me))
+        os._exit(10 + k)
+    kids.append(pid)
+t = 0
+for i in range(1500000):
+    t = (t * 17 + i) % 1000003
+for k, pid in enumerate(kids):
+    with open("worker%d.pid" % k) as f:
+        told = int(f.read())
+    os.kill(pid, signal.SIGTERM)
+    _, st = os.waitpid(pid, 0)
+    os.remove("worker%d.pid" % k)
+    print("worker", k, "pid as forked:", told == pid, "exit", os.waitstatus_to_exitcode(st), flush=True)
+print("parent", t)
+""")]

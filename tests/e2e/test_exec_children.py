@@ -61,20 +61,26 @@ def test_launcher_script_that_execs(tmp_path):
 
 
 def test_children_between_phases_of_work(tmp_path, pool_dir):
-    """subprocess.run (pipes to a shell that sleeps, then prints) and os.system between phases:
-    checkpoints wait while a child lives or a pipe of the program's own is open, and go on
-    between them."""
+    """subprocess.run (pipes to a shell that sleeps, then prints) and os.system between phases.
+    With the program's own pid namespace the children are checkpointed with it (the cut holds
+    every process); with --host-pids checkpoints wait while a child lives, and go on between."""
     prog = programs.phases(tmp_path)[0]
     torture(tmp_path, prog)
-    # the note, and the statistics of a run that was not killed
+    # the statistics of runs that were not killed, in both modes
     pool, stats = os.path.join(pool_dir, "p.prosper"), os.path.join(pool_dir, "s.json")
-    r = subprocess.run([PROSPER, "run", "--pool", pool, "--stats-json", stats, "--", prog],
-                       capture_output=True, text=True, env=dict(os.environ, PATH=PATH), timeout=300)
-    assert r.returncode == 0, r.stderr
-    assert r.stderr.count("started a child process") == 1, r.stderr
-    with open(stats) as f:
-        st = json.load(f)
-    assert st["execs_followed"] >= 1 and st["waited_for_children"] >= 8 and st["epoch"] >= 10, st
+    for mode in ([], ["--host-pids"]):
+        r = subprocess.run([PROSPER, "run", "--fresh", "--pool", pool, "--stats-json", stats, *mode, "--", prog],
+                           capture_output=True, text=True, env=dict(os.environ, PATH=PATH), timeout=300)
+        assert r.returncode == 0, r.stderr
+        with open(stats) as f:
+            st = json.load(f)
+        if mode:
+            assert r.stderr.count("started a child process") == 1, r.stderr
+            assert st["waited_for_children"] >= 8 and st["tree_checkpoints"] == 0, st
+        else:
+            assert "started a child process" not in r.stderr, r.stderr
+            assert st["tree_checkpoints"] >= 1 and st["max_processes"] >= 2, st
+        assert st["execs_followed"] >= 1 and st["epoch"] >= 10, st
 
 
 def test_the_program_sees_the_users_environment(tmp_path, pool_dir):
@@ -114,8 +120,9 @@ def test_an_exec_that_cannot_be_followed_is_named(tmp_path, pool_dir):
 
 
 def test_a_shell_loop_over_a_compressor(tmp_path):
-    """The work is done by the children (gzip), which are not persisted: the shell is checkpointed
-    between them and a kill redoes the file being compressed -- the result is exact."""
+    """The work is done by the children (gzip, exec'd from dash's vfork after dash itself
+    redirected its stdout to the .gz file): the shell and its gzip are checkpointed together,
+    and a resume reopens the .gz at its checkpointed size -- the result is exact."""
     sh = programs.compress_loop(tmp_path)[0]
     r = subprocess.run([PROSPER, "torture", "--kills", str(KILLS), "--timeout", "240", "--json", "--", sh], capture_output=True,
                        text=True, timeout=900, env=dict(os.environ, PATH=PATH))
@@ -125,9 +132,8 @@ def test_a_shell_loop_over_a_compressor(tmp_path):
 
 
 def test_three_stage_pipelines(tmp_path):
-    """A generator | a filter | a compressor into a file: no cut while the pipeline runs (its
-    processes and the bytes in flight are not persisted); a kill reruns the pipeline from the
-    shell's last checkpoint, taken while it counted on its own between pipelines."""
+    """Three times: the shell counts on its own, then a generator | a filter | a compressor into
+    a file -- all of its processes are in each cut, with the bytes in flight in the pipes."""
     sh = programs.pipeline(tmp_path)[0]
     r = subprocess.run([PROSPER, "torture", "--kills", "20", "--timeout", "240", "--json", "--", sh], capture_output=True,
                        text=True, timeout=900, env=dict(os.environ, PATH=PATH))

@@ -9,6 +9,9 @@
  * (metalog_attach) and crash again.  Mutants: the pool's redo protocol broken, and a log that
  * forgets a removed VMA, must be caught.  Damaged regions (random bytes and words changed) are
  * refused or decode to a blob img_decode accepts, never read out of bounds (ASan in make test).
+ * A tree run checkpoints two processes into one pool, each with its own metadata region, under
+ * one commit of a tree blob naming both (src/supervisor/tree.h): every recovered epoch must hold
+ * both processes of that same epoch.
  * PROSPER_LONG=1 explores more states.
  */
 #include <errno.h>
@@ -16,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "metalog.h"
+#include "tree_image.h"
 #include "prosper/internal/crashsim.h"
 
 #define MAXE 24
@@ -271,6 +275,12 @@ static size_t last_region_len;
 
 struct mwl {
 	int mode, epochs;
+	int procs;                       /* 2: a tree of two processes, one commit */
+	struct pstate st2[MAXE + 2];     /* the second process at each epoch */
+	struct img_buf ref2[MAXE + 2];
+	struct metalog *m2, *cont_m2;
+	struct pstate cont_saved_state2;
+	struct img_buf cont_saved2, tree;
 	uint64_t seed;
 	struct prosper_pool_config cfg;
 	prosper_pool *pool;
@@ -285,16 +295,28 @@ struct mwl {
 	struct metalog_stats stats;
 };
 
-/* checkpoint -- stage and commit epoch e of w->st[e] with metalog m. */
-static int checkpoint(struct mwl *w, prosper_pool *pool, struct metalog *m, int e)
+/* checkpoint -- stage and commit epoch e of w->st[e] with metalog m (and, in a tree run, of
+ * w->st2[e] with m2: one tree blob, one commit). */
+static int checkpoint(struct mwl *w, prosper_pool *pool, struct metalog *m, struct metalog *m2, int e)
 {
-	const void *out;
-	size_t len;
+	const void *out, *out2;
+	size_t len, len2;
 	int rc = metalog_stage(m, w->mode, pool, w->ref[e].p, w->ref[e].len, &out, &len, &w->stats);
+	if (!rc && w->procs == 2) {
+		rc = metalog_stage(m2, w->mode, pool, w->ref2[e].p, w->ref2[e].len, &out2, &len2, &w->stats);
+		if (!rc && (tree_begin(&w->tree) || tree_add_proc(&w->tree, &(struct tree_proc){ .pid = 2 }, out, len) ||
+			    tree_add_proc(&w->tree, &(struct tree_proc){ .pid = 7, .parent = 2 }, out2, len2)))
+			rc = -ENOMEM;
+		tree_end(&w->tree);
+		out = w->tree.p, len = w->tree.len;
+	}
 	if (!rc)
 		rc = prosper_pool_commit(pool, out, len);
-	if (!rc)
+	if (!rc) {
 		metalog_committed(m);
+		if (w->procs == 2)
+			metalog_committed(m2);
+	}
 	return rc;
 }
 
@@ -312,15 +334,20 @@ static void mwl_run(void *ctx, uint8_t *base, int fd, struct prosper_persist *pp
 	pr->create_done = 1;
 	pr->lo = pr->hi = 0;
 	w->m = metalog_new();
+	w->m2 = metalog_new_named("metadata.7");
 	memset(&w->st[0], 0, sizeof w->st[0]);
+	memset(&w->st2[0], 0, sizeof w->st2[0]);
 	w->nref = 1;
 	for (int e = 1; e <= w->epochs; e++) {
 		w->st[e] = w->st[e - 1];
 		next_state(&w->st[e], &rng);
 		blob_of(&w->st[e], &w->ref[e]);
+		w->st2[e] = w->st2[e - 1];
+		next_state(&w->st2[e], &rng);
+		blob_of(&w->st2[e], &w->ref2[e]);
 		w->nref = e + 1;
 		pr->hi = (uint64_t)e; /* staging writes only the log: epoch e-1 stays whole until the commit */
-		if ((rc = checkpoint(w, w->pool, w->m, e)) != 0) {
+		if ((rc = checkpoint(w, w->pool, w->m, w->m2, e)) != 0) {
 			pr->failed = rc == -EIO ? 1 : 2;
 			if (pr->failed == 2)
 				fprintf(stderr, "epoch %d: %s (%d)\n", e, prosper_pool_errormsg(), rc);
@@ -348,6 +375,7 @@ static void mwl_release(void *ctx)
 	if (w->pool)
 		prosper_pool_abandon(&w->pool);
 	metalog_delete(&w->cont_m);
+	metalog_delete(&w->cont_m2);
 }
 
 static void mwl_reset(void *ctx)
@@ -355,6 +383,7 @@ static void mwl_reset(void *ctx)
 	struct mwl *w = ctx;
 	mwl_release(w);
 	metalog_delete(&w->m);
+	metalog_delete(&w->m2);
 	w->nref = 0;
 }
 
@@ -369,6 +398,30 @@ static int mwl_check(void *ctx, prosper_pool *pool, uint8_t *base, int fd, char 
 		return len == 0 ? 0 : (snprintf(why, whylen, "epoch 0 holds a blob"), -1);
 	if (e >= (uint64_t)w->nref)
 		return snprintf(why, whylen, "epoch %llu was never staged", (unsigned long long)e), -1;
+	if (w->procs == 2) {
+		/* both processes of the tree blob are of epoch e: one commit for the two */
+		struct tree_view v;
+		const char *r;
+		void *copy = malloc(len ? len : 1);
+		memcpy(copy, blob, len);
+		int rc = tree_decode(copy, len, &v, &r) != 0 ? (snprintf(why, whylen, "epoch %llu: %s", (unsigned long long)e, r), -1) : 0;
+		for (uint32_t i = 0; i < 2 && !rc; i++) {
+			const void *b = v.blobs[i];
+			size_t bl = v.procs[i]->blob_len;
+			void *rebuilt = NULL;
+			if (metalog_is_stub(b, bl) && metalog_load(pool, b, bl, &rebuilt, &bl, &r) != 0) {
+				rc = -1, snprintf(why, whylen, "epoch %llu process %u: %s", (unsigned long long)e, i, r);
+				break;
+			}
+			char d[200];
+			const struct img_buf *ref = i ? &w->ref2[e] : &w->ref[e];
+			if (same_process(rebuilt ? rebuilt : b, bl, ref->p, ref->len, d, sizeof d))
+				rc = -1, snprintf(why, whylen, "epoch %llu process %u: %s", (unsigned long long)e, i, d);
+			free(rebuilt);
+		}
+		free(copy);
+		return rc;
+	}
 	void *rebuilt = NULL;
 	const char *r;
 	if (metalog_is_stub(blob, len)) {
@@ -402,17 +455,36 @@ static int mwl_cont(void *ctx, prosper_pool *pool, uint8_t *base, int fd, uint64
 	w->cont_active = 1;
 	w->cont_saved_state = w->st[n];
 	w->cont_saved = w->ref[n];
+	w->cont_saved_state2 = w->st2[n];
+	w->cont_saved2 = w->ref2[n];
 	w->cont_nref = w->nref;
 	w->ref[n] = (struct img_buf){ 0 };
 	w->st[n] = w->st[e];
 	next_state(&w->st[n], rng);
 	blob_of(&w->st[n], &w->ref[n]);
+	w->ref2[n] = (struct img_buf){ 0 };
+	w->st2[n] = w->st2[e];
+	next_state(&w->st2[n], rng);
+	blob_of(&w->st2[n], &w->ref2[n]);
 	if ((uint64_t)w->nref < n + 1)
 		w->nref = (int)n + 1;
-	/* the new supervisor's metalog: freed by release (a crash longjmps out of the checkpoint) */
+	/* the new supervisor's metalogs: freed by release (a crash longjmps out of the checkpoint) */
 	w->cont_m = metalog_new();
-	metalog_attach(w->cont_m, pool);
-	int rc = checkpoint(w, pool, w->cont_m, (int)n);
+	w->cont_m2 = metalog_new_named("metadata.7");
+	size_t len = 0;
+	const void *blob = prosper_pool_blob(pool, &len);
+	struct tree_view v;
+	const char *r;
+	void *copy = malloc(len ? len : 1);
+	memcpy(copy, blob, len);
+	if (w->procs == 2 && e > 0 && tree_decode(copy, len, &v, &r) == 0) {
+		metalog_attach_stub(w->cont_m, pool, v.blobs[0], v.procs[0]->blob_len);
+		metalog_attach_stub(w->cont_m2, pool, v.blobs[1], v.procs[1]->blob_len);
+	} else {
+		metalog_attach(w->cont_m, pool);
+	}
+	free(copy);
+	int rc = checkpoint(w, pool, w->cont_m, w->cont_m2, (int)n);
 	if (rc)
 		return snprintf(why, whylen, "a checkpoint after recovery failed: %s", prosper_pool_errormsg()), -1;
 	return 0;
@@ -426,6 +498,9 @@ static void mwl_cont_forget(void *ctx)
 	free(w->ref[w->cont_e].p);
 	w->ref[w->cont_e] = w->cont_saved;
 	w->st[w->cont_e] = w->cont_saved_state;
+	free(w->ref2[w->cont_e].p);
+	w->ref2[w->cont_e] = w->cont_saved2;
+	w->st2[w->cont_e] = w->cont_saved_state2;
 	w->nref = w->cont_nref;
 	w->cont_active = 0;
 }
@@ -435,7 +510,8 @@ static struct mwl W;
 static void free_refs(void)
 {
 	for (int e = 0; e < MAXE + 2; e++)
-		free(W.ref[e].p);
+		free(W.ref[e].p), free(W.ref2[e].p);
+	free(W.tree.p);
 	free(last_region);
 }
 
@@ -465,9 +541,9 @@ static int run(int mode, int gran, uint64_t states, const struct prosper_crashsi
 	c.seed = 5;
 	int rc = prosper_crashsim_run_workload(&c, &wl, res);
 	if (!quiet)
-		printf("metalog %s %s: %llu states at %llu crash points (%llu nested, %llu continued), %llu epochs, "
+		printf("metalog %s%s %s: %llu states at %llu crash points (%llu nested, %llu continued), %llu epochs, "
 		       "%llu inconsistent%s%s\n",
-		       mode == META_LOG ? "log" : "rewrite", gran == PROSPER_GRAN_PAGE ? "page" : "cache-line",
+		       mode == META_LOG ? "log" : "rewrite", W.procs == 2 ? " (tree of 2)" : "", gran == PROSPER_GRAN_PAGE ? "page" : "cache-line",
 		       (unsigned long long)res->states, (unsigned long long)res->crash_points,
 		       (unsigned long long)res->nested_states, (unsigned long long)res->continued_states,
 		       (unsigned long long)res->epochs, (unsigned long long)res->inconsistent,
@@ -493,6 +569,14 @@ int main(void)
 					 W.stats.rebuilds < 2 || W.stats.records <= W.stats.rebuilds))
 			fails++, printf("FAIL: the script did not exercise adds, removes, changes and rebuilds\n");
 	}
+	/* a tree of two processes, each with its own metadata region, one commit */
+	W.procs = 2;
+	for (int mode = META_REWRITE; mode <= META_LOG; mode++)
+		for (int g = 0; g < 2; g++)
+			if (run(mode, g ? PROSPER_GRAN_PAGE : PROSPER_GRAN_CACHE_LINE, states, NULL, 0, &res) || res.inconsistent ||
+			    res.epochs != 16 || res.crash_points < 50 || res.continued_states == 0)
+				fails++, printf("FAIL: tree, mode %d granularity %d\n", mode, g);
+	W.procs = 1;
 	/* mutants: the log mode rests on the pool's redo protocol, so breaking it must show; and a
 	 * log that forgets a removed VMA must show without any crash */
 	static const char *must[] = { "no_persist_redo_log", "no_persist_redo_apply", "no_persist_recover_redo",

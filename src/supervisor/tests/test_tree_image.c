@@ -1,0 +1,75 @@
+/* test_tree_image.c -- the tree blob (tree_image.h): what is built decodes to the same processes
+ * and pipes, and every damaged form is refused, never read past its end. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../tree_image.h"
+
+static int failures;
+#define MUST(c) do { if (!(c)) { fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); exit(1); } } while (0)
+#define CHECK(c) do { if (!(c)) { fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); failures++; } } while (0)
+
+static struct img_buf build(int32_t second_parent, uint32_t pipe_bytes, uint32_t capacity)
+{
+	struct img_buf b = { 0 };
+	const char a[] = "first process blob", c[] = "second";
+	uint8_t bytes[100];
+	memset(bytes, 0xab, sizeof bytes);
+	MUST(tree_begin(&b) == 0);
+	MUST(tree_add_proc(&b, &(struct tree_proc){ .pid = 2, .parent = 0, .pgid = 2, .sid = 2 }, a, sizeof a) == 0);
+	MUST(tree_add_proc(&b, &(struct tree_proc){ .pid = 7, .parent = second_parent }, c, sizeof c) == 0);
+	MUST(tree_add_pipe(&b, &(struct tree_pipe){ .ino = 99, .capacity = capacity, .bytes = pipe_bytes }, bytes) == 0);
+	tree_end(&b);
+	return b;
+}
+
+static int decodes(const struct img_buf *b, size_t len)
+{
+	struct tree_view v;
+	const char *why = NULL;
+	void *copy = malloc(len ? len : 1);
+	memcpy(copy, b->p, len);
+	int rc = tree_decode(copy, len, &v, &why);
+	CHECK(rc == 0 || (why && *why));
+	free(copy);
+	return rc == 0;
+}
+
+int main(void)
+{
+	struct img_buf b = build(2, 100, 65536);
+	struct tree_view v;
+	const char *why;
+	CHECK(tree_is_blob(b.p, b.len));
+	CHECK(tree_decode(b.p, b.len, &v, &why) == 0);
+	CHECK(v.nprocs == 2 && v.npipes == 1);
+	CHECK(v.procs[0]->pid == 2 && v.procs[1]->parent == 2 && v.procs[0]->sid == 2);
+	CHECK(!memcmp(v.blobs[0], "first process blob", 19) && !memcmp(v.blobs[1], "second", 7));
+	CHECK(v.pipes[0]->ino == 99 && v.pipes[0]->bytes == 100 && v.bytes[0][99] == 0xab);
+	/* every truncation is refused */
+	for (size_t len = 0; len < b.len; len++)
+		CHECK(!decodes(&b, len));
+	/* a parent that is not an earlier process, more bytes than the pipe holds */
+	struct img_buf bad = build(7, 100, 65536);
+	CHECK(!decodes(&bad, bad.len));
+	free(bad.p);
+	bad = build(3, 100, 65536);
+	CHECK(!decodes(&bad, bad.len));
+	free(bad.p);
+	bad = build(2, 100, 50);
+	CHECK(!decodes(&bad, bad.len));
+	free(bad.p);
+	/* a flipped length field anywhere in the headers: refused or still inside the blob */
+	for (size_t at = 0; at < b.len; at++) {
+		struct img_buf m = { malloc(b.len), b.len, b.len };
+		memcpy(m.p, b.p, b.len);
+		m.p[at] ^= 0x40;
+		(void)decodes(&m, m.len); /* must not crash or read outside (ASan build) */
+		free(m.p);
+	}
+	free(b.p);
+	if (failures)
+		return 1;
+	printf("tree image: ok\n");
+	return 0;
+}

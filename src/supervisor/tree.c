@@ -1,0 +1,447 @@
+/* tree.c -- the program as a tree of processes (tree.h). */
+#include "tree.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/kcmp.h>
+#include <linux/userfaultfd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "children.h"
+#include "inject.h"
+#include "threads.h"
+#include "tree_image.h"
+#include "prosper/internal/uffd_abi.h"
+
+struct sup *tree_proc_new(struct tree *t, const struct sup_config *cfg)
+{
+	if (t->nprocs == t->procs_cap) {
+		int cap = t->procs_cap ? 2 * t->procs_cap : 8;
+		struct sup **p = realloc(t->procs, (size_t)cap * sizeof *p);
+		if (!p)
+			return NULL;
+		t->procs = p, t->procs_cap = cap;
+	}
+	struct sup *s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	s->tree = t;
+	s->cfg = *cfg;
+	s->vmas = calloc(MAX_VMAS, sizeof *s->vmas);
+	s->now = calloc(MAX_VMAS, sizeof *s->now);
+	s->prev = calloc(MAX_VMAS, sizeof *s->prev);
+	s->new_image = 1;
+	s->fds = calloc(MAX_FDS, sizeof *s->fds);
+	s->files = calloc(MAX_FILES, sizeof *s->files);
+	s->ranges = malloc(MAX_RANGES * sizeof *s->ranges);
+	s->thr = calloc(MAX_THREADS, sizeof *s->thr);
+	s->nvm_seg = SUP_SEG_SIZE;
+	s->track.uffd = s->track.pagemap_fd = -1;
+	if (!s->vmas || !s->now || !s->prev || !s->fds || !s->files || !s->ranges || !s->thr)
+		return NULL;
+	t->procs[t->nprocs++] = s;
+	return s;
+}
+
+static void proc_free(struct sup *s)
+{
+	prosper_track_close(&s->track);
+	metalog_delete(&s->meta);
+	free(s->vmas), free(s->now), free(s->prev), free(s->fds), free(s->files), free(s->ranges), free(s->thr);
+	free(s->batch.chunks), free(s->batch.data), free(s->batch.blob.p), free(s->old);
+	free(s->exec_mem.args_buf), free(s->exec_mem.env_buf), free(s->exec_mem.argv);
+	if (s->exec_mem.envp)
+		for (int i = s->exec_mem.own_from; s->exec_mem.envp[i]; i++)
+			free(s->exec_mem.envp[i]);
+	free(s->exec_mem.envp);
+	free(s);
+}
+
+struct sup *tree_find(struct tree *t, pid_t tid, struct thr **thr)
+{
+	for (int i = 0; i < t->nprocs; i++) {
+		struct thr *th = threads_find(t->procs[i], tid);
+		if (th) {
+			if (thr)
+				*thr = th;
+			return t->procs[i];
+		}
+	}
+	return NULL;
+}
+
+/* The child runs the image its parent runs: the same launch record, copied (the parent may exec
+ * later and free its own). */
+static int copy_record(struct sup *m, const struct sup *p)
+{
+	size_t alen = 0;
+	for (int i = 0; i < p->argc; i++)
+		alen += strlen(p->argv[i]) + 1;
+	char *args = malloc(alen + 1);
+	char **argv = calloc((size_t)p->argc + 1, sizeof *argv);
+	char **envp = calloc((size_t)p->envc + 1, sizeof *envp);
+	if (!args || !argv || !envp) {
+		free(args), free(argv), free(envp);
+		return -1;
+	}
+	size_t at = 0;
+	for (int i = 0; i < p->argc; i++) {
+		argv[i] = args + at;
+		at += (size_t)sprintf(args + at, "%s", p->argv[i]) + 1;
+	}
+	for (int i = 0; i < p->envc; i++)
+		if (!(envp[i] = strdup(p->envp[i])))
+			return -1; /* freed with the record */
+	m->exec_mem = (struct exec_mem){ .args_buf = args, .argv = argv, .envp = envp, .own_from = 0 };
+	m->argv = argv, m->argc = p->argc, m->envp = envp, m->envc = p->envc;
+	snprintf(m->exe, sizeof m->exe, "%s", p->exe);
+	snprintf(m->launch_cwd, sizeof m->launch_cwd, "%s", p->launch_cwd);
+	return 0;
+}
+
+struct sup *tree_add_child(struct tree *t, struct sup *parent, pid_t child)
+{
+	for (int i = 0; i < t->nprocs; i++)
+		if (t->procs[i]->pid == child)
+			return t->procs[i];
+	struct sup *m = tree_proc_new(t, &parent->cfg);
+	if (!m || copy_record(m, parent) != 0) {
+		sup_disable(parent, "out of memory for the program's child process");
+		return NULL;
+	}
+	m->pid = child;
+	m->thr[0].tid = child;
+	m->nthr = 1;
+	m->own_pid = pidns_own_id(child);
+	snprintf(m->region_prefix, sizeof m->region_prefix, "p%d.", (int)m->own_pid);
+	char name[40];
+	snprintf(name, sizeof name, "%s.%d", META_REGION_NAME, (int)m->own_pid);
+	m->meta = metalog_new_named(name);
+	/* the same image: the shim's records and glibc's layout where the parent has them */
+	m->gate = parent->gate, m->nvm_gate = parent->nvm_gate, m->nvm_path_addr = parent->nvm_path_addr;
+	m->timers_addr = parent->timers_addr, m->pending_addr = parent->pending_addr;
+	m->pending_written = parent->pending_written;
+	m->limits_addr = parent->limits_addr, m->limits_written = parent->limits_written;
+	m->limits_seen = parent->limits_seen;
+	m->tid_offset = parent->tid_offset;
+	m->start_brk = parent->start_brk;
+	m->untracked = 1;
+	/* vfork and posix_spawn: the child runs in its parent's memory until it execs */
+	m->vforked = syscall(SYS_kcmp, parent->pid, child, KCMP_VM, 0, 0) == 0;
+	if (!m->meta || !m->own_pid) {
+		sup_disable(parent, "cannot follow the program's child process");
+		return NULL;
+	}
+	return m;
+}
+
+int tree_start_child(struct sup *m, char *why, size_t whylen)
+{
+	if (m->vforked || !m->untracked)
+		return 0;
+	struct inject in;
+	if (inject_open(&in, m->pid, m->gate) != 0) {
+		snprintf(why, whylen, "cannot control the child process %d", (int)m->pid);
+		return -1;
+	}
+	long fd = inject_syscall(&in, SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK, 0, 0, 0, 0, 0);
+	int uffd = -1;
+	if (fd >= 0) {
+		int pidfd = (int)syscall(SYS_pidfd_open, m->pid, 0);
+		if (pidfd >= 0) {
+			uffd = (int)syscall(SYS_pidfd_getfd, pidfd, (int)fd, 0);
+			close(pidfd);
+		}
+		inject_syscall(&in, SYS_close, fd, 0, 0, 0, 0, 0);
+	}
+	ptrace(PTRACE_SETREGS, m->pid, 0, &in.base); /* it goes on where it was */
+	inject_close(&in);
+	if (uffd < 0) {
+		snprintf(why, whylen, "cannot give the child process %d a userfaultfd", (int)m->pid);
+		return -1;
+	}
+	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED };
+	if (ioctl(uffd, UFFDIO_API, &api) != 0 || sup_start_tracking(m, uffd) != 0) {
+		snprintf(why, whylen, "cannot track the child process %d: %s", (int)m->pid,
+			 m->track.err[0] ? m->track.err : strerror(errno));
+		return -1;
+	}
+	m->untracked = 0;
+	return 0;
+}
+
+/* Its parent (the system's id), from /proc/PID/stat; 0 if gone. */
+static pid_t parent_of(pid_t pid)
+{
+	char p[64], buf[512];
+	snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(p, "re");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *e = strrchr(buf, ')');
+	int ppid = 0;
+	char state;
+	return e && sscanf(e + 1, " %c %d", &state, &ppid) == 2 ? ppid : 0;
+}
+
+static int proc_exists(pid_t pid)
+{
+	char p[64];
+	snprintf(p, sizeof p, "/proc/%d", (int)pid);
+	return access(p, F_OK) == 0;
+}
+
+int tree_cut_ready(struct tree *t, const char **why)
+{
+	for (int i = 0; i < t->nprocs; i++) {
+		struct sup *m = t->procs[i];
+		if (m->exited && !proc_exists(m->pid))
+			continue; /* waited for: it leaves the tree with this cut (tree_drop_gone) */
+		if (m->exited) {
+			*why = "a child process has exited and its parent has not waited for it yet";
+			return 0;
+		}
+		if (m->vforked) {
+			*why = "a child process runs in its parent's memory (vfork) until it executes a program";
+			return 0;
+		}
+		if (m->untracked) {
+			*why = "a child process is not tracked yet";
+			return 0;
+		}
+		if (i > 0) {
+			pid_t pp = parent_of(m->pid);
+			int known = 0;
+			for (int j = 0; j < t->nprocs && !known; j++)
+				known = t->procs[j]->pid == pp;
+			if (!known) {
+				*why = "a child process outlived its parent (an orphan)";
+				return 0;
+			}
+		}
+	}
+	if (t->nprocs > 1 && t->procs[0]->nnvm > 0) {
+		*why = "the program holds NVM memory and has child processes";
+		return 0;
+	}
+	return 1;
+}
+
+int tree_drop_gone(struct tree *t)
+{
+	for (int i = 1; i < t->nprocs; i++) {
+		struct sup *m = t->procs[i];
+		if (!m->exited || proc_exists(m->pid))
+			continue; /* alive, or a zombie its parent has not waited for */
+		for (int v = 0; v < m->nvmas; v++)
+			if (prosper_pool_region_remove(t->pool, (uint32_t)m->vmas[v].region) != 0)
+				return -EIO;
+		char name[48];
+		snprintf(name, sizeof name, "%s.%d", META_REGION_NAME, (int)m->own_pid);
+		struct prosper_region_info info;
+		int at = prosper_pool_region_find(t->pool, name);
+		if (at >= 0 && prosper_pool_region_get(t->pool, at, &info) == 0 &&
+		    prosper_pool_region_remove(t->pool, info.id) != 0)
+			return -EIO;
+		proc_free(m);
+		memmove(&t->procs[i], &t->procs[i + 1], (size_t)(t->nprocs - i - 1) * sizeof *t->procs);
+		t->nprocs--, i--;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ pipes in flight */
+
+/* A pipe of the program's own (not one it inherited at launch) seen at the cut: where to reach it. */
+struct seen_pipe {
+	uint64_t ino;
+	pid_t pid;
+	int fd;
+};
+
+/* The program's own pipes, each once, with a process and fd that holds it. */
+static int own_pipes(struct tree *t, struct seen_pipe *out, int max)
+{
+	int n = 0;
+	for (int i = 0; i < t->nprocs; i++) {
+		struct sup *m = t->procs[i];
+		int nf = 0;
+		if (proc_fds(m->pid, m->fds, MAX_FDS, &nf) != 0)
+			continue;
+		for (int j = 0; j < nf; j++) {
+			unsigned long long ino;
+			if (sscanf(m->fds[j].path, "pipe:[%llu]", &ino) != 1 || !children_pipe_is_own(m, m->fds[j].path))
+				continue;
+			int k = 0;
+			while (k < n && out[k].ino != ino)
+				k++;
+			if (k == n && n < max)
+				out[n++] = (struct seen_pipe){ ino, m->pid, m->fds[j].fd };
+		}
+	}
+	return n;
+}
+
+/* Read the bytes in flight out of the pipe and put them back (the program is stopped: nothing
+ * else reads or writes it meanwhile).  *len bytes into *buf (malloc'd), *cap its capacity. */
+static int pipe_contents(const struct seen_pipe *p, uint8_t **buf, uint32_t *len, uint32_t *cap)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)p->pid, p->fd);
+	*buf = NULL, *len = 0, *cap = 0;
+	int r = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (r < 0)
+		return -errno;
+	int n = 0, rc = 0;
+	long size = fcntl(r, F_GETPIPE_SZ);
+	if (ioctl(r, FIONREAD, &n) != 0 || size <= 0) {
+		close(r);
+		return -EIO;
+	}
+	*cap = (uint32_t)size;
+	if (n > 0) {
+		int w = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+		*buf = malloc((size_t)n);
+		if (w < 0 || !*buf || read(r, *buf, (size_t)n) != n || write(w, *buf, (size_t)n) != n)
+			rc = -EIO; /* a pipe we emptied and could not fill again: the program's data is lost */
+		if (w >= 0)
+			close(w);
+		*len = (uint32_t)n;
+	}
+	close(r);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ the cut */
+
+#define MAX_SEEN_PIPES 256
+
+int tree_capture(struct tree *t)
+{
+	int rc = tree_drop_gone(t);
+	for (int i = 0; i < t->nprocs && !rc; i++)
+		rc = sup_capture(t->procs[i]);
+	if (!t->procs[0]->own_pid)
+		t->procs[0]->own_pid = t->procs[0]->thr[0].own ? t->procs[0]->thr[0].own : t->procs[0]->pid;
+	if (rc)
+		return rc;
+	static struct seen_pipe seen[MAX_SEEN_PIPES];
+	int np = own_pipes(t, seen, MAX_SEEN_PIPES);
+	/* one process and no bytes in flight: its own blob, as always */
+	int full = 0;
+	for (int i = 0; i < np && !full; i++) {
+		char path[64];
+		int n = 0;
+		snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)seen[i].pid, seen[i].fd);
+		int r = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		full = r >= 0 && ioctl(r, FIONREAD, &n) == 0 && n > 0;
+		if (r >= 0)
+			close(r);
+	}
+	t->blob.len = 0;
+	if (t->nprocs == 1 && !full)
+		return 0;
+	if ((rc = tree_begin(&t->blob)) != 0)
+		return rc;
+	for (int i = 0; i < t->nprocs && !rc; i++) {
+		struct sup *m = t->procs[i];
+		pid_t parent = 0;
+		if (i > 0) {
+			pid_t pp = parent_of(m->pid);
+			for (int j = 0; j < t->nprocs; j++)
+				if (t->procs[j]->pid == pp)
+					parent = t->procs[j]->own_pid;
+		}
+		struct tree_proc e = { .pid = m->own_pid, .parent = parent, .pgid = (int32_t)getpgid(m->pid),
+				       .sid = (int32_t)getsid(m->pid) };
+		rc = tree_add_proc(&t->blob, &e, m->batch.blob.p, m->batch.blob.len);
+	}
+	for (int i = 0; i < np && !rc; i++) {
+		uint8_t *bytes;
+		struct tree_pipe e = { .ino = seen[i].ino };
+		rc = pipe_contents(&seen[i], &bytes, &e.bytes, &e.capacity);
+		if (!rc)
+			rc = tree_add_pipe(&t->blob, &e, bytes);
+		t->stats.pipe_bytes_in_flight += e.bytes;
+		free(bytes);
+	}
+	if (!rc)
+		tree_end(&t->blob);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ the commit */
+
+int tree_commit(struct tree *t)
+{
+	struct ckpt_stats each[t->nprocs], cs = { 0 };
+	memset(each, 0, sizeof each);
+	for (int i = 0; i < t->nprocs; i++) {
+		int rc = sup_write_batch(t->procs[i], &each[i]);
+		if (rc)
+			return rc;
+	}
+	struct sup *first = t->procs[0];
+	if (first->cfg.commit_delay_us)
+		usleep((useconds_t)first->cfg.commit_delay_us);
+	const struct img_buf *blob = t->blob.len ? &t->blob : &first->batch.blob;
+	int rc = prosper_pool_commit(t->pool, blob->p, blob->len);
+	if (rc)
+		return rc;
+	for (int i = 0; i < t->nprocs; i++) {
+		sup_committed(t->procs[i], &each[i]);
+		cs.stack += each[i].stack, cs.stack_pages += each[i].stack_pages, cs.stack_exact += each[i].stack_exact;
+		cs.other += each[i].other, cs.other_pages += each[i].other_pages, cs.new_bytes += each[i].new_bytes;
+	}
+	struct sup_stats *st = &t->stats;
+	if (!st->checkpoints)
+		st->meta_first_bytes = st->meta.bytes;
+	st->checkpoints++;
+	st->trees += t->nprocs > 1;
+	if ((uint64_t)t->nprocs > st->max_processes)
+		st->max_processes = (uint64_t)t->nprocs;
+	st->bytes.stack += cs.stack;
+	st->bytes.stack_pages += cs.stack_pages;
+	st->bytes.stack_exact += cs.stack_exact;
+	st->bytes.other += cs.other;
+	st->bytes.other_pages += cs.other_pages;
+	st->bytes.new_bytes += cs.new_bytes;
+	return 0;
+}
+
+int tree_verify(struct tree *t)
+{
+	for (int i = 0; i < t->nprocs; i++) {
+		int rc = sup_verify(t->procs[i]);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ the end */
+
+void tree_release(struct tree *t)
+{
+	for (int i = 1; i < t->nprocs; i++) {
+		struct sup *m = t->procs[i];
+		for (int k = 0; k < m->nthr; k++) {
+			pid_t tid = m->thr[k].tid;
+			if (!m->thr[k].stopped && ptrace(PTRACE_INTERRUPT, tid, 0, 0) != 0)
+				continue;
+			int st;
+			while (!m->thr[k].stopped && waitpid(tid, &st, __WALL) == tid && WIFSTOPPED(st) && (st >> 16) != PTRACE_EVENT_STOP)
+				ptrace(PTRACE_CONT, tid, 0, (void *)(long)((st >> 16) ? 0 : WSTOPSIG(st)));
+			ptrace(PTRACE_DETACH, tid, 0, 0);
+		}
+	}
+}

@@ -1,0 +1,102 @@
+/* tree_image.c -- the epoch blob of a program of several processes (tree_image.h). */
+#include "tree_image.h"
+#include <errno.h>
+#include <string.h>
+
+static int pad8(struct img_buf *b)
+{
+	static const uint8_t zero[8];
+	return img_buf_put(b, zero, (8 - b->len % 8) % 8);
+}
+
+int tree_begin(struct img_buf *b)
+{
+	struct tree_hdr h = { .magic = TREE_MAGIC, .version = TREE_VERSION };
+	b->len = 0;
+	return img_buf_put(b, &h, sizeof h);
+}
+
+static struct tree_hdr *hdr(struct img_buf *b) { return (struct tree_hdr *)b->p; }
+
+int tree_add_proc(struct img_buf *b, const struct tree_proc *p, const void *blob, size_t len)
+{
+	struct tree_proc e = *p;
+	e.blob_len = (uint32_t)len;
+	if (img_buf_put(b, &e, sizeof e) || img_buf_put(b, blob, len) || pad8(b))
+		return -ENOMEM;
+	hdr(b)->nprocs++;
+	return 0;
+}
+
+int tree_add_pipe(struct img_buf *b, const struct tree_pipe *p, const void *bytes)
+{
+	if (img_buf_put(b, p, sizeof *p) || img_buf_put(b, bytes, p->bytes) || pad8(b))
+		return -ENOMEM;
+	hdr(b)->npipes++;
+	return 0;
+}
+
+void tree_end(struct img_buf *b) { hdr(b)->total_bytes = (uint32_t)b->len; }
+
+int tree_is_blob(const void *blob, size_t len)
+{
+	uint64_t m;
+	if (!blob || len < sizeof(struct tree_hdr))
+		return 0;
+	memcpy(&m, blob, sizeof m);
+	return m == TREE_MAGIC;
+}
+
+int tree_decode(const void *blob, size_t len, struct tree_view *out, const char **why)
+{
+#define BAD(w) do { *why = (w); return -EINVAL; } while (0)
+	const uint8_t *p = blob;
+	struct tree_hdr h;
+	if (!tree_is_blob(blob, len) || ((uintptr_t)blob & 7))
+		BAD("not a process-tree checkpoint");
+	memcpy(&h, p, sizeof h);
+	if (h.version != TREE_VERSION)
+		BAD("a process-tree checkpoint of another version");
+	if (h.total_bytes != len || h.nprocs == 0 || h.nprocs > TREE_MAX_PROCS || h.npipes > TREE_MAX_PIPES)
+		BAD("a damaged process-tree checkpoint (sizes)");
+	out->nprocs = h.nprocs, out->npipes = h.npipes;
+	size_t at = sizeof h;
+	for (uint32_t i = 0; i < h.nprocs; i++) {
+		if (len - at < sizeof(struct tree_proc))
+			BAD("a damaged process-tree checkpoint (a process past its end)");
+		const struct tree_proc *e = (const void *)(p + at);
+		at += sizeof *e;
+		if (e->blob_len > len - at || e->pid <= 0)
+			BAD("a damaged process-tree checkpoint (a process's image)");
+		int parent_known = i == 0 ? e->parent == 0 : 0;
+		for (uint32_t j = 0; j < i; j++) {
+			if (out->procs[j]->pid == e->pid)
+				BAD("a damaged process-tree checkpoint (a process id twice)");
+			parent_known |= out->procs[j]->pid == e->parent;
+		}
+		if (!parent_known)
+			BAD("a damaged process-tree checkpoint (a parent after its child)");
+		out->procs[i] = e;
+		out->blobs[i] = p + at;
+		at += (e->blob_len + 7u) & ~7u;
+		if (at > len)
+			BAD("a damaged process-tree checkpoint (padding)");
+	}
+	for (uint32_t i = 0; i < h.npipes; i++) {
+		if (len - at < sizeof(struct tree_pipe))
+			BAD("a damaged process-tree checkpoint (a pipe past its end)");
+		const struct tree_pipe *e = (const void *)(p + at);
+		at += sizeof *e;
+		if (e->bytes > len - at || e->bytes > e->capacity)
+			BAD("a damaged process-tree checkpoint (a pipe's bytes)");
+		out->pipes[i] = e;
+		out->bytes[i] = p + at;
+		at += (e->bytes + 7u) & ~7u;
+		if (at > len)
+			BAD("a damaged process-tree checkpoint (padding)");
+	}
+	if (at != len)
+		BAD("a damaged process-tree checkpoint (trailing bytes)");
+	return 0;
+#undef BAD
+}

@@ -1,0 +1,64 @@
+/* tree_image.h -- the epoch blob of a program of several processes (tree_image.c).
+ *
+ * A program of one process has the blob of one process (image.h, or its metadata stub).  While
+ * it has more (docs/run-resume.md "Process trees"), the epoch blob is a tree blob: one entry per
+ * process, parents before their children, the first the program's first process; then the pipes
+ * between them with the bytes that were in flight at the cut.
+ *
+ * Layout (little-endian host structs): struct tree_hdr; nprocs x { struct tree_proc, blob_len
+ * bytes of that process's blob (image.h, or a metadata stub), padded to 8 }; npipes x
+ * { struct tree_pipe, bytes in flight, padded to 8 }.
+ *
+ * Invariants: tree_decode() accepts only a blob it can bounds-check whole (every length inside
+ * it, every parent an earlier process, ids unique); a rejected blob is a refusal to resume.
+ */
+#ifndef PROSPER_SUP_TREE_IMAGE_H
+#define PROSPER_SUP_TREE_IMAGE_H
+#include <stddef.h>
+#include <stdint.h>
+#include "image.h"
+
+#define TREE_MAGIC 0x4545525450535250ull /* "PRSPTREE" */
+#define TREE_VERSION 1u
+#define TREE_MAX_PROCS 256
+#define TREE_MAX_PIPES 1024
+
+struct tree_hdr {
+	uint64_t magic;
+	uint32_t version, total_bytes;
+	uint32_t nprocs, npipes;
+};
+
+/* One process: its id and its parent's as the program sees them (its own pid namespace). */
+struct tree_proc {
+	int32_t pid, parent;    /* parent: 0 for the first process */
+	int32_t pgid, sid;      /* its process group and session, as the program sees them */
+	uint32_t blob_len, reserved;
+};
+
+/* A pipe between processes of the tree: "pipe:[ino]" in their fds, its capacity and the bytes
+ * that were in it at the cut, in order. */
+struct tree_pipe {
+	uint64_t ino;
+	uint32_t capacity, bytes;
+};
+
+/* Append one part to a tree blob being built (tree_begin first, tree_end last). */
+int tree_begin(struct img_buf *b);
+int tree_add_proc(struct img_buf *b, const struct tree_proc *p, const void *blob, size_t len);
+int tree_add_pipe(struct img_buf *b, const struct tree_pipe *p, const void *bytes);
+void tree_end(struct img_buf *b);
+
+/* A decoded tree blob: pointers into it (valid while it lives). */
+struct tree_view {
+	uint32_t nprocs, npipes;
+	const struct tree_proc *procs[TREE_MAX_PROCS];
+	const void *blobs[TREE_MAX_PROCS];
+	const struct tree_pipe *pipes[TREE_MAX_PIPES];
+	const uint8_t *bytes[TREE_MAX_PIPES];
+};
+int tree_is_blob(const void *blob, size_t len);
+/* 0, or -EINVAL with *why a one-line reason. */
+int tree_decode(const void *blob, size_t len, struct tree_view *out, const char **why);
+
+#endif

@@ -1,0 +1,308 @@
+/* tree_restore.c -- a resume of a checkpoint of several processes (tree.h, docs/run-resume.md
+ * "Process trees"): the first process is relaunched as always; before anything is restored, the
+ * pipes between the processes are made again in it, with the bytes that were in flight, and
+ * every other process is forked again by its parent (an injected clone(), the id asked of the
+ * namespace's init) and made to execute its image's program with the shim, in resume mode.  So
+ * each one is the child of the process that was its parent, holds every pipe of the tree, and
+ * stops in its shim like the first process; resume.c then restores them one by one and lets
+ * them all go at once.
+ *
+ * Invariants: a process whose id or parent cannot be given back is a refusal (every process is
+ * then killed); the pipes are made at fd numbers above every fd of the checkpoint, so no restore
+ * of an fd closes or replaces one before each process has taken its ends (restore.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "inject.h"
+#include "run.h"
+#include "tree.h"
+#include "tree_image.h"
+
+#define FAIL(...) do { snprintf(why, whylen, __VA_ARGS__); return -1; } while (0)
+#define SCRATCH (1u << 20) /* strings of an exec: argv and environment */
+
+/* An injector with a scratch mapping of its own in the process. */
+struct hand {
+	struct inject in;
+	uint64_t scratch;
+};
+
+static int hand_open(struct hand *h, pid_t pid, uint64_t gate)
+{
+	if (inject_open(&h->in, pid, gate) != 0)
+		return -1;
+	long a = inject_syscall(&h->in, SYS_mmap, 0, SCRATCH, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (a < 0 && a > -4096) {
+		inject_close(&h->in);
+		return -1;
+	}
+	h->scratch = (uint64_t)a;
+	return 0;
+}
+
+static void hand_close(struct hand *h)
+{
+	inject_syscall(&h->in, SYS_munmap, (long)h->scratch, SCRATCH, 0, 0, 0, 0);
+	ptrace(PTRACE_SETREGS, h->in.pid, 0, &h->in.base); /* back in its shim's stop */
+	inject_close(&h->in);
+}
+
+/* The pipes of the checkpoint, made in the first process at fd numbers above every fd any
+ * process of it had, each with its bytes in flight again. */
+static int premake_pipes(struct tree *t, struct hand *root, char *why, size_t whylen)
+{
+	int top = 2;
+	for (uint32_t i = 0; i < t->view->nprocs; i++)
+		for (uint32_t k = 0; k < t->imgs[i].h->nfds; k++)
+			if (t->imgs[i].fds[k].fd > top)
+				top = t->imgs[i].fds[k].fd;
+	t->premade = calloc(t->view->npipes + 1u, sizeof *t->premade);
+	if (!t->premade)
+		FAIL("out of memory");
+	long next = top + 1;
+	for (uint32_t i = 0; i < t->view->npipes; i++) {
+		const struct tree_pipe *p = t->view->pipes[i];
+		int32_t fds[2];
+		if (inject_syscall(&root->in, SYS_pipe2, (long)root->scratch, 0, 0, 0, 0, 0) != 0 ||
+		    proc_mem_read(root->in.pid, root->scratch, fds, sizeof fds) != 0)
+			FAIL("cannot make the program's pipes again");
+		int32_t hi[2];
+		for (int e = 0; e < 2; e++) {
+			hi[e] = (int32_t)inject_syscall(&root->in, SYS_fcntl, fds[e], F_DUPFD, next, 0, 0, 0);
+			inject_syscall(&root->in, SYS_close, fds[e], 0, 0, 0, 0, 0);
+			if (hi[e] < next)
+				FAIL("cannot make the program's pipes again (fd numbers)");
+			next = hi[e] + 1;
+		}
+		t->premade[t->npremade++] = (struct premade_pipe){ p->ino, hi[0], hi[1] };
+		if (p->capacity > 65536)
+			inject_syscall(&root->in, SYS_fcntl, hi[0], F_SETPIPE_SZ, p->capacity, 0, 0, 0);
+		if (p->bytes) {
+			char path[64];
+			snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)root->in.pid, hi[1]);
+			int w = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+			ssize_t put = w >= 0 ? write(w, t->view->bytes[i], p->bytes) : -1;
+			if (w >= 0)
+				close(w);
+			if (put != (ssize_t)p->bytes)
+				FAIL("cannot put %u bytes back into a pipe of the program", p->bytes);
+		}
+	}
+	return 0;
+}
+
+/* Put argv (argc strings) and the environment (base, then extra, NULL-terminated) into the
+ * scratch mapping: the addresses of the two arrays. */
+static int put_strings(struct hand *h, const struct img *im, const char *const *extra, uint64_t *argv_at,
+		       uint64_t *env_at, uint64_t *exe_at, uint64_t *cwd_at)
+{
+	size_t n = 0;
+	uint32_t count = im->h->argc + im->h->envc;
+	const char *p = img_s(im, im->h->args_str);
+	for (uint32_t i = 0; i < count; i++)
+		n += strlen(p + n) + 1;
+	const char *exe = img_s(im, im->h->exe_str), *cwd = img_s(im, im->h->launch_cwd_str);
+	size_t nextra = 0, extra_bytes = 0;
+	while (extra[nextra])
+		extra_bytes += strlen(extra[nextra++]) + 1;
+	size_t words = (size_t)count + nextra + 2;
+	size_t total = words * 8 + n + extra_bytes + strlen(exe) + strlen(cwd) + 2;
+	if (total > SCRATCH)
+		return -1;
+	uint8_t *buf = calloc(1, total);
+	if (!buf)
+		return -1;
+	uint64_t *vec = (uint64_t *)buf, at = words * 8, k = 0;
+	memcpy(buf + at, p, n);
+	for (uint32_t i = 0; i < count; i++) {
+		if (i == im->h->argc)
+			vec[k++] = 0; /* argv's end */
+		vec[k++] = h->scratch + at;
+		at += strlen((char *)buf + at) + 1;
+	}
+	if (im->h->argc == count)
+		vec[k++] = 0;
+	for (size_t e = 0; e < nextra; e++) {
+		size_t l = strlen(extra[e]) + 1;
+		memcpy(buf + at, extra[e], l);
+		vec[k++] = h->scratch + at;
+		at += l;
+	}
+	vec[k++] = 0;
+	*exe_at = h->scratch + at;
+	at += (size_t)sprintf((char *)buf + at, "%s", exe) + 1;
+	*cwd_at = h->scratch + at;
+	at += (size_t)sprintf((char *)buf + at, "%s", cwd) + 1;
+	*argv_at = h->scratch;
+	*env_at = h->scratch + ((uint64_t)im->h->argc + 1) * 8;
+	int rc = inject_write(&h->in, h->scratch, buf, at);
+	free(buf);
+	return rc;
+}
+
+/* The child process stopped at its first stop executes its image's program (with the shim, in
+ * resume mode); it is left stopped in its shim.  0, or -1 with why. */
+static int exec_image(struct tree *t, pid_t child, uint64_t gate, const struct img *im, struct shim_hello *hello,
+		      int *uffd, char *why, size_t whylen)
+{
+	struct hand h;
+	if (hand_open(&h, child, gate) != 0)
+		FAIL("cannot control the forked process");
+	const char *extra[] = { t->channel.env, "PROSPER_SHIM_RESUME=1", NULL };
+	uint64_t argv_at, env_at, exe_at, cwd_at;
+	if (put_strings(&h, im, extra, &argv_at, &env_at, &exe_at, &cwd_at) != 0) {
+		hand_close(&h);
+		FAIL("cannot give the forked process its arguments");
+	}
+	if (inject_syscall(&h.in, SYS_chdir, (long)cwd_at, 0, 0, 0, 0, 0) != 0) {
+		hand_close(&h);
+		FAIL("cannot enter %s", img_s(im, im->h->launch_cwd_str));
+	}
+	struct user_regs_struct r = h.in.base;
+	r.rip = gate, r.rax = SYS_execve, r.orig_rax = (unsigned long)-1;
+	r.rdi = exe_at, r.rsi = argv_at, r.rdx = env_at;
+	inject_close(&h.in);
+	int st;
+	if (ptrace(PTRACE_SETREGS, child, 0, &r) != 0 || ptrace(PTRACE_CONT, child, 0, 0) != 0 ||
+	    waitpid(child, &st, __WALL) != child || !WIFSTOPPED(st) || (st >> 16) != PTRACE_EVENT_EXEC)
+		FAIL("cannot execute %s again", img_s(im, im->h->exe_str));
+	ptrace(PTRACE_CONT, child, 0, 0);
+	int rc = launch_wait_hello(&t->channel, child, hello, uffd);
+	if (rc != 0 || !hello->resume)
+		FAIL("%s did not reach the restorer (%s)", img_s(im, im->h->exe_str), rc ? strerror(-rc) : "not in resume mode");
+	while (waitpid(child, &st, __WALL) == child && WIFSTOPPED(st) && WSTOPSIG(st) != SIGSTOP)
+		ptrace(PTRACE_CONT, child, 0, (void *)(long)WSTOPSIG(st));
+	if (!WIFSTOPPED(st))
+		FAIL("%s ended before the restore", img_s(im, im->h->exe_str));
+	return 0;
+}
+
+/* The launch record of a process of the tree, from its image (copies: the blob is reused). */
+static int take_record(struct sup *m, const struct img *im)
+{
+	char **args = calloc(im->h->argc + 1u, sizeof *args), **env = calloc(im->h->envc + 1u, sizeof *env);
+	if (!args || !env)
+		return -1;
+	const char *p = img_s(im, im->h->args_str);
+	for (uint32_t i = 0; i < im->h->argc + im->h->envc; i++, p += strlen(p) + 1) {
+		char **slot = i < im->h->argc ? &args[i] : &env[i - im->h->argc];
+		if (!(*slot = strdup(p)))
+			return -1;
+	}
+	m->exec_mem = (struct exec_mem){ .argv = args, .envp = env, .own_from = 0 };
+	m->argv = args, m->argc = (int)im->h->argc, m->envp = env, m->envc = (int)im->h->envc;
+	snprintf(m->exe, sizeof m->exe, "%s", img_s(im, im->h->exe_str));
+	snprintf(m->launch_cwd, sizeof m->launch_cwd, "%s", img_s(im, im->h->launch_cwd_str));
+	m->tid_offset = im->h->tid_offset;
+	return 0;
+}
+
+/* The first process's stdio that is the checkpointed file (the run's output, `>> out`): opened
+ * again now, cut to its size and position, so every process forked after shares that one open
+ * file -- one offset, as they shared it at the cut (restore.c then leaves it). */
+static int reopen_shared_stdio(struct tree *t, struct hand *root, char *why, size_t whylen)
+{
+	const struct img *im = &t->imgs[0];
+	for (uint32_t i = 0; i < im->h->nfds; i++) {
+		const struct img_fd *f = &im->fds[i];
+		const char *path = img_s(im, f->path);
+		if (!sup_stdio_reopened_here(f, path))
+			continue;
+		size_t n = strlen(path) + 1;
+		if (truncate(path, (off_t)f->size) != 0 || n > SCRATCH || inject_write(&root->in, root->scratch, path, n) != 0)
+			FAIL("cannot cut %s back to its checkpointed size", path);
+		long fd = inject_syscall(&root->in, SYS_openat, AT_FDCWD, (long)root->scratch,
+					 (long)(f->flags & (O_ACCMODE | O_APPEND | O_NONBLOCK | O_LARGEFILE)), 0, 0, 0);
+		if (fd < 0 || inject_syscall(&root->in, SYS_dup3, fd, f->fd, 0, 0, 0, 0) != f->fd ||
+		    inject_syscall(&root->in, SYS_lseek, f->fd, (long)f->pos, SEEK_SET, 0, 0, 0) != (long)f->pos)
+			FAIL("fd %d: cannot reopen %s", f->fd, path);
+		inject_syscall(&root->in, SYS_close, fd, 0, 0, 0, 0, 0);
+		t->stdio_shared |= 1u << f->fd;
+	}
+	return 0;
+}
+
+int tree_relaunch(struct sup *s, char *why, size_t whylen)
+{
+	struct tree *t = s->tree;
+	s->own_pid = t->view->procs[0]->pid;
+	struct hand root;
+	if (hand_open(&root, s->pid, s->gate) != 0)
+		FAIL("cannot control the relaunched program");
+	int rc = reopen_shared_stdio(t, &root, why, whylen);
+	if (!rc)
+		rc = premake_pipes(t, &root, why, whylen);
+	for (uint32_t i = 1; i < t->view->nprocs && !rc; i++) {
+		const struct tree_proc *e = t->view->procs[i];
+		const struct img *im = &t->imgs[i];
+		struct sup *parent = NULL;
+		for (int k = 0; k < t->nprocs && !parent; k++)
+			if (t->procs[k]->own_pid == e->parent)
+				parent = t->procs[k];
+		struct hand ph, *hp = parent == s ? &root : &ph;
+		if (!parent || (hp == &ph && hand_open(&ph, parent->pid, parent->gate) != 0)) {
+			snprintf(why, whylen, "process %d: its parent %d cannot fork it again", (int)e->pid, (int)e->parent);
+			rc = -1;
+			break;
+		}
+		pidns_next(&t->ns, e->pid);
+		hp->in.cloned = 0;
+		long r = inject_syscall(&hp->in, SYS_clone, SIGCHLD, 0, 0, 0, 0, 0);
+		pid_t child = hp->in.cloned;
+		if (hp == &ph)
+			hand_close(&ph);
+		int st;
+		if (r < 0 || child <= 0 || waitpid(child, &st, __WALL) != child || !WIFSTOPPED(st)) {
+			snprintf(why, whylen, "process %d: its parent could not fork it again (%s)", (int)e->pid,
+				 r < 0 ? strerror((int)-r) : "no child");
+			rc = -1;
+			break;
+		}
+		struct sup *m = tree_proc_new(t, &s->cfg);
+		char name[40];
+		snprintf(name, sizeof name, "%s.%d", META_REGION_NAME, (int)e->pid);
+		if (!m || !(m->meta = metalog_new_named(name)) || take_record(m, im) != 0) {
+			kill(child, SIGKILL);
+			snprintf(why, whylen, "out of memory");
+			rc = -1;
+			break;
+		}
+		m->pid = child, m->thr[0].tid = child, m->nthr = 1;
+		m->own_pid = pidns_own_id(child);
+		snprintf(m->region_prefix, sizeof m->region_prefix, "p%d.", (int)e->pid);
+		metalog_attach_stub(m->meta, t->pool, t->view->blobs[i], e->blob_len);
+		m->resume_img = im;
+		m->resume_uffd = -1;
+		if (m->own_pid != e->pid) {
+			snprintf(why, whylen, "process %d: its id is not free in the namespace (it got %d)", (int)e->pid, (int)m->own_pid);
+			rc = -1;
+			break;
+		}
+		/* a leader of its own session or group is one again (before its exec, as a shell does) */
+		if (e->sid == e->pid || e->pgid == e->pid) {
+			struct inject ci;
+			if (inject_open(&ci, child, parent->gate) == 0) {
+				inject_syscall(&ci, e->sid == e->pid ? SYS_setsid : SYS_setpgid, 0, 0, 0, 0, 0, 0);
+				ptrace(PTRACE_SETREGS, child, 0, &ci.base);
+				inject_close(&ci);
+			}
+		}
+		rc = exec_image(t, child, parent->gate, im, &m->resume_hello, &m->resume_uffd, why, whylen);
+		if (!rc) {
+			const struct shim_hello *hl = &m->resume_hello;
+			m->gate = hl->gate, m->nvm_gate = hl->nvm_gate, m->nvm_path_addr = hl->nvm_path;
+			m->timers_addr = hl->timers, m->pending_addr = hl->pending, m->limits_addr = hl->limits;
+		}
+	}
+	hand_close(&root);
+	return rc;
+}

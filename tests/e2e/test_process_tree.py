@@ -1,0 +1,77 @@
+"""Process trees (docs/run-resume.md "Process trees"): every process the program forks is in the
+checkpoint, one cut of all of them, with the bytes in flight in the pipes between them.  Each
+program is killed at random instants (with its whole process group) and resumed, and must end
+exactly as a native run: stdout, exit code and every file it writes."""
+import json
+import os
+import subprocess
+
+import programs
+from conftest import PROSPER, kill_at_epoch, prosper
+
+LONG = os.environ.get("PROSPER_LONG") == "1"
+KILLS = 60 if LONG else 30
+PATH = "/usr/bin:/bin"
+
+
+def torture(*prog, kills=KILLS):
+    r = subprocess.run([PROSPER, "torture", "--kills", str(kills), "--timeout", "240", "--json", "--", *prog],
+                       capture_output=True, text=True, timeout=900, env=dict(os.environ, PATH=PATH))
+    assert r.returncode in (0, 1), r.stderr
+    res = json.loads(r.stdout)
+    assert res["identical"], res["differences"]
+    assert res["resumes"] >= kills // 2, res
+    return res
+
+
+def stats_of(pool_dir, *prog, extra=()):
+    """A run that is not killed: its --stats-json."""
+    pool, stats = os.path.join(pool_dir, "t.prosper"), os.path.join(pool_dir, "t.json")
+    r = subprocess.run([PROSPER, "run", "--fresh", "--pool", pool, "--stats-json", stats, *extra, "--", *prog],
+                       capture_output=True, text=True, timeout=300, env=dict(os.environ, PATH=PATH), cwd=pool_dir)
+    assert r.returncode == 0, r.stderr
+    with open(stats) as f:
+        return json.load(f), r
+
+
+def test_a_pipeline_with_bytes_in_flight(tmp_path, pool_dir):
+    """sh: a slow generator | awk | gzip > file.  Kills land while all four processes run."""
+    prog = programs.slow_pipeline(tmp_path)
+    torture(*prog)
+    st, r = stats_of(pool_dir, *prog)
+    assert "checkpoint waits" not in r.stderr, r.stderr
+    assert st["tree_checkpoints"] >= 10 and st["max_processes"] >= 4, st
+
+
+def test_a_parent_and_its_child_over_a_full_pipe(tmp_path, pool_dir):
+    """os.fork and a pipe that holds tens of KiB at the cuts: every byte reaches the child once."""
+    prog = programs.pipe_in_flight(tmp_path)
+    torture(*prog)
+    st, _ = stats_of(pool_dir, *prog)
+    assert st["tree_checkpoints"] >= 5 and st["pipe_bytes_in_flight"] >= 4096, st
+
+
+def test_a_parent_kills_and_waits_for_its_children_by_pid(tmp_path):
+    """The pids fork returned stay the children's after a resume: kill(pid) and waitpid(pid) reach
+    them, and each worker's getpid() is what it was."""
+    torture(*programs.kill_and_wait(tmp_path))
+
+
+def test_the_oracle_compares_every_process(tmp_path, pool_dir):
+    """--verify: after each commit, every saved mapping of every process equals its memory."""
+    st, _ = stats_of(pool_dir, *programs.slow_pipeline(tmp_path), extra=("--verify",))
+    assert st["tree_checkpoints"] >= 5 and st["verified_bytes"] > 0, st
+    assert st["mismatches"] == 0, st
+
+
+def test_a_tree_is_not_resumed_without_its_namespace(tmp_path, pool_dir):
+    """A checkpoint of several processes needs their ids back: --host-pids is refused, exit 2."""
+    pool = os.path.join(pool_dir, "k.prosper")
+    p = subprocess.Popen([PROSPER, "run", "--pool", pool, "--", *programs.slow_pipeline(tmp_path)], cwd=pool_dir,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                         env=dict(os.environ, PATH=PATH))
+    kill_at_epoch(p, pool, 30)
+    r = prosper("resume", "--pool", pool, "--host-pids", timeout=60)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "processes" in lines[0] and "namespace" in lines[0], r.stderr
