@@ -22,22 +22,8 @@ void children_add(struct sup *s, pid_t child)
 	s->children[s->nchildren++] = child;
 }
 
-/* Is pid a child of parent now (its parent field in /proc/PID/stat; a zombie keeps it)? */
-static int is_child_of(pid_t pid, pid_t parent)
-{
-	char p[64], buf[512];
-	snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(p, "re");
-	if (!f)
-		return 0;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	const char *e = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
-	int ppid = 0;
-	char state;
-	return e && sscanf(e + 1, " %c %d", &state, &ppid) == 2 && ppid == parent;
-}
+/* Is pid a child of parent now (a zombie keeps its parent)? */
+static int is_child_of(pid_t pid, pid_t parent) { return proc_parent(pid) == parent; }
 
 /* Any child listed by the kernel under one of the program's threads (CONFIG_PROC_CHILDREN)? */
 static int kernel_lists_children(pid_t pid)

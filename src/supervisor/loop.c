@@ -210,20 +210,7 @@ int sup_supervise(struct sup *s, int sigfd)
 				if (m) {
 					t = threads_add(m, pid);
 				} else if (follow) {
-					pid_t pp = 0;
-					char path[64];
-					snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-					FILE *f = fopen(path, "re");
-					char buf[512] = "";
-					if (f) {
-						buf[fread(buf, 1, sizeof buf - 1, f)] = 0;
-						fclose(f);
-						const char *e = strrchr(buf, ')');
-						char state;
-						int ppid;
-						if (e && sscanf(e + 1, " %c %d", &state, &ppid) == 2)
-							pp = ppid;
-					}
+					pid_t pp = proc_parent(pid);
 					for (int i = 0; i < tree->nprocs && !m; i++)
 						if (tree->procs[i]->pid == pp && (m = tree_add_child(tree, tree->procs[i], pid)))
 							t = &m->thr[0];

@@ -34,6 +34,7 @@ static int read_proc(pid_t pid, int which, char **buf, size_t *cap, size_t *len)
 			return -errno;
 	}
 	*len = 0;
+	int reopened = 0;
 	for (;;) {
 		if (*cap - *len < 4096) {
 			size_t ncap = *cap ? 2 * *cap : 65536;
@@ -44,6 +45,16 @@ static int read_proc(pid_t pid, int which, char **buf, size_t *cap, size_t *len)
 			*cap = ncap;
 		}
 		ssize_t got = pread(pf_fd[which], *buf + *len, *cap - *len - 1, (off_t)*len);
+		if (got < 0 && *len == 0 && !reopened) {
+			/* the process this file was opened for is gone; its id may be another's now */
+			reopened = 1;
+			close(pf_fd[which]);
+			char path[64];
+			snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name[which]);
+			if ((pf_fd[which] = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+				return -errno;
+			continue;
+		}
 		if (got < 0)
 			return -errno;
 		if (got == 0)
@@ -371,4 +382,17 @@ int proc_mem_write(pid_t pid, uint64_t addr, const void *from, size_t n)
 {
 	struct iovec l = { (void *)from, n }, r = { (void *)(uintptr_t)addr, n };
 	return process_vm_writev(pid, &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -EIO;
+}
+
+pid_t proc_parent(pid_t pid)
+{
+	static char *buf;
+	static size_t cap;
+	size_t len;
+	if (read_proc(pid, PF_STAT, &buf, &cap, &len) != 0)
+		return 0;
+	const char *e = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+	int ppid = 0;
+	char state;
+	return e && sscanf(e + 1, " %c %d", &state, &ppid) == 2 ? ppid : 0;
 }

@@ -52,6 +52,8 @@ int proc_mem_write(pid_t pid, uint64_t addr, const void *from, size_t n);
 /* The name of thread tid of process pid (/proc/PID/task/TID/comm) into comm[16]; 0 or -1. */
 int proc_thread_comm(pid_t pid, pid_t tid, char comm[16]);
 int proc_status(pid_t pid, struct proc_status *out);
+/* The parent of process pid (the system's id, /proc/PID/stat; a zombie keeps it); 0 if gone. */
+pid_t proc_parent(pid_t pid);
 
 /* Identity of a file: size, mtime, inode, device, and the ELF build-id if it has one. */
 struct file_id {

@@ -176,23 +176,6 @@ int tree_start_child(struct sup *m, char *why, size_t whylen)
 	return 0;
 }
 
-/* Its parent (the system's id), from /proc/PID/stat; 0 if gone. */
-static pid_t parent_of(pid_t pid)
-{
-	char p[64], buf[512];
-	snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(p, "re");
-	if (!f)
-		return 0;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	const char *e = strrchr(buf, ')');
-	int ppid = 0;
-	char state;
-	return e && sscanf(e + 1, " %c %d", &state, &ppid) == 2 ? ppid : 0;
-}
-
 static int proc_exists(pid_t pid)
 {
 	char p[64];
@@ -219,7 +202,7 @@ int tree_cut_ready(struct tree *t, const char **why)
 			return 0;
 		}
 		if (i > 0) {
-			pid_t pp = parent_of(m->pid);
+			pid_t pp = proc_parent(m->pid);
 			int known = 0;
 			for (int j = 0; j < t->nprocs && !known; j++)
 				known = t->procs[j]->pid == pp;
@@ -356,7 +339,7 @@ int tree_capture(struct tree *t)
 		struct sup *m = t->procs[i];
 		pid_t parent = 0;
 		if (i > 0) {
-			pid_t pp = parent_of(m->pid);
+			pid_t pp = proc_parent(m->pid);
 			for (int j = 0; j < t->nprocs; j++)
 				if (t->procs[j]->pid == pp)
 					parent = t->procs[j]->own_pid;

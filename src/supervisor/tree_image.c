@@ -47,6 +47,13 @@ int tree_is_blob(const void *blob, size_t len)
 	return m == TREE_MAGIC;
 }
 
+/* Past n bytes and their padding to 8, still inside len?  0, or -1. */
+static int skip_padded(size_t *at, uint32_t n, size_t len)
+{
+	*at += ((size_t)n + 7u) & ~(size_t)7u;
+	return *at > len ? -1 : 0;
+}
+
 int tree_decode(const void *blob, size_t len, struct tree_view *out, const char **why)
 {
 #define BAD(w) do { *why = (w); return -EINVAL; } while (0)
@@ -78,8 +85,7 @@ int tree_decode(const void *blob, size_t len, struct tree_view *out, const char 
 			BAD("a damaged process-tree checkpoint (a parent after its child)");
 		out->procs[i] = e;
 		out->blobs[i] = p + at;
-		at += (e->blob_len + 7u) & ~7u;
-		if (at > len)
+		if (skip_padded(&at, e->blob_len, len))
 			BAD("a damaged process-tree checkpoint (padding)");
 	}
 	for (uint32_t i = 0; i < h.npipes; i++) {
@@ -91,8 +97,7 @@ int tree_decode(const void *blob, size_t len, struct tree_view *out, const char 
 			BAD("a damaged process-tree checkpoint (a pipe's bytes)");
 		out->pipes[i] = e;
 		out->bytes[i] = p + at;
-		at += (e->bytes + 7u) & ~7u;
-		if (at > len)
+		if (skip_padded(&at, e->bytes, len))
 			BAD("a damaged process-tree checkpoint (padding)");
 	}
 	if (at != len)
