@@ -415,7 +415,9 @@ static int build_blob(struct sup *s, struct img_buf *out, int nmaps)
 		if (fi->fd <= 2 && fi->type == IMG_FD_FILE && !same_as_ours(s->pid, fi->fd))
 			e.flags |= IMG_FD_REDIRECTED;
 		if (fi->type == IMG_FD_OTHER && children_pipe_is_own(s, fi->path))
-			e.type = IMG_FD_PIPE; /* empty: the cut waits while one holds data (loop.c) */
+			e.type = IMG_FD_PIPE; /* its bytes in flight: tree.c */
+		else if (fi->type == IMG_FD_OTHER && socketpairs_kept(s->tree, fi->path))
+			e.type = IMG_FD_SOCKET; /* its queued bytes: tree.c */
 		else if (fi->type == IMG_FD_OTHER && fi->fd > 2)
 			warn_once(s, fi->fd, "is not persisted: a resumed program finds it closed", fi->path);
 		if (fi->type == IMG_FD_FILE && strstr(fi->path, " (deleted)"))

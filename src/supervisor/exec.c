@@ -260,7 +260,6 @@ static int forget_image(struct sup *s)
 	s->tid_offset = 0;
 	s->stack_dense_left = 0;
 	s->sp = 0;
-	memset(s->warned_fds, 0, sizeof s->warned_fds);
 	s->warned_shared = 0;
 	s->nthr = 1;
 	memset(&s->thr[0], 0, sizeof s->thr[0]);
@@ -290,16 +289,7 @@ static int sup_start_tracking_or_gone(struct sup *s, int uffd, const struct shim
 		s->tree->stats.execs_followed++;
 		return 1;
 	}
-	char p[64];
-	unsigned long pages = 0;
-	snprintf(p, sizeof p, "/proc/%d/statm", (int)s->pid);
-	FILE *f = fopen(p, "re");
-	if (f) {
-		if (fscanf(f, "%lu", &pages) != 1)
-			pages = 0;
-		fclose(f);
-	}
-	return pages == 0; /* exited: no memory left (run.c already_exited) */
+	return proc_gone(s->pid);
 }
 
 void sup_exec(struct sup *s, struct worker *w)
@@ -341,6 +331,10 @@ void sup_exec(struct sup *s, struct worker *w)
 	}
 	if (!reason[0] && forget_image(s) != 0)
 		snprintf(reason, sizeof reason, "cannot drop the old image's regions: %s", prosper_pool_errormsg());
+	if (reason[0] && s != s->tree->procs[0] && proc_gone(pid)) {
+		ptrace(PTRACE_CONT, pid, 0, 0); /* a child process that ended meanwhile: its exit comes next */
+		return;
+	}
 	if (reason[0]) {
 		snprintf(why, sizeof why, "the program executed %s, which cannot be followed (%s)", exe, reason);
 		sup_disable(s, why);

@@ -59,7 +59,9 @@ struct img_vma {
 /* PIPE: a pipe the program made itself (not one it inherited), empty at the cut: recreated at
  * resume, every end at its number (restore.c); the path is its link text, "pipe:[ino]", which
  * groups the ends of one pipe. */
-enum img_fd_type { IMG_FD_FILE = 1, IMG_FD_DEVICE = 2, IMG_FD_DIR = 3, IMG_FD_OTHER = 4, IMG_FD_PIPE = 5 };
+/* SOCKET: an end of a unix stream socketpair whose peer the program holds too (socketpairs.h);
+ * the path is its link text, "socket:[ino]". */
+enum img_fd_type { IMG_FD_FILE = 1, IMG_FD_DEVICE = 2, IMG_FD_DIR = 3, IMG_FD_OTHER = 4, IMG_FD_PIPE = 5, IMG_FD_SOCKET = 6 };
 
 /* In img_fd.flags beside the open flags: an fd 0-2 that is not the stdio the program was given
  * (a file its shell redirected it to, `gzip > out.gz`): restored like any other fd. */

@@ -241,8 +241,8 @@ int sup_supervise(struct sup *s, int sigfd)
 				if (!interrupting || m->vforked) /* a new thread's or process's first stop, or a group stop */
 					threads_resume_all(m);
 			} else if (event == PTRACE_EVENT_EXEC) {
-				if (interrupting) { /* the cut asked for was of the old image */
-					t->stopped = 1;
+				if (interrupting) { /* the cut asked for was of the old image: the others go on */
+					t->stopped = 0; /* this one stays in its exec stop for sup_exec */
 					resume_all(tree);
 					interrupting = 0;
 				}

@@ -396,3 +396,17 @@ pid_t proc_parent(pid_t pid)
 	char state;
 	return e && sscanf(e + 1, " %c %d", &state, &ppid) == 2 ? ppid : 0;
 }
+
+int proc_gone(pid_t pid)
+{
+	char p[64];
+	unsigned long pages = 0;
+	snprintf(p, sizeof p, "/proc/%d/statm", (int)pid);
+	FILE *f = fopen(p, "re");
+	if (f) {
+		if (fscanf(f, "%lu", &pages) != 1)
+			pages = 0;
+		fclose(f);
+	}
+	return pages == 0;
+}

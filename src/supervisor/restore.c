@@ -131,7 +131,7 @@ enum refusal sup_restore_check(const struct img *im, char *why, size_t whylen)
 	for (uint32_t i = 0; i < im->h->nfds; i++) {
 		const struct img_fd *f = &im->fds[i];
 		const char *p = img_s(im, f->path);
-		if (f->type == IMG_FD_OTHER || f->type == IMG_FD_PIPE || stdio_as_given(f, p))
+		if (f->type == IMG_FD_OTHER || f->type == IMG_FD_PIPE || f->type == IMG_FD_SOCKET || stdio_as_given(f, p))
 			continue;
 		struct stat st;
 		if (strstr(p, " (deleted)") || stat(p, &st) != 0)
@@ -364,10 +364,11 @@ static int premade_fd(const struct tree *t, int fd)
 static const struct premade_pipe *premade_of(const struct tree *t, const char *link)
 {
 	unsigned long long ino;
-	if (sscanf(link, "pipe:[%llu]", &ino) != 1)
+	int sock = sscanf(link, "socket:[%llu]", &ino) == 1;
+	if (!sock && sscanf(link, "pipe:[%llu]", &ino) != 1)
 		return NULL;
 	for (int i = 0; i < t->npremade; i++)
-		if (t->premade[i].ino == ino)
+		if (t->premade[i].ino == ino && t->premade[i].sock == sock)
 			return &t->premade[i];
 	return NULL;
 }
@@ -422,6 +423,13 @@ static int remake_pipes(struct sup *s, struct rctx *r, const struct img *im)
 	}
 	for (uint32_t i = 0; i < n && !rc; i++) {
 		const struct img_fd *f = &im->fds[i];
+		if (f->type == IMG_FD_SOCKET) { /* an end of a socketpair, made before the forks */
+			const struct premade_pipe *pm = premade_of(s->tree, img_s(im, f->path));
+			if (!pm || sys(r, SYS_dup3, pm->rfd, f->fd, (long)(f->flags & O_CLOEXEC), 0, 0, 0) != f->fd ||
+			    sys(r, SYS_fcntl, f->fd, F_SETFL, (long)(f->flags & O_NONBLOCK), 0, 0, 0) != 0)
+				rc = -1;
+			continue;
+		}
 		if (f->type != IMG_FD_PIPE)
 			continue;
 		int32_t end = ends[2 * i + ((f->flags & O_ACCMODE) == O_WRONLY)];
@@ -438,7 +446,7 @@ static int remake_pipes(struct sup *s, struct rctx *r, const struct img *im)
 	}
 	free(ends);
 	if (rc)
-		FAIL("cannot make the program's pipes again");
+		FAIL("cannot make the program's pipes and socketpairs again");
 	return 0;
 }
 
@@ -456,7 +464,7 @@ static int reopen_fds(struct sup *s, struct rctx *r, const struct img *im)
 	for (uint32_t i = 0; i < im->h->nfds; i++) {
 		const struct img_fd *f = &im->fds[i];
 		const char *path = img_s(im, f->path);
-		if (f->type == IMG_FD_OTHER || f->type == IMG_FD_PIPE || stdio_as_given(f, path) ||
+		if (f->type == IMG_FD_OTHER || f->type == IMG_FD_PIPE || f->type == IMG_FD_SOCKET || stdio_as_given(f, path) ||
 		    (f->fd <= 2 && !(f->flags & IMG_FD_REDIRECTED) && (s->tree->stdio_shared >> f->fd & 1)))
 			continue; /* not persisted, or a pipe (below); stdio that is not the checkpointed file is this
 				   * run's own; in a tree, stdio the first process opened again for all (tree_restore.c) */

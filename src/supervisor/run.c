@@ -95,16 +95,7 @@ static int already_exited(pid_t pid)
 	siginfo_t si = { 0 };
 	if (waitid(P_PID, pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid)
 		return 1;
-	char p[64];
-	unsigned long pages = 1;
-	snprintf(p, sizeof p, "/proc/%d/statm", (int)pid);
-	FILE *f = fopen(p, "re");
-	if (!f)
-		return 1;
-	if (fscanf(f, "%lu", &pages) != 1)
-		pages = 0;
-	fclose(f);
-	return pages == 0;
+	return proc_gone(pid);
 }
 
 void run_started(struct sup *s, int hello_rc, int uffd, const char *why)

@@ -10,6 +10,7 @@
  *   restore.c   rebuild a relaunched process from the committed epoch;  lockowners.c  loader + robust locks, new ids
  *   tree.c      the program as a tree of processes: one cut of all, one commit (tree_image.c: its
  *               blob; tree_restore.c: its resume -- every process forked again by its parent)
+ *   socketpairs.c  unix stream socketpairs between the program's processes
  *   children.c  without a pid namespace: child processes run untraced, when the cut waits
  *   pidns.c     the program's own pid namespace: a resume gives back every process and thread id
  *   timers.c    interval timers (setitimer, alarm): read at a checkpoint, armed again at a resume
@@ -35,6 +36,7 @@
 #include "prosper/internal/shim_proto.h"
 #include "procfs.h"
 #include "refusal.h"
+#include "socketpairs.h"
 #include "prosper/pool.h"
 #include "prosper/track.h"
 
@@ -180,6 +182,8 @@ struct tree {
 	struct sup **procs;
 	int nprocs, procs_cap;
 	struct img_buf blob;         /* the epoch blob of a cut of several processes (tree_image.h) */
+	struct sock_end *socks;      /* the socketpairs kept at this cut (socketpairs.h) */
+	int nsocks;
 	int warned_tree;             /* the note on why a cut waits, given once */
 	/* resume of a tree (tree_restore.c): the checkpoint's processes and the pipes made for them */
 	struct tree_view *view;
@@ -196,6 +200,7 @@ struct tree {
 struct premade_pipe {
 	uint64_t ino;   /* at the checkpoint */
 	int rfd, wfd;   /* in every process of the resumed tree, until its restore */
+	int sock;       /* an end of a socketpair (socketpairs.h): rfd == wfd, that end */
 };
 
 /* The supervision of one process: the options (the tree's, copied), and its state. */

@@ -130,6 +130,7 @@ struct sup *tree_add_child(struct tree *t, struct sup *parent, pid_t child)
 	m->limits_addr = parent->limits_addr, m->limits_written = parent->limits_written;
 	m->limits_seen = parent->limits_seen;
 	m->tid_offset = parent->tid_offset;
+	memcpy(m->warned_fds, parent->warned_fds, sizeof m->warned_fds); /* its fds are its parent's */
 	m->start_brk = parent->start_brk;
 	m->untracked = 1;
 	/* vfork and posix_spawn: the child runs in its parent's memory until it execs */
@@ -311,6 +312,8 @@ static int pipe_contents(const struct seen_pipe *p, uint8_t **buf, uint32_t *len
 int tree_capture(struct tree *t)
 {
 	int rc = tree_drop_gone(t);
+	if (!rc)
+		rc = socketpairs_scan(t); /* before the captures: their fds name the pairs kept */
 	for (int i = 0; i < t->nprocs && !rc; i++)
 		rc = sup_capture(t->procs[i]);
 	if (!t->procs[0]->own_pid)
@@ -331,7 +334,7 @@ int tree_capture(struct tree *t)
 			close(r);
 	}
 	t->blob.len = 0;
-	if (t->nprocs == 1 && !full)
+	if (t->nprocs == 1 && !full && t->nsocks == 0)
 		return 0;
 	if ((rc = tree_begin(&t->blob)) != 0)
 		return rc;
@@ -354,6 +357,15 @@ int tree_capture(struct tree *t)
 		rc = pipe_contents(&seen[i], &bytes, &e.bytes, &e.capacity);
 		if (!rc)
 			rc = tree_add_pipe(&t->blob, &e, bytes);
+		t->stats.pipe_bytes_in_flight += e.bytes;
+		free(bytes);
+	}
+	for (int i = 0; i < t->nsocks && !rc; i++) {
+		uint8_t *bytes;
+		struct tree_sock e = { .ino = t->socks[i].ino, .peer = t->socks[i].peer };
+		rc = socketpairs_queued(t->socks[i].pid, t->socks[i].fd, &bytes, &e.bytes);
+		if (!rc)
+			rc = tree_add_sock(&t->blob, &e, bytes);
 		t->stats.pipe_bytes_in_flight += e.bytes;
 		free(bytes);
 	}

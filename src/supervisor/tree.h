@@ -50,7 +50,7 @@ int tree_commit(struct tree *t);
 int tree_verify(struct tree *t);
 /* tree_restore.c: resume of a checkpoint of several processes -- the first one relaunched and
  * stopped in its shim, the others are forked again by their parents and stopped in theirs,
- * tree->procs in the checkpoint's order, every pipe made again.  0, or -1 with why. */
+ * tree->procs in the checkpoint's order, every pipe and socketpair made again.  0, or -1 with why. */
 int tree_relaunch(struct sup *s, char *why, size_t whylen);
 /* The program ended: let the processes it left behind go on untraced. */
 void tree_release(struct tree *t);

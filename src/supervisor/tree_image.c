@@ -1,6 +1,7 @@
 /* tree_image.c -- the epoch blob of a program of several processes (tree_image.h). */
 #include "tree_image.h"
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 static int pad8(struct img_buf *b)
@@ -36,6 +37,14 @@ int tree_add_pipe(struct img_buf *b, const struct tree_pipe *p, const void *byte
 	return 0;
 }
 
+int tree_add_sock(struct img_buf *b, const struct tree_sock *s, const void *bytes)
+{
+	if (img_buf_put(b, s, sizeof *s) || img_buf_put(b, bytes, s->bytes) || pad8(b))
+		return -ENOMEM;
+	hdr(b)->nsocks++;
+	return 0;
+}
+
 void tree_end(struct img_buf *b) { hdr(b)->total_bytes = (uint32_t)b->len; }
 
 int tree_is_blob(const void *blob, size_t len)
@@ -54,6 +63,23 @@ static int skip_padded(size_t *at, uint32_t n, size_t len)
 	return *at > len ? -1 : 0;
 }
 
+/* A record of `size` bytes at *at whose u32 at `count_at` counts the bytes that follow it (then
+ * padding): *rec and *bytes point at them, *at past them.  0, or -1 if anything is past len. */
+static int take_record(const uint8_t *p, size_t len, size_t *at, size_t size, size_t count_at, const void **rec,
+		       const uint8_t **bytes)
+{
+	uint32_t n;
+	if (len - *at < size)
+		return -1;
+	memcpy(&n, p + *at + count_at, sizeof n);
+	*rec = p + *at;
+	*at += size;
+	if (n > len - *at)
+		return -1;
+	*bytes = p + *at;
+	return skip_padded(at, n, len);
+}
+
 int tree_decode(const void *blob, size_t len, struct tree_view *out, const char **why)
 {
 #define BAD(w) do { *why = (w); return -EINVAL; } while (0)
@@ -64,9 +90,10 @@ int tree_decode(const void *blob, size_t len, struct tree_view *out, const char 
 	memcpy(&h, p, sizeof h);
 	if (h.version != TREE_VERSION)
 		BAD("a process-tree checkpoint of another version");
-	if (h.total_bytes != len || h.nprocs == 0 || h.nprocs > TREE_MAX_PROCS || h.npipes > TREE_MAX_PIPES)
+	if (h.total_bytes != len || h.nprocs == 0 || h.nprocs > TREE_MAX_PROCS || h.npipes > TREE_MAX_PIPES ||
+	    h.nsocks > TREE_MAX_PIPES)
 		BAD("a damaged process-tree checkpoint (sizes)");
-	out->nprocs = h.nprocs, out->npipes = h.npipes;
+	out->nprocs = h.nprocs, out->npipes = h.npipes, out->nsocks = h.nsocks;
 	size_t at = sizeof h;
 	for (uint32_t i = 0; i < h.nprocs; i++) {
 		if (len - at < sizeof(struct tree_proc))
@@ -89,16 +116,20 @@ int tree_decode(const void *blob, size_t len, struct tree_view *out, const char 
 			BAD("a damaged process-tree checkpoint (padding)");
 	}
 	for (uint32_t i = 0; i < h.npipes; i++) {
-		if (len - at < sizeof(struct tree_pipe))
-			BAD("a damaged process-tree checkpoint (a pipe past its end)");
-		const struct tree_pipe *e = (const void *)(p + at);
-		at += sizeof *e;
-		if (e->bytes > len - at || e->bytes > e->capacity)
+		const void *rec;
+		if (take_record(p, len, &at, sizeof(struct tree_pipe), offsetof(struct tree_pipe, bytes), &rec, &out->bytes[i]))
+			BAD("a damaged process-tree checkpoint (a pipe)");
+		out->pipes[i] = rec;
+		if (out->pipes[i]->bytes > out->pipes[i]->capacity)
 			BAD("a damaged process-tree checkpoint (a pipe's bytes)");
-		out->pipes[i] = e;
-		out->bytes[i] = p + at;
-		if (skip_padded(&at, e->bytes, len))
-			BAD("a damaged process-tree checkpoint (padding)");
+	}
+	for (uint32_t i = 0; i < h.nsocks; i++) {
+		const void *rec;
+		if (take_record(p, len, &at, sizeof(struct tree_sock), offsetof(struct tree_sock, bytes), &rec, &out->sock_bytes[i]))
+			BAD("a damaged process-tree checkpoint (a socket)");
+		out->socks[i] = rec;
+		if (out->socks[i]->ino == out->socks[i]->peer)
+			BAD("a damaged process-tree checkpoint (a socket its own peer)");
 	}
 	if (at != len)
 		BAD("a damaged process-tree checkpoint (trailing bytes)");

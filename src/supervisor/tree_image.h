@@ -7,7 +7,8 @@
  *
  * Layout (little-endian host structs): struct tree_hdr; nprocs x { struct tree_proc, blob_len
  * bytes of that process's blob (image.h, or a metadata stub), padded to 8 }; npipes x
- * { struct tree_pipe, bytes in flight, padded to 8 }.
+ * { struct tree_pipe, bytes in flight, padded to 8 }; nsocks x { struct tree_sock, bytes queued,
+ * padded to 8 } (pipes before sockets: add them in that order).
  *
  * Invariants: tree_decode() accepts only a blob it can bounds-check whole (every length inside
  * it, every parent an earlier process, ids unique); a rejected blob is a refusal to resume.
@@ -19,7 +20,7 @@
 #include "image.h"
 
 #define TREE_MAGIC 0x4545525450535250ull /* "PRSPTREE" */
-#define TREE_VERSION 1u
+#define TREE_VERSION 2u /* 2: socketpairs */
 #define TREE_MAX_PROCS 256
 #define TREE_MAX_PIPES 1024
 
@@ -27,6 +28,7 @@ struct tree_hdr {
 	uint64_t magic;
 	uint32_t version, total_bytes;
 	uint32_t nprocs, npipes;
+	uint32_t nsocks, reserved;
 };
 
 /* One process: its id and its parent's as the program sees them (its own pid namespace). */
@@ -43,19 +45,29 @@ struct tree_pipe {
 	uint32_t capacity, bytes;
 };
 
+/* An end of a unix stream socketpair between processes of the tree (socketpairs.h): its inode
+ * and its peer's, and the bytes queued to be read at it, in order. */
+struct tree_sock {
+	uint64_t ino, peer;
+	uint32_t bytes, reserved;
+};
+
 /* Append one part to a tree blob being built (tree_begin first, tree_end last). */
 int tree_begin(struct img_buf *b);
 int tree_add_proc(struct img_buf *b, const struct tree_proc *p, const void *blob, size_t len);
 int tree_add_pipe(struct img_buf *b, const struct tree_pipe *p, const void *bytes);
+int tree_add_sock(struct img_buf *b, const struct tree_sock *s, const void *bytes);
 void tree_end(struct img_buf *b);
 
 /* A decoded tree blob: pointers into it (valid while it lives). */
 struct tree_view {
-	uint32_t nprocs, npipes;
+	uint32_t nprocs, npipes, nsocks;
 	const struct tree_proc *procs[TREE_MAX_PROCS];
 	const void *blobs[TREE_MAX_PROCS];
 	const struct tree_pipe *pipes[TREE_MAX_PIPES];
 	const uint8_t *bytes[TREE_MAX_PIPES];
+	const struct tree_sock *socks[TREE_MAX_PIPES];
+	const uint8_t *sock_bytes[TREE_MAX_PIPES];
 };
 int tree_is_blob(const void *blob, size_t len);
 /* 0, or -EINVAL with *why a one-line reason. */

@@ -1,8 +1,8 @@
 /* tree_restore.c -- a resume of a checkpoint of several processes (tree.h, docs/run-resume.md
  * "Process trees"): the first process is relaunched as always; before anything is restored, the
- * pipes between the processes are made again in it, with the bytes that were in flight, and
- * every other process is forked again by its parent (an injected clone(), the id asked of the
- * namespace's init) and made to execute its image's program with the shim, in resume mode.  So
+ * pipes and socketpairs between the processes are made again in it, with the bytes that were in
+ * flight, and every other process is forked again by its parent (an injected clone(), the id
+ * asked of the namespace's init) and made to execute its image's program with the shim, in resume mode.  So
  * each one is the child of the process that was its parent, holds every pipe of the tree, and
  * stops in its shim like the first process; resume.c then restores them one by one and lets
  * them all go at once.
@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -56,6 +57,8 @@ static void hand_close(struct hand *h)
 	inject_close(&h->in);
 }
 
+static int premake_socketpairs(struct tree *t, struct hand *root, long *next, char *why, size_t whylen);
+
 /* The pipes of the checkpoint, made in the first process at fd numbers above every fd any
  * process of it had, each with its bytes in flight again. */
 static int premake_pipes(struct tree *t, struct hand *root, char *why, size_t whylen)
@@ -83,7 +86,7 @@ static int premake_pipes(struct tree *t, struct hand *root, char *why, size_t wh
 				FAIL("cannot make the program's pipes again (fd numbers)");
 			next = hi[e] + 1;
 		}
-		t->premade[t->npremade++] = (struct premade_pipe){ p->ino, hi[0], hi[1] };
+		t->premade[t->npremade++] = (struct premade_pipe){ p->ino, hi[0], hi[1], 0 };
 		if (p->capacity > 65536)
 			inject_syscall(&root->in, SYS_fcntl, hi[0], F_SETPIPE_SZ, p->capacity, 0, 0, 0);
 		if (p->bytes) {
@@ -97,6 +100,59 @@ static int premake_pipes(struct tree *t, struct hand *root, char *why, size_t wh
 				FAIL("cannot put %u bytes back into a pipe of the program", p->bytes);
 		}
 	}
+	return premake_socketpairs(t, root, &next, why, whylen);
+}
+
+/* The socketpairs of the checkpoint, made in the first process like its pipes; the bytes queued
+ * at each end are sent again from its peer, so they wait at that end, in order. */
+static int premake_socketpairs(struct tree *t, struct hand *root, long *next, char *why, size_t whylen)
+{
+	struct premade_pipe *more = realloc(t->premade, ((size_t)t->npremade + t->view->nsocks + 1) * sizeof *more);
+	if (!more)
+		FAIL("out of memory");
+	t->premade = more;
+	for (uint32_t i = 0; i < t->view->nsocks; i++) {
+		const struct tree_sock *s = t->view->socks[i];
+		int made = 0;
+		for (int k = 0; k < t->npremade && !made; k++)
+			made = t->premade[k].sock && t->premade[k].ino == s->ino;
+		if (made)
+			continue; /* made with its peer */
+		int32_t fds[2], hi[2];
+		if (inject_syscall(&root->in, SYS_socketpair, AF_UNIX, SOCK_STREAM, 0, (long)root->scratch, 0, 0) != 0 ||
+		    proc_mem_read(root->in.pid, root->scratch, fds, sizeof fds) != 0)
+			FAIL("cannot make the program's socketpairs again");
+		for (int e = 0; e < 2; e++) {
+			hi[e] = (int32_t)inject_syscall(&root->in, SYS_fcntl, fds[e], F_DUPFD, *next, 0, 0, 0);
+			inject_syscall(&root->in, SYS_close, fds[e], 0, 0, 0, 0, 0);
+			if (hi[e] < *next)
+				FAIL("cannot make the program's socketpairs again (fd numbers)");
+			*next = hi[e] + 1;
+		}
+		t->premade[t->npremade++] = (struct premade_pipe){ s->ino, hi[0], hi[0], 1 };
+		t->premade[t->npremade++] = (struct premade_pipe){ s->peer, hi[1], hi[1], 1 };
+	}
+	int pidfd = (int)syscall(SYS_pidfd_open, root->in.pid, 0);
+	for (uint32_t i = 0; i < t->view->nsocks; i++) {
+		const struct tree_sock *s = t->view->socks[i];
+		if (!s->bytes)
+			continue;
+		int peer_fd = -1;
+		for (int k = 0; k < t->npremade; k++)
+			if (t->premade[k].sock && t->premade[k].ino == s->peer)
+				peer_fd = t->premade[k].rfd;
+		int mine = pidfd >= 0 && peer_fd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, peer_fd, 0) : -1;
+		ssize_t put = mine >= 0 ? send(mine, t->view->sock_bytes[i], s->bytes, MSG_DONTWAIT | MSG_NOSIGNAL) : -1;
+		if (mine >= 0)
+			close(mine);
+		if (put != (ssize_t)s->bytes) {
+			if (pidfd >= 0)
+				close(pidfd);
+			FAIL("cannot queue %u bytes again at a socketpair of the program", s->bytes);
+		}
+	}
+	if (pidfd >= 0)
+		close(pidfd);
 	return 0;
 }
 

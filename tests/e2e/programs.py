@@ -266,3 +266,44 @@ for k, pid in enumerate(kids):
     print("worker", k, "pid as forked:", told == pid, "exit", os.waitstatus_to_exitcode(st), flush=True)
 print("parent", t)
 """)]
+
+
+def socketpair_talk(d):
+    """A parent and its forked child talk both ways over a socketpair: requests and answers in
+    flight at the cuts, the child's answers depending on every request it read."""
+    return ["/usr/bin/python3", "-S", script(f"{d}/sockpair.py", """import os, socket, zlib
+a, b = socket.socketpair()
+pid = os.fork()
+if pid == 0:
+    a.close()
+    state, buf = 1, b""
+    while True:
+        chunk = b.recv(65536)
+        if not chunk:
+            break
+        buf += chunk
+        while b"\\n" in buf:
+            line, buf = buf.split(b"\\n", 1)
+            for i in range(2000):
+                state = (state * 31 + len(line) + i) % 1000003
+            b.sendall(b"%d %d\\n" % (zlib.crc32(line), state))
+    os._exit(0)
+b.close()
+total, got = 0, b""
+for k in range(600):
+    a.sendall(b"request %d %s\\n" % (k, b"x" * (k % 97)))
+    if k % 3 == 2:
+        while got.count(b"\\n") < 3:
+            got += a.recv(65536)
+        for line in got.split(b"\\n")[:3]:
+            total = (total * 7 + int(line.split()[1])) % 1000000007
+        got = b"\\n".join(got.split(b"\\n")[3:])
+a.shutdown(socket.SHUT_WR)
+while True:
+    chunk = a.recv(65536)
+    if not chunk:
+        break
+    got += chunk
+_, st = os.waitpid(pid, 0)
+print("answers", total, "left", len(got), "child", st)
+""")]

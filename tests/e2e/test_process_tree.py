@@ -57,6 +57,16 @@ def test_a_parent_kills_and_waits_for_its_children_by_pid(tmp_path):
     torture(*programs.kill_and_wait(tmp_path))
 
 
+def test_a_parent_and_its_child_over_a_socketpair(tmp_path, pool_dir):
+    """Both ends of a unix stream socketpair are in the program: each is made again at a resume,
+    with the bytes queued at it."""
+    prog = programs.socketpair_talk(tmp_path)
+    torture(*prog)
+    st, r = stats_of(pool_dir, *prog)
+    assert "not persisted" not in r.stderr, r.stderr
+    assert st["tree_checkpoints"] >= 5, st
+
+
 def test_the_oracle_compares_every_process(tmp_path, pool_dir):
     """--verify: after each commit, every saved mapping of every process equals its memory."""
     st, _ = stats_of(pool_dir, *programs.slow_pipeline(tmp_path), extra=("--verify",))

@@ -19,6 +19,8 @@ static struct img_buf build(int32_t second_parent, uint32_t pipe_bytes, uint32_t
 	MUST(tree_add_proc(&b, &(struct tree_proc){ .pid = 2, .parent = 0, .pgid = 2, .sid = 2 }, a, sizeof a) == 0);
 	MUST(tree_add_proc(&b, &(struct tree_proc){ .pid = 7, .parent = second_parent }, c, sizeof c) == 0);
 	MUST(tree_add_pipe(&b, &(struct tree_pipe){ .ino = 99, .capacity = capacity, .bytes = pipe_bytes }, bytes) == 0);
+	MUST(tree_add_sock(&b, &(struct tree_sock){ .ino = 5, .peer = 6, .bytes = 3 }, "abc") == 0);
+	MUST(tree_add_sock(&b, &(struct tree_sock){ .ino = 6, .peer = 5, .bytes = 0 }, "") == 0);
 	tree_end(&b);
 	return b;
 }
@@ -46,6 +48,7 @@ int main(void)
 	CHECK(v.procs[0]->pid == 2 && v.procs[1]->parent == 2 && v.procs[0]->sid == 2);
 	CHECK(!memcmp(v.blobs[0], "first process blob", 19) && !memcmp(v.blobs[1], "second", 7));
 	CHECK(v.pipes[0]->ino == 99 && v.pipes[0]->bytes == 100 && v.bytes[0][99] == 0xab);
+	CHECK(v.nsocks == 2 && v.socks[0]->peer == 6 && !memcmp(v.sock_bytes[0], "abc", 3) && v.socks[1]->bytes == 0);
 	/* every truncation is refused */
 	for (size_t len = 0; len < b.len; len++)
 		CHECK(!decodes(&b, len));

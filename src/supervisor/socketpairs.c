@@ -1,0 +1,175 @@
+/* socketpairs.c -- unix stream socketpairs between the processes of the program (socketpairs.h). */
+#include "socketpairs.h"
+#include <errno.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "sup.h"
+
+/* Every anonymous unix stream socket of this network namespace with a peer: (ino, peer). */
+static int diag_pairs(struct sock_end **out, int *n)
+{
+	int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (nl < 0)
+		return -errno;
+	struct {
+		struct nlmsghdr h;
+		struct unix_diag_req r;
+	} req = { .h = { .nlmsg_len = sizeof req, .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
+		  .r = { .sdiag_family = AF_UNIX, .udiag_states = ~0u, .udiag_show = UDIAG_SHOW_PEER | UDIAG_SHOW_NAME } };
+	if (send(nl, &req, sizeof req, 0) != (ssize_t)sizeof req) {
+		close(nl);
+		return -errno;
+	}
+	int cap = 0, rc = 0, done = 0;
+	*n = 0;
+	static uint8_t buf[32768];
+	while (!done && !rc) {
+		ssize_t got = recv(nl, buf, sizeof buf, 0);
+		if (got <= 0) {
+			rc = got < 0 ? -errno : -EIO;
+			break;
+		}
+		for (struct nlmsghdr *h = (void *)buf; NLMSG_OK(h, (size_t)got); h = NLMSG_NEXT(h, got)) {
+			if (h->nlmsg_type == NLMSG_DONE) {
+				done = 1;
+				break;
+			}
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				rc = -EPROTO;
+				break;
+			}
+			struct unix_diag_msg *m = NLMSG_DATA(h);
+			if (m->udiag_type != SOCK_STREAM)
+				continue;
+			uint64_t peer = 0;
+			int named = 0;
+			int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof *m));
+			for (struct rtattr *a = (void *)(m + 1); RTA_OK(a, alen); a = RTA_NEXT(a, alen)) {
+				if (a->rta_type == UNIX_DIAG_PEER)
+					peer = *(uint32_t *)RTA_DATA(a);
+				else if (a->rta_type == UNIX_DIAG_NAME)
+					named = 1;
+			}
+			if (!peer || named)
+				continue;
+			if (*n == cap) {
+				cap = cap ? 2 * cap : 64;
+				struct sock_end *p = realloc(*out, (size_t)cap * sizeof *p);
+				if (!p) {
+					rc = -ENOMEM;
+					break;
+				}
+				*out = p;
+			}
+			(*out)[(*n)++] = (struct sock_end){ .ino = m->udiag_ino, .peer = peer };
+		}
+	}
+	close(nl);
+	return rc;
+}
+
+/* The socket inodes the program's processes hold, with a process and fd that holds each. */
+static int held_sockets(struct tree *t, struct sock_end **out, int *n)
+{
+	int cap = 0;
+	*n = 0;
+	for (int i = 0; i < t->nprocs; i++) {
+		struct sup *m = t->procs[i];
+		int nf = 0;
+		if (m->exited || proc_fds(m->pid, m->fds, MAX_FDS, &nf) != 0)
+			continue;
+		for (int j = 0; j < nf; j++) {
+			unsigned long long ino;
+			if (sscanf(m->fds[j].path, "socket:[%llu]", &ino) != 1)
+				continue;
+			if (*n == cap) {
+				cap = cap ? 2 * cap : 32;
+				struct sock_end *p = realloc(*out, (size_t)cap * sizeof *p);
+				if (!p)
+					return -ENOMEM;
+				*out = p;
+			}
+			(*out)[(*n)++] = (struct sock_end){ .ino = ino, .pid = m->pid, .fd = m->fds[j].fd };
+		}
+	}
+	return 0;
+}
+
+static const struct sock_end *holder(const struct sock_end *held, int n, uint64_t ino)
+{
+	for (int i = 0; i < n; i++)
+		if (held[i].ino == ino)
+			return &held[i];
+	return NULL;
+}
+
+int socketpairs_scan(struct tree *t)
+{
+	t->nsocks = 0;
+	struct sock_end *held = NULL;
+	int nheld = 0, rc = held_sockets(t, &held, &nheld);
+	if (rc || nheld == 0) {
+		free(held);
+		return rc;
+	}
+	struct sock_end *all = NULL;
+	int nall = 0;
+	if ((rc = diag_pairs(&all, &nall)) == 0) {
+		free(t->socks);
+		t->socks = calloc((size_t)nall + 1, sizeof *t->socks);
+		if (!t->socks)
+			rc = -ENOMEM;
+		for (int i = 0; i < nall && !rc; i++) {
+			const struct sock_end *h = holder(held, nheld, all[i].ino);
+			if (h && holder(held, nheld, all[i].peer))
+				t->socks[t->nsocks++] = (struct sock_end){ all[i].ino, all[i].peer, h->pid, h->fd };
+		}
+	}
+	free(all);
+	free(held);
+	return rc;
+}
+
+int socketpairs_kept(const struct tree *t, const char *link)
+{
+	unsigned long long ino;
+	if (sscanf(link, "socket:[%llu]", &ino) != 1)
+		return 0;
+	for (int i = 0; i < t->nsocks; i++)
+		if (t->socks[i].ino == ino)
+			return 1;
+	return 0;
+}
+
+int socketpairs_queued(pid_t pid, int fd, uint8_t **buf, uint32_t *len)
+{
+	*buf = NULL, *len = 0;
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0)
+		return -errno;
+	int s = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	close(pidfd);
+	if (s < 0)
+		return -errno;
+	int rc = 0, queued = 0;
+	if (ioctl(s, FIONREAD, &queued) != 0)
+		rc = -errno;
+	else if (queued > 0) {
+		*buf = malloc((size_t)queued);
+		ssize_t got = *buf ? recv(s, *buf, (size_t)queued, MSG_PEEK | MSG_DONTWAIT) : -1;
+		if (got != queued)
+			rc = got < 0 ? -errno : -EIO;
+		*len = (uint32_t)queued;
+	}
+	close(s);
+	return rc;
+}
