@@ -38,8 +38,7 @@ def test_a_pipeline_with_bytes_in_flight(tmp_path, pool_dir):
     """sh: a slow generator | awk | gzip > file.  Kills land while all four processes run."""
     prog = programs.slow_pipeline(tmp_path)
     torture(*prog)
-    st, r = stats_of(pool_dir, *prog)
-    assert "checkpoint waits" not in r.stderr, r.stderr
+    st, _ = stats_of(pool_dir, *prog)
     assert st["tree_checkpoints"] >= 10 and st["max_processes"] >= 4, st
 
 

@@ -403,7 +403,8 @@ static int mwl_check(void *ctx, prosper_pool *pool, uint8_t *base, int fd, char 
 		struct tree_view v;
 		const char *r;
 		void *copy = malloc(len ? len : 1);
-		memcpy(copy, blob, len);
+		if (len)
+			memcpy(copy, blob, len);
 		int rc = tree_decode(copy, len, &v, &r) != 0 ? (snprintf(why, whylen, "epoch %llu: %s", (unsigned long long)e, r), -1) : 0;
 		for (uint32_t i = 0; i < 2 && !rc; i++) {
 			const void *b = v.blobs[i];
@@ -476,7 +477,8 @@ static int mwl_cont(void *ctx, prosper_pool *pool, uint8_t *base, int fd, uint64
 	struct tree_view v;
 	const char *r;
 	void *copy = malloc(len ? len : 1);
-	memcpy(copy, blob, len);
+	if (len)
+		memcpy(copy, blob, len);
 	if (w->procs == 2 && e > 0 && tree_decode(copy, len, &v, &r) == 0) {
 		metalog_attach_stub(w->cont_m, pool, v.blobs[0], v.procs[0]->blob_len);
 		metalog_attach_stub(w->cont_m2, pool, v.blobs[1], v.procs[1]->blob_len);
