@@ -32,6 +32,7 @@
 #include "children.h"
 #include "rlimits.h"
 #include "pending.h"
+#include "sharedmem.h"
 #include "timers.h"
 #include "prosper/stackckpt.h"
 #include "sup.h"
@@ -378,10 +379,11 @@ static int build_blob(struct sup *s, struct img_buf *out, int nmaps)
 			const struct vma *sv = find_saved(s, v->start);
 			iv.region = sv ? (uint32_t)sv->region : IMG_NONE;
 		}
-		/* a read-only shared file mapping is rebuilt from its file; a writable or anonymous one
-		 * holds data of its own that the pool does not keep */
+		/* a read-only shared file mapping is rebuilt from its file, memory only the program's
+		 * processes hold is in the tree blob (sharedmem.h); a writable shared mapping of a file
+		 * that exists writes to that file, which the pool does not keep */
 		if (v->perms[3] == 's' && !vma_is_special(v) && (v->perms[1] == 'w' || v->path[0] != '/') &&
-		    !s->warned_shared) {
+		    !shm_kept_mapping(v) && !s->warned_shared) {
 			s->warned_shared = 1;
 			fprintf(stderr, "prosper: warning: shared mapping %s is not persisted\n", v->path[0] ? v->path : "(anonymous)");
 		}
@@ -420,7 +422,10 @@ static int build_blob(struct sup *s, struct img_buf *out, int nmaps)
 			e.type = IMG_FD_SOCKET; /* its queued bytes: tree.c */
 		else if (fi->type == IMG_FD_OTHER && fi->fd > 2)
 			warn_once(s, fi->fd, "is not persisted: a resumed program finds it closed", fi->path);
-		if (fi->type == IMG_FD_FILE && strstr(fi->path, " (deleted)"))
+		uint64_t shm_at = fi->type == IMG_FD_FILE && strstr(fi->path, " (deleted)") ? shm_mapped_by_fd(s, fi->fd, nmaps) : 0;
+		if (shm_at)
+			e.type = IMG_FD_SHM, e.size = shm_at;
+		else if (fi->type == IMG_FD_FILE && strstr(fi->path, " (deleted)"))
 			warn_once(s, fi->fd, "is a deleted file: the program cannot be resumed while it is open", fi->path);
 		img_buf_put(&fds, &e, sizeof e);
 	}

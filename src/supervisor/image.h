@@ -61,7 +61,11 @@ struct img_vma {
  * groups the ends of one pipe. */
 /* SOCKET: an end of a unix stream socketpair whose peer the program holds too (socketpairs.h);
  * the path is its link text, "socket:[ino]". */
-enum img_fd_type { IMG_FD_FILE = 1, IMG_FD_DEVICE = 2, IMG_FD_DIR = 3, IMG_FD_OTHER = 4, IMG_FD_PIPE = 5, IMG_FD_SOCKET = 6 };
+/* SHM: an fd of shared memory the tree keeps (sharedmem.h; a deleted /dev/shm file that
+ * multiprocessing's heap holds open beside its mapping): `size` is the address at which this
+ * process maps that object, `pos` the file position. */
+enum img_fd_type { IMG_FD_FILE = 1, IMG_FD_DEVICE = 2, IMG_FD_DIR = 3, IMG_FD_OTHER = 4, IMG_FD_PIPE = 5, IMG_FD_SOCKET = 6,
+		   IMG_FD_SHM = 7 };
 
 /* In img_fd.flags beside the open flags: an fd 0-2 that is not the stdio the program was given
  * (a file its shell redirected it to, `gzip > out.gz`): restored like any other fd. */

@@ -116,7 +116,10 @@ int proc_maps(pid_t pid, struct vma *out, int max, int *n)
 		while (*p == ' ')
 			p++;
 		skip_field(&p); /* dev */
-		skip_field(&p); /* inode */
+		while (*p >= '0' && *p <= '9')
+			v.ino = v.ino * 10 + (uint64_t)(*p++ - '0');
+		while (*p == ' ')
+			p++;
 		size_t l = (size_t)(eol - p);
 		if (l >= sizeof v.path)
 			l = sizeof v.path - 1;

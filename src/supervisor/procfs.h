@@ -9,6 +9,7 @@
 
 struct vma {
 	uint64_t start, end, offset;
+	uint64_t ino;     /* of the mapped file or shared object; 0 for private anonymous memory */
 	char perms[8];
 	char path[VMA_PATH_MAX];
 	int region;       /* pool region id, or -1 */

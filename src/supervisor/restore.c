@@ -48,6 +48,8 @@
 #include "rlimits.h"
 #include "pending.h"
 #include "timers.h"
+#include "sharedmem.h"
+#include "tree_image.h"
 
 #define SCRATCH_BYTES (64u << 10)
 
@@ -103,7 +105,7 @@ int sup_stdio_reopened_here(const struct img_fd *f, const char *path)
 	       stdio_is_checkpointed_file(f->fd, path);
 }
 
-enum refusal sup_restore_check(const struct img *im, char *why, size_t whylen)
+enum refusal sup_restore_check(const struct img *im, const struct tree_view *tv, int32_t pid, char *why, size_t whylen)
 {
 #define REFUSE(r, ...) do { snprintf(why, whylen, __VA_ARGS__); return r; } while (0)
 	for (uint32_t i = 0; i < im->h->nfiles; i++) {
@@ -125,13 +127,14 @@ enum refusal sup_restore_check(const struct img *im, char *why, size_t whylen)
 		     (unsigned long long)cpu_xcr0(), (unsigned long long)im->h->xcr0);
 	for (uint32_t i = 0; i < im->h->nvmas; i++) {
 		const char *p = img_s(im, im->vmas[i].path);
-		if (p && p[0] == '/' && strstr(p, " (deleted)"))
+		if (p && p[0] == '/' && strstr(p, " (deleted)") && tree_shm_at(tv, pid, im->vmas[i].start) < 0)
 			REFUSE(REFUSE_MAPPED_DELETED, "the checkpoint maps a deleted file (%s)", p);
 	}
 	for (uint32_t i = 0; i < im->h->nfds; i++) {
 		const struct img_fd *f = &im->fds[i];
 		const char *p = img_s(im, f->path);
-		if (f->type == IMG_FD_OTHER || f->type == IMG_FD_PIPE || f->type == IMG_FD_SOCKET || stdio_as_given(f, p))
+		if (f->type == IMG_FD_OTHER || f->type == IMG_FD_PIPE || f->type == IMG_FD_SOCKET || f->type == IMG_FD_SHM ||
+		    stdio_as_given(f, p))
 			continue;
 		struct stat st;
 		if (strstr(p, " (deleted)") || stat(p, &st) != 0)
@@ -261,7 +264,15 @@ static int rebuild_map(struct sup *s, struct rctx *r, const struct img *im, stru
 		const char *path = img_s(im, v->path);
 		int shared = v->perms[3] == 's';
 		long flags = MAP_FIXED | (shared ? MAP_SHARED : MAP_PRIVATE), fd = -1;
-		if (path && path[0] == '/') {
+		int shm_fd = shared && s->tree->view ? shm_fd_at(s->tree, s->own_pid, v->start) : -1;
+		if (shm_fd >= 0) {
+			/* the tree's shared memory, made again before the processes were forked (sharedmem.h) */
+			got = sys(r, SYS_mmap, (long)v->start, (long)(v->end - v->start), prot_of(v->perms), flags, shm_fd,
+				  (long)v->offset);
+			if ((uint64_t)got != v->start)
+				FAIL("cannot map the shared memory at %#llx again", (unsigned long long)v->start);
+			continue;
+		} else if (path && path[0] == '/') {
 			long p = scratch_str(r, path);
 			fd = p ? sys(r, SYS_openat, AT_FDCWD, p, shared && v->perms[1] == 'w' ? O_RDWR : O_RDONLY, 0, 0, 0) : -1;
 			if (fd < 0)
@@ -368,7 +379,7 @@ static const struct premade_pipe *premade_of(const struct tree *t, const char *l
 	if (!sock && sscanf(link, "pipe:[%llu]", &ino) != 1)
 		return NULL;
 	for (int i = 0; i < t->npremade; i++)
-		if (t->premade[i].ino == ino && t->premade[i].sock == sock)
+		if (t->premade[i].ino == ino && t->premade[i].sock == sock && !t->premade[i].shm)
 			return &t->premade[i];
 	return NULL;
 }
@@ -430,6 +441,13 @@ static int remake_pipes(struct sup *s, struct rctx *r, const struct img *im)
 				rc = -1;
 			continue;
 		}
+		if (f->type == IMG_FD_SHM) { /* shared memory the tree keeps, made before the forks */
+			int shm_fd = shm_fd_at(s->tree, s->own_pid, f->size);
+			if (shm_fd < 0 || sys(r, SYS_dup3, shm_fd, f->fd, (long)(f->flags & O_CLOEXEC), 0, 0, 0) != f->fd ||
+			    sys(r, SYS_lseek, f->fd, (long)f->pos, SEEK_SET, 0, 0, 0) != (long)f->pos)
+				rc = -1;
+			continue;
+		}
 		if (f->type != IMG_FD_PIPE)
 			continue;
 		int32_t end = ends[2 * i + ((f->flags & O_ACCMODE) == O_WRONLY)];
@@ -446,7 +464,7 @@ static int remake_pipes(struct sup *s, struct rctx *r, const struct img *im)
 	}
 	free(ends);
 	if (rc)
-		FAIL("cannot make the program's pipes and socketpairs again");
+		FAIL("cannot make the program's pipes, socketpairs and shared memory fds again");
 	return 0;
 }
 
@@ -464,9 +482,10 @@ static int reopen_fds(struct sup *s, struct rctx *r, const struct img *im)
 	for (uint32_t i = 0; i < im->h->nfds; i++) {
 		const struct img_fd *f = &im->fds[i];
 		const char *path = img_s(im, f->path);
-		if (f->type == IMG_FD_OTHER || f->type == IMG_FD_PIPE || f->type == IMG_FD_SOCKET || stdio_as_given(f, path) ||
+		if (f->type == IMG_FD_OTHER || f->type == IMG_FD_PIPE || f->type == IMG_FD_SOCKET || f->type == IMG_FD_SHM ||
+		    stdio_as_given(f, path) ||
 		    (f->fd <= 2 && !(f->flags & IMG_FD_REDIRECTED) && (s->tree->stdio_shared >> f->fd & 1)))
-			continue; /* not persisted, or a pipe (below); stdio that is not the checkpointed file is this
+			continue; /* not persisted, or a pipe or shared memory (below); stdio that is not the checkpointed file is this
 				   * run's own; in a tree, stdio the first process opened again for all (tree_restore.c) */
 		int writing = (f->flags & O_ACCMODE) != O_RDONLY;
 		if (f->type == IMG_FD_FILE && writing && truncate(path, (off_t)f->size) != 0)

@@ -57,7 +57,7 @@ static int admit_tree(struct sup *s, const char *pool_path, const void *blob, si
 		if (img_decode(b, len, &t->imgs[i], &why) != 0)
 			return refuse(REFUSE_POOL_CORRUPT, "%s: process %d: %s", pool_path, (int)t->view->procs[i]->pid, why);
 		char reason[600];
-		enum refusal r = sup_restore_check(&t->imgs[i], reason, sizeof reason);
+		enum refusal r = sup_restore_check(&t->imgs[i], t->view, t->view->procs[i]->pid, reason, sizeof reason);
 		if (r)
 			return refuse(r, "%s", reason);
 	}
@@ -97,7 +97,7 @@ int resume_admit(struct sup *s, const char *pool_path, struct img *im)
 	if (img_decode(blob, blen, im, &why) != 0)
 		return refuse(REFUSE_POOL_CORRUPT, "%s: %s", pool_path, why);
 	char reason[600];
-	enum refusal r = sup_restore_check(im, reason, sizeof reason);
+	enum refusal r = sup_restore_check(im, NULL, 0, reason, sizeof reason);
 	if (r)
 		return refuse(r, "%s", reason);
 	return 0;

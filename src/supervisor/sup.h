@@ -140,6 +140,7 @@ struct sup_stats {
 	uint64_t checkpoints, late;       /* late: ticks that found the previous commit still running */
 	uint64_t trees, max_processes;    /* checkpoints of more than one process; the most in one */
 	uint64_t pipe_bytes_in_flight;    /* bytes found in the program's own pipes at the cuts, saved (tree.c) */
+	uint64_t shm_bytes;               /* shared memory copied at the cuts (sharedmem.h) */
 	uint64_t waited_for_children;     /* looks at a due checkpoint that found the program with a child */
 	uint64_t execs_followed;          /* new images the checkpoints went on with (exec.c) */
 	uint64_t lock_owners_retagged;    /* resume: held locks given their thread's new id (lockowners.c) */
@@ -185,6 +186,7 @@ struct tree {
 	struct sock_end *socks;      /* the socketpairs kept at this cut (socketpairs.h) */
 	int nsocks;
 	int warned_tree;             /* the note on why a cut waits, given once */
+	int warned_shm;              /* shared memory too large to keep: said once (sharedmem.h) */
 	/* resume of a tree (tree_restore.c): the checkpoint's processes and the pipes made for them */
 	struct tree_view *view;
 	struct img *imgs;            /* view->nprocs decoded images */
@@ -201,6 +203,7 @@ struct premade_pipe {
 	uint64_t ino;   /* at the checkpoint */
 	int rfd, wfd;   /* in every process of the resumed tree, until its restore */
 	int sock;       /* an end of a socketpair (socketpairs.h): rfd == wfd, that end */
+	int shm;        /* shared memory (sharedmem.h): ino is its index in the view, rfd == wfd */
 };
 
 /* The supervision of one process: the options (the tree's, copied), and its state. */
@@ -308,8 +311,9 @@ int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *he
 /* Is this fd 0-2 of a checkpoint the run's stdout-like file, which the restore cuts back to its
  * checkpointed size and position (rather than the resumed run's own stdio, or a redirection)? */
 int sup_stdio_reopened_here(const struct img_fd *f, const char *path);
-/* The checks that need no child: files, kernel, CPU.  0, or the refusal with a one-line why. */
-enum refusal sup_restore_check(const struct img *im, char *why, size_t whylen);
+/* The checks that need no child: files, kernel, CPU.  0, or the refusal with a one-line why.
+ * tv (or NULL): the tree blob, whose shared memory the image of process `pid` may map. */
+enum refusal sup_restore_check(const struct img *im, const struct tree_view *tv, int32_t pid, char *why, size_t whylen);
 
 /* nvm.c (see there).  sup_nvm_claims: is this signal-delivery stop an NVM request at the gate
  * (SIGTRAP) or a first write to a clean NVM segment (SIGSEGV)?  sup_nvm_serve handles it and

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "children.h"
 #include "inject.h"
+#include "sharedmem.h"
 #include "threads.h"
 #include "tree_image.h"
 #include "prosper/internal/uffd_abi.h"
@@ -333,8 +334,9 @@ int tree_capture(struct tree *t)
 		if (r >= 0)
 			close(r);
 	}
+	int shared = shm_scan(t);
 	t->blob.len = 0;
-	if (t->nprocs == 1 && !full && t->nsocks == 0)
+	if (t->nprocs == 1 && !full && t->nsocks == 0 && !shared)
 		return 0;
 	if ((rc = tree_begin(&t->blob)) != 0)
 		return rc;
@@ -369,6 +371,8 @@ int tree_capture(struct tree *t)
 		t->stats.pipe_bytes_in_flight += e.bytes;
 		free(bytes);
 	}
+	if (!rc)
+		rc = shm_capture(t, &t->blob);
 	if (!rc)
 		tree_end(&t->blob);
 	return rc;

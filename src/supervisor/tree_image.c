@@ -45,6 +45,15 @@ int tree_add_sock(struct img_buf *b, const struct tree_sock *s, const void *byte
 	return 0;
 }
 
+int tree_add_shm(struct img_buf *b, const struct tree_shm *s, const struct tree_shm_use *uses, const void *bytes)
+{
+	if (img_buf_put(b, s, sizeof *s) || img_buf_put(b, uses, (size_t)s->nuses * sizeof *uses) ||
+	    img_buf_put(b, bytes, s->bytes) || pad8(b))
+		return -ENOMEM;
+	hdr(b)->nshms++;
+	return 0;
+}
+
 void tree_end(struct img_buf *b) { hdr(b)->total_bytes = (uint32_t)b->len; }
 
 int tree_is_blob(const void *blob, size_t len)
@@ -91,9 +100,9 @@ int tree_decode(const void *blob, size_t len, struct tree_view *out, const char 
 	if (h.version != TREE_VERSION)
 		BAD("a process-tree checkpoint of another version");
 	if (h.total_bytes != len || h.nprocs == 0 || h.nprocs > TREE_MAX_PROCS || h.npipes > TREE_MAX_PIPES ||
-	    h.nsocks > TREE_MAX_PIPES)
+	    h.nsocks > TREE_MAX_PIPES || h.nshms > TREE_MAX_SHMS)
 		BAD("a damaged process-tree checkpoint (sizes)");
-	out->nprocs = h.nprocs, out->npipes = h.npipes, out->nsocks = h.nsocks;
+	out->nprocs = h.nprocs, out->npipes = h.npipes, out->nsocks = h.nsocks, out->nshms = h.nshms;
 	size_t at = sizeof h;
 	for (uint32_t i = 0; i < h.nprocs; i++) {
 		if (len - at < sizeof(struct tree_proc))
@@ -131,8 +140,41 @@ int tree_decode(const void *blob, size_t len, struct tree_view *out, const char 
 		if (out->socks[i]->ino == out->socks[i]->peer)
 			BAD("a damaged process-tree checkpoint (a socket its own peer)");
 	}
+	for (uint32_t i = 0; i < h.nshms; i++) {
+		struct tree_shm e;
+		if (len - at < sizeof e)
+			BAD("a damaged process-tree checkpoint (shared memory past its end)");
+		memcpy(&e, p + at, sizeof e);
+		out->shms[i] = (const void *)(p + at);
+		at += sizeof e;
+		if (e.nuses == 0 || e.nuses > TREE_MAX_SHM_USES || (size_t)e.nuses * sizeof(struct tree_shm_use) > len - at)
+			BAD("a damaged process-tree checkpoint (shared memory's mappings)");
+		out->shm_uses[i] = (const void *)(p + at);
+		at += (size_t)e.nuses * sizeof(struct tree_shm_use);
+		if (e.bytes > len - at || e.bytes % 4096)
+			BAD("a damaged process-tree checkpoint (shared memory's bytes)");
+		out->shm_bytes[i] = p + at;
+		if (skip_padded(&at, e.bytes, len))
+			BAD("a damaged process-tree checkpoint (padding)");
+		for (uint32_t u = 0; u < e.nuses; u++) {
+			int known = 0;
+			for (uint32_t k = 0; k < h.nprocs; k++)
+				known |= out->procs[k]->pid == out->shm_uses[i][u].pid;
+			if (!known)
+				BAD("a damaged process-tree checkpoint (shared memory of a process not in it)");
+		}
+	}
 	if (at != len)
 		BAD("a damaged process-tree checkpoint (trailing bytes)");
 	return 0;
 #undef BAD
+}
+
+int tree_shm_at(const struct tree_view *v, int32_t pid, uint64_t start)
+{
+	for (uint32_t i = 0; v && i < v->nshms; i++)
+		for (uint32_t u = 0; u < v->shms[i]->nuses; u++)
+			if (v->shm_uses[i][u].pid == pid && v->shm_uses[i][u].start == start)
+				return (int)i;
+	return -1;
 }

@@ -8,7 +8,8 @@
  * Layout (little-endian host structs): struct tree_hdr; nprocs x { struct tree_proc, blob_len
  * bytes of that process's blob (image.h, or a metadata stub), padded to 8 }; npipes x
  * { struct tree_pipe, bytes in flight, padded to 8 }; nsocks x { struct tree_sock, bytes queued,
- * padded to 8 } (pipes before sockets: add them in that order).
+ * padded to 8 }; nshms x { struct tree_shm, nuses x struct tree_shm_use, its bytes, padded to 8 }
+ * (in that order: add them so).
  *
  * Invariants: tree_decode() accepts only a blob it can bounds-check whole (every length inside
  * it, every parent an earlier process, ids unique); a rejected blob is a refusal to resume.
@@ -20,15 +21,17 @@
 #include "image.h"
 
 #define TREE_MAGIC 0x4545525450535250ull /* "PRSPTREE" */
-#define TREE_VERSION 2u /* 2: socketpairs */
+#define TREE_VERSION 3u /* 2: socketpairs; 3: shared memory */
 #define TREE_MAX_PROCS 256
 #define TREE_MAX_PIPES 1024
+#define TREE_MAX_SHMS 256
+#define TREE_MAX_SHM_USES 1024 /* mappings of one object in the whole tree */
 
 struct tree_hdr {
 	uint64_t magic;
 	uint32_t version, total_bytes;
 	uint32_t nprocs, npipes;
-	uint32_t nsocks, reserved;
+	uint32_t nsocks, nshms;
 };
 
 /* One process: its id and its parent's as the program sees them (its own pid namespace). */
@@ -52,25 +55,44 @@ struct tree_sock {
 	uint32_t bytes, reserved;
 };
 
+/* Shared memory that only the tree holds (sharedmem.h): a MAP_SHARED anonymous mapping, a
+ * deleted tmpfs file (a POSIX semaphore), a memfd.  Its inode at the cut, its bytes from offset 0
+ * (as far as any mapping of it reaches), and every mapping of it in the tree. */
+struct tree_shm {
+	uint64_t ino;
+	uint32_t nuses, bytes;
+};
+struct tree_shm_use {
+	int32_t pid;     /* the process, as the program sees it */
+	uint32_t reserved;
+	uint64_t start;  /* where it maps the object (the image's vma at that address says the rest) */
+};
+
 /* Append one part to a tree blob being built (tree_begin first, tree_end last). */
 int tree_begin(struct img_buf *b);
 int tree_add_proc(struct img_buf *b, const struct tree_proc *p, const void *blob, size_t len);
 int tree_add_pipe(struct img_buf *b, const struct tree_pipe *p, const void *bytes);
 int tree_add_sock(struct img_buf *b, const struct tree_sock *s, const void *bytes);
+int tree_add_shm(struct img_buf *b, const struct tree_shm *s, const struct tree_shm_use *uses, const void *bytes);
 void tree_end(struct img_buf *b);
 
 /* A decoded tree blob: pointers into it (valid while it lives). */
 struct tree_view {
-	uint32_t nprocs, npipes, nsocks;
+	uint32_t nprocs, npipes, nsocks, nshms;
 	const struct tree_proc *procs[TREE_MAX_PROCS];
 	const void *blobs[TREE_MAX_PROCS];
 	const struct tree_pipe *pipes[TREE_MAX_PIPES];
 	const uint8_t *bytes[TREE_MAX_PIPES];
 	const struct tree_sock *socks[TREE_MAX_PIPES];
 	const uint8_t *sock_bytes[TREE_MAX_PIPES];
+	const struct tree_shm *shms[TREE_MAX_SHMS];
+	const struct tree_shm_use *shm_uses[TREE_MAX_SHMS];
+	const uint8_t *shm_bytes[TREE_MAX_SHMS];
 };
 int tree_is_blob(const void *blob, size_t len);
 /* 0, or -EINVAL with *why a one-line reason. */
 int tree_decode(const void *blob, size_t len, struct tree_view *out, const char **why);
+/* The shared object process `pid` maps at `start` (its index), or -1 (also for a NULL view). */
+int tree_shm_at(const struct tree_view *v, int32_t pid, uint64_t start);
 
 #endif

@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include "inject.h"
 #include "run.h"
+#include "sharedmem.h"
 #include "tree.h"
 #include "tree_image.h"
 
@@ -60,7 +61,8 @@ static void hand_close(struct hand *h)
 static int premake_socketpairs(struct tree *t, struct hand *root, long *next, char *why, size_t whylen);
 
 /* The pipes of the checkpoint, made in the first process at fd numbers above every fd any
- * process of it had, each with its bytes in flight again. */
+ * process of it had, each with its bytes in flight again; then its socketpairs and its shared
+ * memory (sharedmem.h), above them. */
 static int premake_pipes(struct tree *t, struct hand *root, char *why, size_t whylen)
 {
 	int top = 2;
@@ -86,7 +88,7 @@ static int premake_pipes(struct tree *t, struct hand *root, char *why, size_t wh
 				FAIL("cannot make the program's pipes again (fd numbers)");
 			next = hi[e] + 1;
 		}
-		t->premade[t->npremade++] = (struct premade_pipe){ p->ino, hi[0], hi[1], 0 };
+		t->premade[t->npremade++] = (struct premade_pipe){ .ino = p->ino, .rfd = hi[0], .wfd = hi[1] };
 		if (p->capacity > 65536)
 			inject_syscall(&root->in, SYS_fcntl, hi[0], F_SETPIPE_SZ, p->capacity, 0, 0, 0);
 		if (p->bytes) {
@@ -100,7 +102,9 @@ static int premake_pipes(struct tree *t, struct hand *root, char *why, size_t wh
 				FAIL("cannot put %u bytes back into a pipe of the program", p->bytes);
 		}
 	}
-	return premake_socketpairs(t, root, &next, why, whylen);
+	if (premake_socketpairs(t, root, &next, why, whylen) != 0)
+		return -1;
+	return shm_premake(t, &root->in, root->scratch, &next, why, whylen);
 }
 
 /* The socketpairs of the checkpoint, made in the first process like its pipes; the bytes queued
@@ -129,8 +133,8 @@ static int premake_socketpairs(struct tree *t, struct hand *root, long *next, ch
 				FAIL("cannot make the program's socketpairs again (fd numbers)");
 			*next = hi[e] + 1;
 		}
-		t->premade[t->npremade++] = (struct premade_pipe){ s->ino, hi[0], hi[0], 1 };
-		t->premade[t->npremade++] = (struct premade_pipe){ s->peer, hi[1], hi[1], 1 };
+		t->premade[t->npremade++] = (struct premade_pipe){ .ino = s->ino, .rfd = hi[0], .wfd = hi[0], .sock = 1 };
+		t->premade[t->npremade++] = (struct premade_pipe){ .ino = s->peer, .rfd = hi[1], .wfd = hi[1], .sock = 1 };
 	}
 	int pidfd = (int)syscall(SYS_pidfd_open, root->in.pid, 0);
 	for (uint32_t i = 0; i < t->view->nsocks; i++) {

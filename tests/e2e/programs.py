@@ -311,3 +311,43 @@ while True:
 _, st = os.waitpid(pid, 0)
 print("answers", total, "left", len(got), "child", st)
 """)]
+
+
+def multiprocessing_fork(d):
+    """Python's multiprocessing with the fork start method: a Pool (its handler threads, its task
+    and result pipes, its semaphores -- POSIX semaphores in deleted /dev/shm files), then three
+    Processes adding to a shared Value under its lock (multiprocessing's heap: a deleted
+    /dev/shm file mapped shared) and answering through a Queue; and a MAP_SHARED anonymous page
+    a child writes and its parent reads."""
+    return ["/usr/bin/python3", "-S", script(f"{d}/mpfork.py", """import mmap, multiprocessing as mp, os, struct
+def work(k, n=300000):
+    t = 0
+    for i in range(n):
+        t = (t * 31 + i * k) % 1000003
+    return t
+def add(k, total, q):
+    for i in range(40):
+        with total.get_lock():
+            total.value += work(k + i, 20000) % 97
+    q.put((k, total.value > 0))
+if __name__ == "__main__":
+    mp.set_start_method("fork")
+    with mp.Pool(3) as pool:
+        print("pool", pool.map(work, range(24), chunksize=1), flush=True)
+    total, q = mp.Value("q", 0), mp.Queue()
+    ps = [mp.Process(target=add, args=(k, total, q)) for k in range(3)]
+    for p in ps:
+        p.start()
+    got = sorted(q.get() for _ in ps)
+    for p in ps:
+        p.join()
+    print("value", total.value, got, [p.exitcode for p in ps], flush=True)
+    page = mmap.mmap(-1, 4096)
+    pid = os.fork()
+    if pid == 0:
+        for i in range(200):
+            page[0:8] = struct.pack("q", work(i, 5000) + i)
+        os._exit(0)
+    os.waitpid(pid, 0)
+    print("shared page", struct.unpack("q", page[0:8])[0])
+""")]

@@ -84,3 +84,36 @@ def test_a_tree_is_not_resumed_without_its_namespace(tmp_path, pool_dir):
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "processes" in lines[0] and "namespace" in lines[0], r.stderr
+
+
+def test_multiprocessing_with_the_fork_start_method(tmp_path, pool_dir):
+    """A Pool, Processes sharing a Value under its lock, a Queue, a MAP_SHARED page: the shared
+    memory (POSIX semaphores and multiprocessing's heap in deleted /dev/shm files, the anonymous
+    page) is in every cut and mapped shared again in every process at a resume."""
+    prog = programs.multiprocessing_fork(tmp_path)
+    torture(*prog)
+    st, r = stats_of(pool_dir, *prog)
+    assert "not persisted" not in r.stderr and "deleted" not in r.stderr, r.stderr
+    assert st["tree_checkpoints"] >= 5 and st["max_processes"] >= 4 and st["shared_memory_bytes"] > 0, st
+
+
+def test_shared_memory_too_large_to_keep_is_refused_at_resume(tmp_path, pool_dir):
+    """Shared memory past what a checkpoint copies: said once at run, and a resume refuses (exit 2,
+    one line) rather than resuming the program without it."""
+    prog = ["/usr/bin/python3", "-S", programs.script(f"{tmp_path}/bigshared.py", """import mmap, time
+m = mmap.mmap(-1, 80 << 20)
+for i in range(0, 80 << 20, 4096):
+    m[i] = 1
+t = 0
+while True:
+    t = (t * 31 + 1) % 1000003
+""")]
+    pool = os.path.join(pool_dir, "big.prosper")
+    p = subprocess.Popen([PROSPER, "run", "--pool", pool, "--", *prog], cwd=pool_dir, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, start_new_session=True, env=dict(os.environ, PATH=PATH), text=True)
+    kill_at_epoch(p, pool, 5)
+    assert p.stderr.read().count("shared memory") == 1
+    r = prosper("resume", "--pool", pool, timeout=60)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "deleted" in lines[0], r.stderr

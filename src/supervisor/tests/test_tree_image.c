@@ -9,7 +9,9 @@ static int failures;
 #define MUST(c) do { if (!(c)) { fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); exit(1); } } while (0)
 #define CHECK(c) do { if (!(c)) { fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); failures++; } } while (0)
 
-static struct img_buf build(int32_t second_parent, uint32_t pipe_bytes, uint32_t capacity)
+static uint8_t page[4096];
+
+static struct img_buf build_shm(int32_t second_parent, uint32_t pipe_bytes, uint32_t capacity, int32_t user)
 {
 	struct img_buf b = { 0 };
 	const char a[] = "first process blob", c[] = "second";
@@ -21,8 +23,16 @@ static struct img_buf build(int32_t second_parent, uint32_t pipe_bytes, uint32_t
 	MUST(tree_add_pipe(&b, &(struct tree_pipe){ .ino = 99, .capacity = capacity, .bytes = pipe_bytes }, bytes) == 0);
 	MUST(tree_add_sock(&b, &(struct tree_sock){ .ino = 5, .peer = 6, .bytes = 3 }, "abc") == 0);
 	MUST(tree_add_sock(&b, &(struct tree_sock){ .ino = 6, .peer = 5, .bytes = 0 }, "") == 0);
+	struct tree_shm_use uses[2] = { { .pid = 2, .start = 0x7000 }, { .pid = user, .start = 0x9000 } };
+	memset(page, 0x5a, sizeof page);
+	MUST(tree_add_shm(&b, &(struct tree_shm){ .ino = 41, .nuses = 2, .bytes = sizeof page }, uses, page) == 0);
 	tree_end(&b);
 	return b;
+}
+
+static struct img_buf build(int32_t second_parent, uint32_t pipe_bytes, uint32_t capacity)
+{
+	return build_shm(second_parent, pipe_bytes, capacity, 7);
 }
 
 static int decodes(const struct img_buf *b, size_t len)
@@ -49,6 +59,9 @@ int main(void)
 	CHECK(!memcmp(v.blobs[0], "first process blob", 19) && !memcmp(v.blobs[1], "second", 7));
 	CHECK(v.pipes[0]->ino == 99 && v.pipes[0]->bytes == 100 && v.bytes[0][99] == 0xab);
 	CHECK(v.nsocks == 2 && v.socks[0]->peer == 6 && !memcmp(v.sock_bytes[0], "abc", 3) && v.socks[1]->bytes == 0);
+	CHECK(v.nshms == 1 && v.shms[0]->ino == 41 && v.shms[0]->bytes == 4096 && v.shm_bytes[0][4095] == 0x5a);
+	CHECK(tree_shm_at(&v, 7, 0x9000) == 0 && tree_shm_at(&v, 2, 0x7000) == 0);
+	CHECK(tree_shm_at(&v, 7, 0x7000) == -1 && tree_shm_at(NULL, 2, 0x7000) == -1);
 	/* every truncation is refused */
 	for (size_t len = 0; len < b.len; len++)
 		CHECK(!decodes(&b, len));
@@ -60,6 +73,10 @@ int main(void)
 	CHECK(!decodes(&bad, bad.len));
 	free(bad.p);
 	bad = build(2, 100, 50);
+	CHECK(!decodes(&bad, bad.len));
+	free(bad.p);
+	/* shared memory mapped by a process that is not in the tree */
+	bad = build_shm(2, 100, 65536, 8);
 	CHECK(!decodes(&bad, bad.len));
 	free(bad.p);
 	/* a flipped length field anywhere in the headers: refused or still inside the blob */
