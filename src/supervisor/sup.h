@@ -11,6 +11,7 @@
  *   tree.c      the program as a tree of processes: one cut of all, one commit (tree_image.c: its
  *               blob; tree_restore.c: its resume -- every process forked again by its parent)
  *   socketpairs.c  unix stream socketpairs between the program's processes
+ *   sharedmem.c    shared memory only the program's processes hold (semaphores, MAP_SHARED)
  *   children.c  without a pid namespace: child processes run untraced, when the cut waits
  *   pidns.c     the program's own pid namespace: a resume gives back every process and thread id
  *   timers.c    interval timers (setitimer, alarm): read at a checkpoint, armed again at a resume
