@@ -195,6 +195,7 @@ int sup_supervise(struct sup *s, int sigfd)
 					goto out; /* the last thread of the first process: the program's end */
 				if (m && pid == m->pid) {
 					m->exited = 1; /* a zombie until its parent waits for it (tree_drop_gone) */
+					m->exit_status = st;
 					m->nthr = 1;
 				} else if (m) {
 					threads_remove(m, pid);

@@ -43,6 +43,8 @@ static int admit_tree(struct sup *s, const char *pool_path, const void *blob, si
 	if (!t->imgs)
 		return refuse(REFUSE_SETUP, "%s", "out of memory");
 	for (uint32_t i = 0; i < t->view->nprocs; i++) {
+		if (t->view->procs[i]->exited)
+			continue; /* a zombie: its status alone (tree_restore.c) */
 		const void *b = t->view->blobs[i];
 		size_t len = t->view->procs[i]->blob_len;
 		void *rebuilt = NULL;
@@ -301,6 +303,8 @@ int resume_started(struct sup *s, const struct img *im, int hello_rc, const stru
 	}
 	for (int i = 1; i < s->tree->nprocs; i++) {
 		struct sup *m = s->tree->procs[i];
+		if (m->exited)
+			continue; /* made a zombie again already (tree_restore.c) */
 		if (restore_one(m, m->resume_img, &m->resume_hello, m->resume_uffd, reason, sizeof reason) != 0) {
 			kill_all(s->tree);
 			return refuse(REFUSE_RESTORE, "process %d: %s", (int)m->own_pid, reason);
@@ -308,6 +312,8 @@ int resume_started(struct sup *s, const struct img *im, int hello_rc, const stru
 	}
 	s->tree->stats.restore_seconds = now() - t_start;
 	for (int i = 0; i < s->tree->nprocs; i++) { /* all at once: the main threads and every thread the restores made */
+		if (s->tree->procs[i]->exited)
+			continue;
 		s->tree->procs[i]->thr[0].stopped = 1;
 		threads_resume_all(s->tree->procs[i]);
 	}

@@ -57,7 +57,7 @@ int shm_scan(struct tree *t)
 	int over = 0;
 	for (int i = 0; i < t->nprocs; i++) {
 		const struct sup *m = t->procs[i];
-		for (int k = 0; k < m->nprev; k++) {
+		for (int k = 0; k < m->nprev && !m->exited; k++) {
 			const struct vma *v = &m->prev[k];
 			if (!shm_kept_mapping(v))
 				continue;

@@ -37,6 +37,7 @@ int stats_write(const struct sup *s, const char *path)
 	json_u64(&j, "max_processes", st->max_processes);
 	json_u64(&j, "pipe_bytes_in_flight", st->pipe_bytes_in_flight);
 	json_u64(&j, "shared_memory_bytes", st->shm_bytes);
+	json_u64(&j, "zombies_kept", st->zombies_kept);
 	json_u64(&j, "late", st->late);
 	json_u64(&j, "waited_for_children", st->waited_for_children);
 	json_u64(&j, "execs_followed", st->execs_followed);

@@ -142,6 +142,7 @@ struct sup_stats {
 	uint64_t trees, max_processes;    /* checkpoints of more than one process; the most in one */
 	uint64_t pipe_bytes_in_flight;    /* bytes found in the program's own pipes at the cuts, saved (tree.c) */
 	uint64_t shm_bytes;               /* shared memory copied at the cuts (sharedmem.h) */
+	uint64_t zombies_kept;            /* exited children not yet waited for, kept by their status in cuts */
 	uint64_t waited_for_children;     /* looks at a due checkpoint that found the program with a child */
 	uint64_t execs_followed;          /* new images the checkpoints went on with (exec.c) */
 	uint64_t lock_owners_retagged;    /* resume: held locks given their thread's new id (lockowners.c) */
@@ -217,6 +218,8 @@ struct sup {
 	char region_prefix[16];      /* of its regions' names: "" for procs[0], else "p<own_pid>." */
 	int vforked;                 /* shares its parent's memory (vfork, posix_spawn) until it execs */
 	int exited;                  /* its last thread is gone: a zombie until its parent waits for it */
+	int exit_status;             /* then: its wait status, kept in the cuts until its parent waits */
+	int memory_dropped;          /* then: its regions have left the pool (tree_drop_gone) */
 	int untracked;               /* not tracked (yet): no cut can include it */
 	const struct img *resume_img;    /* resume: its checkpoint */
 	struct shim_hello resume_hello;  /* resume: its shim's hello (gate, records) */

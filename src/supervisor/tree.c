@@ -189,12 +189,8 @@ int tree_cut_ready(struct tree *t, const char **why)
 {
 	for (int i = 0; i < t->nprocs; i++) {
 		struct sup *m = t->procs[i];
-		if (m->exited && !proc_exists(m->pid))
-			continue; /* waited for: it leaves the tree with this cut (tree_drop_gone) */
-		if (m->exited) {
-			*why = "a child process has exited and its parent has not waited for it yet";
-			return 0;
-		}
+		if (m->exited)
+			continue; /* waited for: it leaves the tree with this cut; or a zombie: its status is kept */
 		if (m->vforked) {
 			*why = "a child process runs in its parent's memory (vfork) until it executes a program";
 			return 0;
@@ -225,18 +221,24 @@ int tree_drop_gone(struct tree *t)
 {
 	for (int i = 1; i < t->nprocs; i++) {
 		struct sup *m = t->procs[i];
-		if (!m->exited || proc_exists(m->pid))
-			continue; /* alive, or a zombie its parent has not waited for */
-		for (int v = 0; v < m->nvmas; v++)
-			if (prosper_pool_region_remove(t->pool, (uint32_t)m->vmas[v].region) != 0)
+		if (!m->exited)
+			continue;
+		if (!m->memory_dropped) { /* its memory is gone: a zombie is kept by its status alone */
+			for (int v = 0; v < m->nvmas; v++)
+				if (prosper_pool_region_remove(t->pool, (uint32_t)m->vmas[v].region) != 0)
+					return -EIO;
+			m->nvmas = 0;
+			char name[48];
+			snprintf(name, sizeof name, "%s.%d", META_REGION_NAME, (int)m->own_pid);
+			struct prosper_region_info info;
+			int at = prosper_pool_region_find(t->pool, name);
+			if (at >= 0 && prosper_pool_region_get(t->pool, at, &info) == 0 &&
+			    prosper_pool_region_remove(t->pool, info.id) != 0)
 				return -EIO;
-		char name[48];
-		snprintf(name, sizeof name, "%s.%d", META_REGION_NAME, (int)m->own_pid);
-		struct prosper_region_info info;
-		int at = prosper_pool_region_find(t->pool, name);
-		if (at >= 0 && prosper_pool_region_get(t->pool, at, &info) == 0 &&
-		    prosper_pool_region_remove(t->pool, info.id) != 0)
-			return -EIO;
+			m->memory_dropped = 1;
+		}
+		if (proc_exists(m->pid))
+			continue; /* a zombie its parent has not waited for */
 		proc_free(m);
 		memmove(&t->procs[i], &t->procs[i + 1], (size_t)(t->nprocs - i - 1) * sizeof *t->procs);
 		t->nprocs--, i--;
@@ -316,7 +318,8 @@ int tree_capture(struct tree *t)
 	if (!rc)
 		rc = socketpairs_scan(t); /* before the captures: their fds name the pairs kept */
 	for (int i = 0; i < t->nprocs && !rc; i++)
-		rc = sup_capture(t->procs[i]);
+		if (!t->procs[i]->exited)
+			rc = sup_capture(t->procs[i]);
 	if (!t->procs[0]->own_pid)
 		t->procs[0]->own_pid = t->procs[0]->thr[0].own ? t->procs[0]->thr[0].own : t->procs[0]->pid;
 	if (rc)
@@ -351,7 +354,11 @@ int tree_capture(struct tree *t)
 		}
 		struct tree_proc e = { .pid = m->own_pid, .parent = parent, .pgid = (int32_t)getpgid(m->pid),
 				       .sid = (int32_t)getsid(m->pid) };
-		rc = tree_add_proc(&t->blob, &e, m->batch.blob.p, m->batch.blob.len);
+		if (m->exited) {
+			e.exited = TREE_EXITED | ((uint32_t)m->exit_status & 0xffffu);
+			t->stats.zombies_kept++;
+		}
+		rc = m->exited ? tree_add_proc(&t->blob, &e, "", 0) : tree_add_proc(&t->blob, &e, m->batch.blob.p, m->batch.blob.len);
 	}
 	for (int i = 0; i < np && !rc; i++) {
 		uint8_t *bytes;
@@ -385,7 +392,7 @@ int tree_commit(struct tree *t)
 	struct ckpt_stats each[t->nprocs], cs = { 0 };
 	memset(each, 0, sizeof each);
 	for (int i = 0; i < t->nprocs; i++) {
-		int rc = sup_write_batch(t->procs[i], &each[i]);
+		int rc = t->procs[i]->exited ? 0 : sup_write_batch(t->procs[i], &each[i]);
 		if (rc)
 			return rc;
 	}
@@ -397,7 +404,8 @@ int tree_commit(struct tree *t)
 	if (rc)
 		return rc;
 	for (int i = 0; i < t->nprocs; i++) {
-		sup_committed(t->procs[i], &each[i]);
+		if (!t->procs[i]->exited)
+			sup_committed(t->procs[i], &each[i]);
 		cs.stack += each[i].stack, cs.stack_pages += each[i].stack_pages, cs.stack_exact += each[i].stack_exact;
 		cs.other += each[i].other, cs.other_pages += each[i].other_pages, cs.new_bytes += each[i].new_bytes;
 	}
@@ -420,7 +428,7 @@ int tree_commit(struct tree *t)
 int tree_verify(struct tree *t)
 {
 	for (int i = 0; i < t->nprocs; i++) {
-		int rc = sup_verify(t->procs[i]);
+		int rc = t->procs[i]->exited ? 0 : sup_verify(t->procs[i]);
 		if (rc)
 			return rc;
 	}

@@ -14,11 +14,12 @@
  *
  * Invariants
  *   - A cut includes every process of the program or is not taken: it waits while a process
- *     shares its parent's memory (vfork, posix_spawn: until it execs), has exited and not been
- *     waited for, lost its parent (an orphan), or is not tracked yet; and while the program uses
- *     NVM memory and has more than one process.
- *   - A process waited for leaves the tree at the next cut: its regions leave the pool with that
- *     epoch, never while a commit is under way.
+ *     shares its parent's memory (vfork, posix_spawn: until it execs), lost its parent (an
+ *     orphan), or is not tracked yet; and while the program uses NVM memory and has more than
+ *     one process.
+ *   - A process that exited leaves the pool at the next cut: its regions leave with that epoch,
+ *     never while a commit is under way.  Until its parent waits for it, the cuts keep its wait
+ *     status (tree_image.h); then it leaves the tree.
  *   - Every process is traced with the same options as the first: its children are seen too.
  */
 #ifndef PROSPER_SUP_TREE_H

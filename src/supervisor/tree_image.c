@@ -111,6 +111,8 @@ int tree_decode(const void *blob, size_t len, struct tree_view *out, const char 
 		at += sizeof *e;
 		if (e->blob_len > len - at || e->pid <= 0)
 			BAD("a damaged process-tree checkpoint (a process's image)");
+		if (e->exited && (i == 0 || e->blob_len || (e->exited & ~(TREE_EXITED | 0xffffu)) || !(e->exited & TREE_EXITED)))
+			BAD("a damaged process-tree checkpoint (an exited process)");
 		int parent_known = i == 0 ? e->parent == 0 : 0;
 		for (uint32_t j = 0; j < i; j++) {
 			if (out->procs[j]->pid == e->pid)

@@ -34,12 +34,16 @@ struct tree_hdr {
 	uint32_t nsocks, nshms;
 };
 
-/* One process: its id and its parent's as the program sees them (its own pid namespace). */
+/* One process: its id and its parent's as the program sees them (its own pid namespace).  A
+ * process that has exited and whose parent has not waited for it yet (a zombie) has no blob,
+ * only its wait status: a resume makes it exit again with it, for its parent to collect. */
 struct tree_proc {
 	int32_t pid, parent;    /* parent: 0 for the first process */
 	int32_t pgid, sid;      /* its process group and session, as the program sees them */
-	uint32_t blob_len, reserved;
+	uint32_t blob_len;
+	uint32_t exited;        /* TREE_EXITED | its wait status (waitpid's), or 0 */
 };
+#define TREE_EXITED 0x80000000u
 
 /* A pipe between processes of the tree: "pipe:[ino]" in their fds, its capacity and the bytes
  * that were in it at the cut, in order. */

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -67,7 +68,7 @@ static int premake_pipes(struct tree *t, struct hand *root, char *why, size_t wh
 {
 	int top = 2;
 	for (uint32_t i = 0; i < t->view->nprocs; i++)
-		for (uint32_t k = 0; k < t->imgs[i].h->nfds; k++)
+		for (uint32_t k = 0; t->imgs[i].h && k < t->imgs[i].h->nfds; k++)
 			if (t->imgs[i].fds[k].fd > top)
 				top = t->imgs[i].fds[k].fd;
 	t->premade = calloc(t->view->npipes + 1u, sizeof *t->premade);
@@ -246,6 +247,43 @@ static int exec_image(struct tree *t, pid_t child, uint64_t gate, const struct i
 	return 0;
 }
 
+/* The child process stopped at its first stop ends again as it had ended at the cut: its wait
+ * status, for its parent to collect (a signal's death with the default action, no core dump).
+ * 0, or -1 with why. */
+static int exit_again(pid_t child, uint64_t gate, int32_t own, uint32_t status, char *why, size_t whylen)
+{
+	struct hand h;
+	if (hand_open(&h, child, gate) != 0)
+		FAIL("process %d: cannot control it to end it again", (int)own);
+	int sig = (int)(status & 0x7f);
+	struct user_regs_struct r = h.in.base;
+	r.rip = gate, r.orig_rax = (unsigned long)-1;
+	if (sig) {
+		struct { uint64_t handler, flags, restorer, mask; } dfl = { 0 }; /* SIG_DFL */
+		uint64_t none = 0;
+		if (inject_write(&h.in, h.scratch, &dfl, sizeof dfl) != 0 ||
+		    inject_syscall(&h.in, SYS_rt_sigaction, sig, (long)h.scratch, 0, 8, 0, 0) != 0 ||
+		    inject_write(&h.in, h.scratch, &none, sizeof none) != 0 ||
+		    inject_syscall(&h.in, SYS_rt_sigprocmask, SIG_SETMASK, (long)h.scratch, 0, 8, 0, 0) != 0 ||
+		    inject_syscall(&h.in, SYS_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0, 0) != 0) {
+			hand_close(&h);
+			FAIL("process %d: cannot give signal %d its default action again", (int)own, sig);
+		}
+		r.rax = SYS_kill, r.rdi = (unsigned long)own, r.rsi = (unsigned long)sig;
+	} else {
+		r.rax = SYS_exit_group, r.rdi = (status >> 8) & 0xff;
+	}
+	inject_close(&h.in); /* its scratch goes with it */
+	if (ptrace(PTRACE_SETREGS, child, 0, &r) != 0 || ptrace(PTRACE_CONT, child, 0, 0) != 0)
+		FAIL("process %d: cannot end it again", (int)own);
+	int st;
+	while (waitpid(child, &st, __WALL) == child && WIFSTOPPED(st))
+		ptrace(PTRACE_CONT, child, 0, (void *)(long)((st >> 16) == 0 && WSTOPSIG(st) == sig ? sig : 0));
+	if (!(WIFEXITED(st) || WIFSIGNALED(st)) || ((uint32_t)st & 0xff7f) != (status & 0xff7f))
+		FAIL("process %d: it did not end as at the checkpoint (status %#x, not %#x)", (int)own, (unsigned)st, status & 0xffff);
+	return 0;
+}
+
 /* The launch record of a process of the tree, from its image (copies: the blob is reused). */
 static int take_record(struct sup *m, const struct img *im)
 {
@@ -326,6 +364,27 @@ int tree_relaunch(struct sup *s, char *why, size_t whylen)
 				 r < 0 ? strerror((int)-r) : "no child");
 			rc = -1;
 			break;
+		}
+		if (e->exited) { /* a zombie: forked again and ended again, for its parent to wait for */
+			struct sup *m = tree_proc_new(t, &s->cfg);
+			if (!m) {
+				kill(child, SIGKILL);
+				snprintf(why, whylen, "out of memory");
+				rc = -1;
+				break;
+			}
+			m->pid = child, m->thr[0].tid = child, m->nthr = 1;
+			m->own_pid = pidns_own_id(child);
+			snprintf(m->region_prefix, sizeof m->region_prefix, "p%d.", (int)e->pid);
+			if (m->own_pid != e->pid) {
+				snprintf(why, whylen, "process %d: its id is not free in the namespace (it got %d)", (int)e->pid,
+					 (int)m->own_pid);
+				rc = -1;
+				break;
+			}
+			rc = exit_again(child, parent->gate, e->pid, e->exited & 0xffffu, why, whylen);
+			m->exited = m->memory_dropped = 1, m->exit_status = (int)(e->exited & 0xffffu);
+			continue;
 		}
 		struct sup *m = tree_proc_new(t, &s->cfg);
 		char name[40];

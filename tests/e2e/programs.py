@@ -351,3 +351,29 @@ if __name__ == "__main__":
     os.waitpid(pid, 0)
     print("shared page", struct.unpack("q", page[0:8])[0])
 """)]
+
+
+def late_wait(d):
+    """Children that end long before their parent waits for them: one exits with 7, one is killed
+    by SIGTERM, one by SIGUSR1 that the parent handles (the child gets the default action); the
+    parent works for a while, then collects each status by pid."""
+    return ["/usr/bin/python3", "-S", script(f"{d}/latewait.py", """import os, signal
+signal.signal(signal.SIGUSR1, lambda s, f: None)
+kids = []
+for how in ("exit", "term", "usr1"):
+    pid = os.fork()
+    if pid == 0:
+        if how == "exit":
+            os._exit(7)
+        signal.signal(signal.SIGUSR1, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM if how == "term" else signal.SIGUSR1)
+        os._exit(99)
+    kids.append((how, pid))
+t = 0
+for i in range(5000000):
+    t = (t * 31 + i) % 1000003
+for how, pid in kids:
+    got, st = os.waitpid(pid, 0)
+    print(how, got == pid, os.WIFEXITED(st) and os.WEXITSTATUS(st), os.WIFSIGNALED(st) and os.WTERMSIG(st), flush=True)
+print("parent", t)
+""")]

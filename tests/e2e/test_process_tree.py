@@ -117,3 +117,13 @@ while True:
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "deleted" in lines[0], r.stderr
+
+
+def test_children_that_ended_before_their_parent_waits(tmp_path, pool_dir):
+    """Zombies are in the cut by their wait status: a resume forks each again and ends it the same
+    way (an exit code, SIGTERM, a signal its parent handles), and the parent's waitpid gets it."""
+    prog = programs.late_wait(tmp_path)
+    torture(*prog)
+    st, r = stats_of(pool_dir, *prog)
+    assert "has not waited" not in r.stderr, r.stderr
+    assert st["zombies_kept"] >= 10 and st["tree_checkpoints"] >= 10, st

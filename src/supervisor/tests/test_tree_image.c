@@ -75,6 +75,18 @@ int main(void)
 	bad = build(2, 100, 50);
 	CHECK(!decodes(&bad, bad.len));
 	free(bad.p);
+	/* an exited process: its status and no blob; never the first process */
+	{
+		struct img_buf z = { 0 };
+		MUST(tree_begin(&z) == 0);
+		MUST(tree_add_proc(&z, &(struct tree_proc){ .pid = 2 }, "x", 1) == 0);
+		MUST(tree_add_proc(&z, &(struct tree_proc){ .pid = 9, .parent = 2, .exited = TREE_EXITED | 7 << 8 }, "", 0) == 0);
+		tree_end(&z);
+		CHECK(decodes(&z, z.len));
+		((struct tree_proc *)(z.p + sizeof(struct tree_hdr)))->exited = TREE_EXITED;
+		CHECK(!decodes(&z, z.len));
+		free(z.p);
+	}
 	/* shared memory mapped by a process that is not in the tree */
 	bad = build_shm(2, 100, 65536, 8);
 	CHECK(!decodes(&bad, bad.len));
