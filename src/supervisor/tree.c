@@ -199,16 +199,6 @@ int tree_cut_ready(struct tree *t, const char **why)
 			*why = "a child process is not tracked yet";
 			return 0;
 		}
-		if (i > 0) {
-			pid_t pp = proc_parent(m->pid);
-			int known = 0;
-			for (int j = 0; j < t->nprocs && !known; j++)
-				known = t->procs[j]->pid == pp;
-			if (!known) {
-				*why = "a child process outlived its parent (an orphan)";
-				return 0;
-			}
-		}
 	}
 	if (t->nprocs > 1 && t->procs[0]->nnvm > 0) {
 		*why = "the program holds NVM memory and has child processes";

@@ -113,7 +113,7 @@ int tree_decode(const void *blob, size_t len, struct tree_view *out, const char 
 			BAD("a damaged process-tree checkpoint (a process's image)");
 		if (e->exited && (i == 0 || e->blob_len || (e->exited & ~(TREE_EXITED | 0xffffu)) || !(e->exited & TREE_EXITED)))
 			BAD("a damaged process-tree checkpoint (an exited process)");
-		int parent_known = i == 0 ? e->parent == 0 : 0;
+		int parent_known = e->parent == 0; /* the first process, or an orphan (the namespace's init's) */
 		for (uint32_t j = 0; j < i; j++) {
 			if (out->procs[j]->pid == e->pid)
 				BAD("a damaged process-tree checkpoint (a process id twice)");

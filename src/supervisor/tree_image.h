@@ -38,7 +38,8 @@ struct tree_hdr {
  * process that has exited and whose parent has not waited for it yet (a zombie) has no blob,
  * only its wait status: a resume makes it exit again with it, for its parent to collect. */
 struct tree_proc {
-	int32_t pid, parent;    /* parent: 0 for the first process */
+	int32_t pid, parent;    /* parent: 0 for the first process, and for an orphan (its parent is
+	                         * the init of the program's pid namespace) */
 	int32_t pgid, sid;      /* its process group and session, as the program sees them */
 	uint32_t blob_len;
 	uint32_t exited;        /* TREE_EXITED | its wait status (waitpid's), or 0 */

@@ -2,7 +2,9 @@
  * "Process trees"): the first process is relaunched as always; before anything is restored, the
  * pipes and socketpairs between the processes are made again in it, with the bytes that were in
  * flight, and every other process is forked again by its parent (an injected clone(), the id
- * asked of the namespace's init) and made to execute its image's program with the shim, in resume mode.  So
+ * asked of the namespace's init; an orphan by the first process with CLONE_PARENT, so that it is
+ * the init's child again) and made to execute its image's program with the shim, in resume mode;
+ * a child that had ended and was not waited for is made to end again the same way.  So
  * each one is the child of the process that was its parent, holds every pipe of the tree, and
  * stops in its shim like the first process; resume.c then restores them one by one and lets
  * them all go at once.
@@ -13,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -342,7 +345,9 @@ int tree_relaunch(struct sup *s, char *why, size_t whylen)
 	for (uint32_t i = 1; i < t->view->nprocs && !rc; i++) {
 		const struct tree_proc *e = t->view->procs[i];
 		const struct img *im = &t->imgs[i];
-		struct sup *parent = NULL;
+		/* an orphan (parent 0) is forked by the first process as a sibling: a child of the
+		 * namespace's init, as it had become */
+		struct sup *parent = e->parent == 0 ? s : NULL;
 		for (int k = 0; k < t->nprocs && !parent; k++)
 			if (t->procs[k]->own_pid == e->parent)
 				parent = t->procs[k];
@@ -354,7 +359,7 @@ int tree_relaunch(struct sup *s, char *why, size_t whylen)
 		}
 		pidns_next(&t->ns, e->pid);
 		hp->in.cloned = 0;
-		long r = inject_syscall(&hp->in, SYS_clone, SIGCHLD, 0, 0, 0, 0, 0);
+		long r = inject_syscall(&hp->in, SYS_clone, SIGCHLD | (e->parent == 0 ? CLONE_PARENT : 0), 0, 0, 0, 0, 0);
 		pid_t child = hp->in.cloned;
 		if (hp == &ph)
 			hand_close(&ph);

@@ -377,3 +377,32 @@ for how, pid in kids:
     print(how, got == pid, os.WIFEXITED(st) and os.WEXITSTATUS(st), os.WIFSIGNALED(st) and os.WTERMSIG(st), flush=True)
 print("parent", t)
 """)]
+
+
+def orphan(d):
+    """A child forks a grandchild and exits at once: the grandchild, an orphan (the child of the
+    namespace's init), works on and leaves its result in a file, which the first process waits
+    for and prints."""
+    return ["/usr/bin/python3", "-S", script(f"{d}/orphan.py", """import os, time
+def work(n):
+    t = 0
+    for i in range(n):
+        t = (t * 31 + i) % 1000003
+    return t
+pid = os.fork()
+if pid == 0:
+    if os.fork() == 0:
+        r = work(4000000)
+        with open("result.tmp", "w") as f:
+            f.write("orphan %d\\n" % r)
+        os.rename("result.tmp", "result.txt")
+        os._exit(0)
+    os._exit(3)
+_, st = os.waitpid(pid, 0)
+print("child", os.waitstatus_to_exitcode(st), flush=True)
+while not os.path.exists("result.txt"):
+    work(20000)
+with open("result.txt") as f:
+    print(f.read().strip())
+print("first", work(1000000))
+""")]

@@ -127,3 +127,13 @@ def test_children_that_ended_before_their_parent_waits(tmp_path, pool_dir):
     st, r = stats_of(pool_dir, *prog)
     assert "has not waited" not in r.stderr, r.stderr
     assert st["zombies_kept"] >= 10 and st["tree_checkpoints"] >= 10, st
+
+
+def test_an_orphan_stays_in_the_tree(tmp_path, pool_dir):
+    """A grandchild whose parent exited (reparented to the namespace's init) is in every cut; a
+    resume forks it again as the init's child (CLONE_PARENT from the first process)."""
+    prog = programs.orphan(tmp_path)
+    torture(*prog)
+    st, r = stats_of(pool_dir, *prog)
+    assert "orphan" not in r.stderr, r.stderr
+    assert st["tree_checkpoints"] >= 10, st
