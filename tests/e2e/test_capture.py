@@ -21,10 +21,10 @@ def _pools_in_memory(pool_dir):
     POOLS = pool_dir
 
 
-def supervise(tmp_path, *args, tracker="page", verify=True, interval=None):
+def supervise(tmp_path, *args, tracker="page", verify=True, interval=None, extra=()):
     pool, stats = os.path.join(POOLS, "p.pool"), tmp_path / "stats.json"
     cmd = [SUP, "run", "--pool", pool, "--stack-tracker", tracker, "--heap-tracker", tracker,
-           "--stats-json", str(stats)]
+           "--stats-json", str(stats), *extra]
     if verify:
         cmd.append("--verify")
     if interval:
@@ -71,13 +71,25 @@ def test_exit_code_is_the_programs(tmp_path):
     assert r.returncode == 3
 
 
-def test_checkpoints_wait_while_the_program_has_a_child(tmp_path):
-    """While `sleep` runs as the shell's child no cut is taken; checkpointing goes on after."""
-    r, st, _ = supervise(tmp_path, "/bin/sh", "-c", "sleep 0.2; /bin/echo child; i=0; "
-                         "while [ $i -lt 40000 ]; do i=$((i+1)); done", verify=True)
+SHELL_WITH_A_CHILD = ["/bin/sh", "-c", "sleep 0.2; /bin/echo child; i=0; while [ $i -lt 40000 ]; do i=$((i+1)); done"]
+
+
+def test_checkpoints_wait_while_the_program_has_a_child_without_a_namespace(tmp_path):
+    """--host-pids: while `sleep` runs as the shell's child no cut is taken; checkpointing goes on after."""
+    r, st, _ = supervise(tmp_path, *SHELL_WITH_A_CHILD, verify=True, extra=["--host-pids"])
     assert r.returncode == 0 and r.stdout == "child\n"
     assert r.stderr.count("started a child process") == 1 and st["disabled"] is None, r.stderr
     assert st["waited_for_children"] >= 50 and st["checkpoints"] >= 3 and st["mismatches"] == 0, st
+    assert st["tree_checkpoints"] == 0, st
+
+
+def test_checkpoints_hold_the_child_in_the_programs_namespace(tmp_path):
+    """With the program's own pid namespace (the default) the cuts include `sleep`: checkpoints go
+    on while it runs, every process's memory equal to its saved copy."""
+    r, st, _ = supervise(tmp_path, *SHELL_WITH_A_CHILD, verify=True)
+    assert r.returncode == 0 and r.stdout == "child\n"
+    assert "started a child process" not in r.stderr and st["disabled"] is None, r.stderr
+    assert st["tree_checkpoints"] >= 5 and st["mismatches"] == 0, st
 
 
 @pytest.mark.parametrize("fresh", [[], ["--fresh"]])
