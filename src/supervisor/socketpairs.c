@@ -14,8 +14,14 @@
 #include <unistd.h>
 #include "sup.h"
 
-/* Every anonymous unix stream socket of this network namespace with a peer: (ino, peer). */
-static int diag_pairs(struct sock_end **out, int *n)
+/* A unix stream socket of this network namespace, as sock_diag tells it. */
+struct diag_sock {
+	uint64_t ino, peer; /* peer 0: none (listening, unconnected), or its peer was closed */
+	int named, connected;
+};
+
+/* Every unix stream socket of this network namespace. */
+static int diag_pairs(struct diag_sock **out, int *n)
 {
 	int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	if (nl < 0)
@@ -59,18 +65,17 @@ static int diag_pairs(struct sock_end **out, int *n)
 				else if (a->rta_type == UNIX_DIAG_NAME)
 					named = 1;
 			}
-			if (!peer || named)
-				continue;
 			if (*n == cap) {
 				cap = cap ? 2 * cap : 64;
-				struct sock_end *p = realloc(*out, (size_t)cap * sizeof *p);
+				struct diag_sock *p = realloc(*out, (size_t)cap * sizeof *p);
 				if (!p) {
 					rc = -ENOMEM;
 					break;
 				}
 				*out = p;
 			}
-			(*out)[(*n)++] = (struct sock_end){ .ino = m->udiag_ino, .peer = peer };
+			(*out)[(*n)++] = (struct diag_sock){ .ino = m->udiag_ino, .peer = peer, .named = named,
+							     .connected = m->udiag_state == 1 /* TCP_ESTABLISHED */ };
 		}
 	}
 	close(nl);
@@ -121,7 +126,7 @@ int socketpairs_scan(struct tree *t)
 		free(held);
 		return rc;
 	}
-	struct sock_end *all = NULL;
+	struct diag_sock *all = NULL;
 	int nall = 0;
 	if ((rc = diag_pairs(&all, &nall)) == 0) {
 		free(t->socks);
@@ -130,7 +135,11 @@ int socketpairs_scan(struct tree *t)
 			rc = -ENOMEM;
 		for (int i = 0; i < nall && !rc; i++) {
 			const struct sock_end *h = holder(held, nheld, all[i].ino);
-			if (h && holder(held, nheld, all[i].peer))
+			if (!h || all[i].named || !all[i].connected)
+				continue;
+			/* connected, and the kernel names no peer: its peer was closed (the end of the
+			 * process that held it) -- kept as such: end of file to read, EPIPE to write */
+			if (!all[i].peer || holder(held, nheld, all[i].peer))
 				t->socks[t->nsocks++] = (struct sock_end){ all[i].ino, all[i].peer, h->pid, h->fd };
 		}
 	}

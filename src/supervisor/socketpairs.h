@@ -8,6 +8,9 @@
  * again before the processes are forked and sends each end's bytes from its peer.  The kernel
  * says which socket is whose peer (sock_diag, UNIX_DIAG_PEER).
  *
+ * An end whose peer was closed (its process ended) is kept with peer 0: a resume makes a pair,
+ * sends the bytes that were queued from the other end and closes that one.
+ *
  * Not kept: a socket bound to a name, one whose peer is outside the program, datagram and
  * seqpacket pairs, and file descriptors in flight (SCM_RIGHTS): such an fd is warned about and
  * found closed at a resume, as before.
@@ -21,7 +24,7 @@ struct tree;
 
 /* One end of a kept socketpair. */
 struct sock_end {
-	uint64_t ino, peer;
+	uint64_t ino, peer; /* peer 0: it was closed */
 	pid_t pid;  /* a process that holds it at this cut, and at which fd */
 	int fd;
 };

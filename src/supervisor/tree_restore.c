@@ -64,6 +64,19 @@ static void hand_close(struct hand *h)
 
 static int premake_socketpairs(struct tree *t, struct hand *root, long *next, char *why, size_t whylen);
 
+/* Send n bytes from the socket the process holds at fd (a copy taken with pidfd_getfd). */
+static int put_from(pid_t pid, int fd, const void *bytes, uint32_t n)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	int mine = pidfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0) : -1;
+	ssize_t put = mine >= 0 ? send(mine, bytes, n, MSG_DONTWAIT | MSG_NOSIGNAL) : -1;
+	if (mine >= 0)
+		close(mine);
+	if (pidfd >= 0)
+		close(pidfd);
+	return put == (ssize_t)n ? 0 : -1;
+}
+
 /* The pipes of the checkpoint, made in the first process at fd numbers above every fd any
  * process of it had, each with its bytes in flight again; then its socketpairs and its shared
  * memory (sharedmem.h), above them. */
@@ -138,29 +151,26 @@ static int premake_socketpairs(struct tree *t, struct hand *root, long *next, ch
 			*next = hi[e] + 1;
 		}
 		t->premade[t->npremade++] = (struct premade_pipe){ .ino = s->ino, .rfd = hi[0], .wfd = hi[0], .sock = 1 };
-		t->premade[t->npremade++] = (struct premade_pipe){ .ino = s->peer, .rfd = hi[1], .wfd = hi[1], .sock = 1 };
+		if (s->peer) {
+			t->premade[t->npremade++] = (struct premade_pipe){ .ino = s->peer, .rfd = hi[1], .wfd = hi[1], .sock = 1 };
+			continue;
+		}
+		/* its peer was closed: the queued bytes come from the other end, which is closed then */
+		if (s->bytes && put_from(root->in.pid, hi[1], t->view->sock_bytes[i], s->bytes) != 0)
+			FAIL("cannot queue %u bytes again at a socket of the program", s->bytes);
+		inject_syscall(&root->in, SYS_close, hi[1], 0, 0, 0, 0, 0);
 	}
-	int pidfd = (int)syscall(SYS_pidfd_open, root->in.pid, 0);
 	for (uint32_t i = 0; i < t->view->nsocks; i++) {
 		const struct tree_sock *s = t->view->socks[i];
-		if (!s->bytes)
+		if (!s->bytes || !s->peer)
 			continue;
 		int peer_fd = -1;
 		for (int k = 0; k < t->npremade; k++)
 			if (t->premade[k].sock && t->premade[k].ino == s->peer)
 				peer_fd = t->premade[k].rfd;
-		int mine = pidfd >= 0 && peer_fd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, peer_fd, 0) : -1;
-		ssize_t put = mine >= 0 ? send(mine, t->view->sock_bytes[i], s->bytes, MSG_DONTWAIT | MSG_NOSIGNAL) : -1;
-		if (mine >= 0)
-			close(mine);
-		if (put != (ssize_t)s->bytes) {
-			if (pidfd >= 0)
-				close(pidfd);
+		if (peer_fd < 0 || put_from(root->in.pid, peer_fd, t->view->sock_bytes[i], s->bytes) != 0)
 			FAIL("cannot queue %u bytes again at a socketpair of the program", s->bytes);
-		}
 	}
-	if (pidfd >= 0)
-		close(pidfd);
 	return 0;
 }
 

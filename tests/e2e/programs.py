@@ -406,3 +406,34 @@ with open("result.txt") as f:
     print(f.read().strip())
 print("first", work(1000000))
 """)]
+
+
+def socket_after_peer_exit(d):
+    """A child sends its results over a socketpair and exits; its parent reads them much later,
+    until end of file, and then finds that writing fails (EPIPE): the end whose peer is gone,
+    with the bytes still queued at it, is in the cuts."""
+    return ["/usr/bin/python3", "-S", script(f"{d}/halfclosed.py", """import errno, os, socket
+a, b = socket.socketpair()
+pid = os.fork()
+if pid == 0:
+    a.close()
+    for k in range(50):
+        b.sendall(b"result %d %d\\n" % (k, (k * 7919) % 10007))
+    os._exit(0)
+b.close()
+os.waitpid(pid, 0)
+t = 0
+for i in range(4000000):
+    t = (t * 31 + i) % 1000003
+got = b""
+while True:
+    chunk = a.recv(100)
+    if not chunk:
+        break
+    got += chunk
+print("got", len(got), got.count(b"\\n"), t, flush=True)
+try:
+    a.send(b"x")
+except OSError as e:
+    print("send after the peer ended:", errno.errorcode[e.errno])
+""")]

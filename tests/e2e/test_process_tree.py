@@ -137,3 +137,13 @@ def test_an_orphan_stays_in_the_tree(tmp_path, pool_dir):
     st, r = stats_of(pool_dir, *prog)
     assert "orphan" not in r.stderr, r.stderr
     assert st["tree_checkpoints"] >= 10, st
+
+
+def test_a_socket_whose_peer_ended(tmp_path, pool_dir):
+    """The child that held the other end exited: the bytes it sent wait at the parent's end, then
+    end of file, then EPIPE -- after a resume too."""
+    prog = programs.socket_after_peer_exit(tmp_path)
+    torture(*prog)
+    st, r = stats_of(pool_dir, *prog)
+    assert "not persisted" not in r.stderr, r.stderr
+    assert st["pipe_bytes_in_flight"] > 0, st
