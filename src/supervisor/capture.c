@@ -422,10 +422,11 @@ static int build_blob(struct sup *s, struct img_buf *out, int nmaps)
 			e.type = IMG_FD_SOCKET; /* its queued bytes: tree.c */
 		else if (fi->type == IMG_FD_OTHER && fi->fd > 2)
 			warn_once(s, fi->fd, "is not persisted: a resumed program finds it closed", fi->path);
-		uint64_t shm_at = fi->type == IMG_FD_FILE && strstr(fi->path, " (deleted)") ? shm_mapped_by_fd(s, fi->fd, nmaps) : 0;
-		if (shm_at)
-			e.type = IMG_FD_SHM, e.size = shm_at;
-		else if (fi->type == IMG_FD_FILE && strstr(fi->path, " (deleted)"))
+		uint64_t ino;
+		int shm = fi->type == IMG_FD_FILE && shm_kept_path(fi->path) && shm_note_fd(s, fi->fd, fi->path, &ino);
+		if (shm && strstr(fi->path, " (deleted)"))
+			e.type = IMG_FD_SHM, e.size = ino; /* a named one is opened by its name again (sharedmem.h) */
+		else if (!shm && fi->type == IMG_FD_FILE && strstr(fi->path, " (deleted)"))
 			warn_once(s, fi->fd, "is a deleted file: the program cannot be resumed while it is open", fi->path);
 		img_buf_put(&fds, &e, sizeof e);
 	}

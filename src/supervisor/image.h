@@ -61,9 +61,9 @@ struct img_vma {
  * groups the ends of one pipe. */
 /* SOCKET: an end of a unix stream socketpair whose peer the program holds too (socketpairs.h);
  * the path is its link text, "socket:[ino]". */
-/* SHM: an fd of shared memory the tree keeps (sharedmem.h; a deleted /dev/shm file that
- * multiprocessing's heap holds open beside its mapping): `size` is the address at which this
- * process maps that object, `pos` the file position. */
+/* SHM: an fd of a deleted file in memory the tree keeps (sharedmem.h: multiprocessing's heap,
+ * a memfd): `size` is its inode at the cut, which names it in the tree blob; `pos` the file
+ * position. */
 enum img_fd_type { IMG_FD_FILE = 1, IMG_FD_DEVICE = 2, IMG_FD_DIR = 3, IMG_FD_OTHER = 4, IMG_FD_PIPE = 5, IMG_FD_SOCKET = 6,
 		   IMG_FD_SHM = 7 };
 

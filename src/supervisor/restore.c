@@ -112,6 +112,8 @@ enum refusal sup_restore_check(const struct img *im, const struct tree_view *tv,
 		const struct img_file *f = &im->files[i];
 		const char *path = img_s(im, f->path);
 		struct file_id now;
+		if (tree_shm_named(tv, path) >= 0)
+			continue; /* shared memory with a name: made again if gone, else as it is (sharedmem.h) */
 		if (file_identity(path, &now) != 0)
 			REFUSE(REFUSE_FILE_GONE, "%s is gone: the checkpoint needs it", path);
 		if (now.size != f->size || now.mtime_ns != f->mtime_ns || now.build_id_len != f->build_id_len ||
@@ -134,7 +136,7 @@ enum refusal sup_restore_check(const struct img *im, const struct tree_view *tv,
 		const struct img_fd *f = &im->fds[i];
 		const char *p = img_s(im, f->path);
 		if (f->type == IMG_FD_OTHER || f->type == IMG_FD_PIPE || f->type == IMG_FD_SOCKET || f->type == IMG_FD_SHM ||
-		    stdio_as_given(f, p))
+		    stdio_as_given(f, p) || tree_shm_named(tv, p) >= 0)
 			continue;
 		struct stat st;
 		if (strstr(p, " (deleted)") || stat(p, &st) != 0)
@@ -442,7 +444,7 @@ static int remake_pipes(struct sup *s, struct rctx *r, const struct img *im)
 			continue;
 		}
 		if (f->type == IMG_FD_SHM) { /* shared memory the tree keeps, made before the forks */
-			int shm_fd = shm_fd_at(s->tree, s->own_pid, f->size);
+			int shm_fd = shm_fd_of(s->tree, f->size);
 			if (shm_fd < 0 || sys(r, SYS_dup3, shm_fd, f->fd, (long)(f->flags & O_CLOEXEC), 0, 0, 0) != f->fd ||
 			    sys(r, SYS_lseek, f->fd, (long)f->pos, SEEK_SET, 0, 0, 0) != (long)f->pos)
 				rc = -1;

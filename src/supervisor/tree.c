@@ -305,6 +305,7 @@ static int pipe_contents(const struct seen_pipe *p, uint8_t **buf, uint32_t *len
 int tree_capture(struct tree *t)
 {
 	int rc = tree_drop_gone(t);
+	shm_begin(t);
 	if (!rc)
 		rc = socketpairs_scan(t); /* before the captures: their fds name the pairs kept */
 	for (int i = 0; i < t->nprocs && !rc; i++)

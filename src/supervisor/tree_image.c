@@ -45,10 +45,13 @@ int tree_add_sock(struct img_buf *b, const struct tree_sock *s, const void *byte
 	return 0;
 }
 
-int tree_add_shm(struct img_buf *b, const struct tree_shm *s, const struct tree_shm_use *uses, const void *bytes)
+int tree_add_shm(struct img_buf *b, const struct tree_shm *s, const struct tree_shm_use *uses, const char *path,
+		 const void *bytes)
 {
-	if (img_buf_put(b, s, sizeof *s) || img_buf_put(b, uses, (size_t)s->nuses * sizeof *uses) ||
-	    img_buf_put(b, bytes, s->bytes) || pad8(b))
+	struct tree_shm e = *s;
+	e.path_len = path ? (uint32_t)strlen(path) + 1 : 0;
+	if (img_buf_put(b, &e, sizeof e) || img_buf_put(b, uses, (size_t)e.nuses * sizeof *uses) ||
+	    img_buf_put(b, path, e.path_len) || pad8(b) || img_buf_put(b, bytes, e.bytes) || pad8(b))
 		return -ENOMEM;
 	hdr(b)->nshms++;
 	return 0;
@@ -149,11 +152,14 @@ int tree_decode(const void *blob, size_t len, struct tree_view *out, const char 
 		memcpy(&e, p + at, sizeof e);
 		out->shms[i] = (const void *)(p + at);
 		at += sizeof e;
-		if (e.nuses == 0 || e.nuses > TREE_MAX_SHM_USES || (size_t)e.nuses * sizeof(struct tree_shm_use) > len - at)
+		if (e.nuses > TREE_MAX_SHM_USES || (size_t)e.nuses * sizeof(struct tree_shm_use) > len - at)
 			BAD("a damaged process-tree checkpoint (shared memory's mappings)");
 		out->shm_uses[i] = (const void *)(p + at);
 		at += (size_t)e.nuses * sizeof(struct tree_shm_use);
-		if (e.bytes > len - at || e.bytes % 4096)
+		out->shm_paths[i] = e.path_len ? (const char *)(p + at) : NULL;
+		if (e.path_len > len - at || (e.path_len && (p[at] != '/' || memchr(p + at, 0, e.path_len) != p + at + e.path_len - 1)))
+			BAD("a damaged process-tree checkpoint (shared memory's name)");
+		if (skip_padded(&at, e.path_len, len) || e.bytes > len - at)
 			BAD("a damaged process-tree checkpoint (shared memory's bytes)");
 		out->shm_bytes[i] = p + at;
 		if (skip_padded(&at, e.bytes, len))
@@ -170,6 +176,22 @@ int tree_decode(const void *blob, size_t len, struct tree_view *out, const char 
 		BAD("a damaged process-tree checkpoint (trailing bytes)");
 	return 0;
 #undef BAD
+}
+
+int tree_shm_of(const struct tree_view *v, uint64_t ino)
+{
+	for (uint32_t i = 0; v && i < v->nshms; i++)
+		if (v->shms[i]->ino == ino)
+			return (int)i;
+	return -1;
+}
+
+int tree_shm_named(const struct tree_view *v, const char *path)
+{
+	for (uint32_t i = 0; v && path && i < v->nshms; i++)
+		if (v->shm_paths[i] && !strcmp(v->shm_paths[i], path))
+			return (int)i;
+	return -1;
 }
 
 int tree_shm_at(const struct tree_view *v, int32_t pid, uint64_t start)

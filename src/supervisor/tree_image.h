@@ -8,8 +8,8 @@
  * Layout (little-endian host structs): struct tree_hdr; nprocs x { struct tree_proc, blob_len
  * bytes of that process's blob (image.h, or a metadata stub), padded to 8 }; npipes x
  * { struct tree_pipe, bytes in flight, padded to 8 }; nsocks x { struct tree_sock, bytes queued,
- * padded to 8 }; nshms x { struct tree_shm, nuses x struct tree_shm_use, its bytes, padded to 8 }
- * (in that order: add them so).
+ * padded to 8 }; nshms x { struct tree_shm, nuses x struct tree_shm_use, its name (path_len
+ * bytes with the NUL, padded to 8), its bytes, padded to 8 } (in that order: add them so).
  *
  * Invariants: tree_decode() accepts only a blob it can bounds-check whole (every length inside
  * it, every parent an earlier process, ids unique); a rejected blob is a refusal to resume.
@@ -60,12 +60,14 @@ struct tree_sock {
 	uint32_t bytes, reserved;
 };
 
-/* Shared memory that only the tree holds (sharedmem.h): a MAP_SHARED anonymous mapping, a
- * deleted tmpfs file (a POSIX semaphore), a memfd.  Its inode at the cut, its bytes from offset 0
- * (as far as any mapping of it reaches), and every mapping of it in the tree. */
+/* Shared memory of the tree's processes (sharedmem.h): a MAP_SHARED anonymous mapping, a deleted
+ * file on a memory file system, a /dev/shm file.  Its inode at the cut, its name (path_len 0: it
+ * has none), its bytes from offset 0 (as far as its file or any mapping of it reaches), and every
+ * mapping of it in the tree (none: only an fd holds it). */
 struct tree_shm {
 	uint64_t ino;
 	uint32_t nuses, bytes;
+	uint32_t path_len, reserved;
 };
 struct tree_shm_use {
 	int32_t pid;     /* the process, as the program sees it */
@@ -78,7 +80,8 @@ int tree_begin(struct img_buf *b);
 int tree_add_proc(struct img_buf *b, const struct tree_proc *p, const void *blob, size_t len);
 int tree_add_pipe(struct img_buf *b, const struct tree_pipe *p, const void *bytes);
 int tree_add_sock(struct img_buf *b, const struct tree_sock *s, const void *bytes);
-int tree_add_shm(struct img_buf *b, const struct tree_shm *s, const struct tree_shm_use *uses, const void *bytes);
+int tree_add_shm(struct img_buf *b, const struct tree_shm *s, const struct tree_shm_use *uses, const char *path,
+		 const void *bytes);
 void tree_end(struct img_buf *b);
 
 /* A decoded tree blob: pointers into it (valid while it lives). */
@@ -92,12 +95,16 @@ struct tree_view {
 	const uint8_t *sock_bytes[TREE_MAX_PIPES];
 	const struct tree_shm *shms[TREE_MAX_SHMS];
 	const struct tree_shm_use *shm_uses[TREE_MAX_SHMS];
+	const char *shm_paths[TREE_MAX_SHMS]; /* NULL: no name */
 	const uint8_t *shm_bytes[TREE_MAX_SHMS];
 };
 int tree_is_blob(const void *blob, size_t len);
 /* 0, or -EINVAL with *why a one-line reason. */
 int tree_decode(const void *blob, size_t len, struct tree_view *out, const char **why);
-/* The shared object process `pid` maps at `start` (its index), or -1 (also for a NULL view). */
+/* The shared object (its index) process `pid` maps at `start`; of inode ino; named path.  -1:
+ * none (also for a NULL view). */
 int tree_shm_at(const struct tree_view *v, int32_t pid, uint64_t start);
+int tree_shm_of(const struct tree_view *v, uint64_t ino);
+int tree_shm_named(const struct tree_view *v, const char *path);
 
 #endif

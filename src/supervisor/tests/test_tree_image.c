@@ -25,7 +25,8 @@ static struct img_buf build_shm(int32_t second_parent, uint32_t pipe_bytes, uint
 	MUST(tree_add_sock(&b, &(struct tree_sock){ .ino = 6, .peer = 5, .bytes = 0 }, "") == 0);
 	struct tree_shm_use uses[2] = { { .pid = 2, .start = 0x7000 }, { .pid = user, .start = 0x9000 } };
 	memset(page, 0x5a, sizeof page);
-	MUST(tree_add_shm(&b, &(struct tree_shm){ .ino = 41, .nuses = 2, .bytes = sizeof page }, uses, page) == 0);
+	MUST(tree_add_shm(&b, &(struct tree_shm){ .ino = 41, .nuses = 2, .bytes = sizeof page }, uses, NULL, page) == 0);
+	MUST(tree_add_shm(&b, &(struct tree_shm){ .ino = 42, .nuses = 0, .bytes = 10 }, uses, "/dev/shm/sem.x", "0123456789") == 0);
 	tree_end(&b);
 	return b;
 }
@@ -59,7 +60,9 @@ int main(void)
 	CHECK(!memcmp(v.blobs[0], "first process blob", 19) && !memcmp(v.blobs[1], "second", 7));
 	CHECK(v.pipes[0]->ino == 99 && v.pipes[0]->bytes == 100 && v.bytes[0][99] == 0xab);
 	CHECK(v.nsocks == 2 && v.socks[0]->peer == 6 && !memcmp(v.sock_bytes[0], "abc", 3) && v.socks[1]->bytes == 0);
-	CHECK(v.nshms == 1 && v.shms[0]->ino == 41 && v.shms[0]->bytes == 4096 && v.shm_bytes[0][4095] == 0x5a);
+	CHECK(v.nshms == 2 && v.shms[0]->ino == 41 && v.shms[0]->bytes == 4096 && v.shm_bytes[0][4095] == 0x5a);
+	CHECK(!v.shm_paths[0] && !strcmp(v.shm_paths[1], "/dev/shm/sem.x") && !memcmp(v.shm_bytes[1], "0123456789", 10));
+	CHECK(tree_shm_of(&v, 42) == 1 && tree_shm_named(&v, "/dev/shm/sem.x") == 1 && tree_shm_named(&v, "/x") == -1);
 	CHECK(tree_shm_at(&v, 7, 0x9000) == 0 && tree_shm_at(&v, 2, 0x7000) == 0);
 	CHECK(tree_shm_at(&v, 7, 0x7000) == -1 && tree_shm_at(NULL, 2, 0x7000) == -1);
 	/* every truncation is refused */
