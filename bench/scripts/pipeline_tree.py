@@ -70,7 +70,7 @@ def timed(argv, cwd):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--lines", type=int, default=40000, help="lines through the stages (default 40000)")
+    ap.add_argument("--lines", type=int, default=200000, help="lines through the stages (default 200000: about 5 s natively in one process)")
     ap.add_argument("--per-line", type=int, default=60, help="arithmetic steps per line and stage (default 60)")
     ap.add_argument("--reps", type=int, default=3, help="runs of each, native and supervised interleaved (default 3)")
     ap.add_argument("--pool-dir", default="/dev/shm" if os.path.isdir("/dev/shm") else None,

@@ -92,6 +92,9 @@ int shm_note_fd(struct sup *s, int fd, const char *path, uint64_t *ino)
 	/* a deleted file elsewhere than in memory (a disk's) is not the program's memory */
 	if (stat(p, &st) != 0 || !S_ISREG(st.st_mode) || statfs(p, &fs) != 0 || fs.f_type != TMPFS_MAGIC)
 		return 0;
+	struct stat pool;
+	if (stat(s->tree->pool_path, &pool) == 0 && pool.st_ino == st.st_ino && pool.st_dev == st.st_dev)
+		return 0; /* the pool itself (NVM memory, nvm.c) */
 	*ino = (uint64_t)st.st_ino;
 	int o = object(*ino, path);
 	if (o >= 0 && (uint64_t)st.st_size > objs[o].size)
@@ -106,8 +109,8 @@ int shm_scan(struct tree *t)
 		const struct sup *m = t->procs[i];
 		for (int k = 0; k < m->nprev && !m->exited; k++) {
 			const struct vma *v = &m->prev[k];
-			if (!shm_kept_mapping(v))
-				continue;
+			if (!shm_kept_mapping(v) || sup_nvm_find((struct sup *)m, v->start))
+				continue; /* NVM memory is the pool's own (nvm.c) */
 			int o = object(v->ino, v->path);
 			uint64_t reach = v->offset + (v->end - v->start);
 			if (o >= 0 && reach > objs[o].size)
