@@ -64,8 +64,11 @@ struct img_vma {
 /* SHM: an fd of a deleted file in memory the tree keeps (sharedmem.h: multiprocessing's heap,
  * a memfd): `size` is its inode at the cut, which names it in the tree blob; `pos` the file
  * position. */
+/* FIFO: an end of a named pipe (the path is its name): `size` is its inode at the cut, which
+ * names it among the tree blob's pipes (made again before the processes are forked, with its
+ * bytes in flight). */
 enum img_fd_type { IMG_FD_FILE = 1, IMG_FD_DEVICE = 2, IMG_FD_DIR = 3, IMG_FD_OTHER = 4, IMG_FD_PIPE = 5, IMG_FD_SOCKET = 6,
-		   IMG_FD_SHM = 7 };
+		   IMG_FD_SHM = 7, IMG_FD_FIFO = 8 };
 
 /* In img_fd.flags beside the open flags: an fd 0-2 that is not the stdio the program was given
  * (a file its shell redirected it to, `gzip > out.gz`): restored like any other fd. */

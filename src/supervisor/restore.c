@@ -136,7 +136,7 @@ enum refusal sup_restore_check(const struct img *im, const struct tree_view *tv,
 		const struct img_fd *f = &im->fds[i];
 		const char *p = img_s(im, f->path);
 		if (f->type == IMG_FD_OTHER || f->type == IMG_FD_PIPE || f->type == IMG_FD_SOCKET || f->type == IMG_FD_SHM ||
-		    stdio_as_given(f, p) || tree_shm_named(tv, p) >= 0)
+		    f->type == IMG_FD_FIFO || stdio_as_given(f, p) || tree_shm_named(tv, p) >= 0)
 			continue;
 		struct stat st;
 		if (strstr(p, " (deleted)") || stat(p, &st) != 0)
@@ -381,7 +381,7 @@ static const struct premade_pipe *premade_of(const struct tree *t, const char *l
 	if (!sock && sscanf(link, "pipe:[%llu]", &ino) != 1)
 		return NULL;
 	for (int i = 0; i < t->npremade; i++)
-		if (t->premade[i].ino == ino && t->premade[i].sock == sock && !t->premade[i].shm)
+		if (t->premade[i].ino == ino && t->premade[i].sock == sock && !t->premade[i].shm && !t->premade[i].fifo)
 			return &t->premade[i];
 	return NULL;
 }
@@ -443,6 +443,24 @@ static int remake_pipes(struct sup *s, struct rctx *r, const struct img *im)
 				rc = -1;
 			continue;
 		}
+		if (f->type == IMG_FD_FIFO) { /* a named pipe, opened before the forks */
+			const struct premade_pipe *pm = NULL;
+			for (int k = 0; k < s->tree->npremade && !pm; k++)
+				if (s->tree->premade[k].fifo && s->tree->premade[k].ino == f->size)
+					pm = &s->tree->premade[k];
+			int end = !pm ? -1 : (f->flags & O_ACCMODE) == O_WRONLY ? pm->wfd : pm->rfd;
+			long fd = end;
+			if (pm && (f->flags & O_ACCMODE) == O_RDWR) { /* both ends in one: opened so again */
+				long p = scratch_str(r, img_s(im, f->path));
+				fd = p ? sys(r, SYS_openat, AT_FDCWD, p, O_RDWR, 0, 0, 0) : -1;
+			}
+			if (fd < 0 || sys(r, SYS_dup3, fd, f->fd, (long)(f->flags & O_CLOEXEC), 0, 0, 0) != f->fd ||
+			    sys(r, SYS_fcntl, f->fd, F_SETFL, (long)(f->flags & O_NONBLOCK), 0, 0, 0) != 0)
+				rc = -1;
+			if (fd != end && fd >= 0)
+				sys(r, SYS_close, fd, 0, 0, 0, 0, 0);
+			continue;
+		}
 		if (f->type == IMG_FD_SHM) { /* shared memory the tree keeps, made before the forks */
 			int shm_fd = shm_fd_of(s->tree, f->size);
 			if (shm_fd < 0 || sys(r, SYS_dup3, shm_fd, f->fd, (long)(f->flags & O_CLOEXEC), 0, 0, 0) != f->fd ||
@@ -485,7 +503,7 @@ static int reopen_fds(struct sup *s, struct rctx *r, const struct img *im)
 		const struct img_fd *f = &im->fds[i];
 		const char *path = img_s(im, f->path);
 		if (f->type == IMG_FD_OTHER || f->type == IMG_FD_PIPE || f->type == IMG_FD_SOCKET || f->type == IMG_FD_SHM ||
-		    stdio_as_given(f, path) ||
+		    f->type == IMG_FD_FIFO || stdio_as_given(f, path) ||
 		    (f->fd <= 2 && !(f->flags & IMG_FD_REDIRECTED) && (s->tree->stdio_shared >> f->fd & 1)))
 			continue; /* not persisted, or a pipe or shared memory (below); stdio that is not the checkpointed file is this
 				   * run's own; in a tree, stdio the first process opened again for all (tree_restore.c) */

@@ -206,6 +206,7 @@ struct premade_pipe {
 	int rfd, wfd;   /* in every process of the resumed tree, until its restore */
 	int sock;       /* an end of a socketpair (socketpairs.h): rfd == wfd, that end */
 	int shm;        /* shared memory (sharedmem.h): ino is its index in the view, rfd == wfd */
+	int fifo;       /* a named pipe: ino is its inode (IMG_FD_FIFO) */
 };
 
 /* The supervision of one process: the options (the tree's, copied), and its state. */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -238,31 +239,49 @@ int tree_drop_gone(struct tree *t)
 
 /* ------------------------------------------------------------------ pipes in flight */
 
-/* A pipe of the program's own (not one it inherited at launch) seen at the cut: where to reach it. */
+/* A pipe of the program's own (not one it inherited at launch), or a named pipe (FIFO) it has
+ * open, seen at the cut: where to reach it. */
 struct seen_pipe {
 	uint64_t ino;
 	pid_t pid;
 	int fd;
+	uint32_t mode;           /* a FIFO's permission bits */
+	char path[VMA_PATH_MAX]; /* a FIFO's name; "" for an anonymous pipe */
 };
 
-/* The program's own pipes, each once, with a process and fd that holds it. */
-static int own_pipes(struct tree *t, struct seen_pipe *out, int max)
+/* The program's own pipes and its FIFOs, each once, with a process and fd that holds it. */
+static int own_pipes(struct tree *t, struct seen_pipe *out, int max, int *fifos)
 {
 	int n = 0;
+	*fifos = 0;
 	for (int i = 0; i < t->nprocs; i++) {
 		struct sup *m = t->procs[i];
 		int nf = 0;
-		if (proc_fds(m->pid, m->fds, MAX_FDS, &nf) != 0)
+		if (m->exited || proc_fds(m->pid, m->fds, MAX_FDS, &nf) != 0)
 			continue;
 		for (int j = 0; j < nf; j++) {
+			const struct fd_info *fi = &m->fds[j];
 			unsigned long long ino;
-			if (sscanf(m->fds[j].path, "pipe:[%llu]", &ino) != 1 || !children_pipe_is_own(m, m->fds[j].path))
+			int fifo = fi->type == IMG_FD_FIFO;
+			if (fifo)
+				ino = fi->size;
+			else if (sscanf(fi->path, "pipe:[%llu]", &ino) != 1 || !children_pipe_is_own(m, fi->path))
 				continue;
 			int k = 0;
-			while (k < n && out[k].ino != ino)
+			while (k < n && !(out[k].ino == ino && !out[k].path[0] == !fifo))
 				k++;
-			if (k == n && n < max)
-				out[n++] = (struct seen_pipe){ ino, m->pid, m->fds[j].fd };
+			if (k < n || n == max)
+				continue;
+			out[n] = (struct seen_pipe){ .ino = ino, .pid = m->pid, .fd = fi->fd };
+			if (fifo) {
+				struct stat st;
+				char p[64];
+				snprintf(p, sizeof p, "/proc/%d/fd/%d", (int)m->pid, fi->fd);
+				out[n].mode = stat(p, &st) == 0 ? (uint32_t)(st.st_mode & 07777) : 0600;
+				snprintf(out[n].path, sizeof out[n].path, "%s", fi->path);
+				(*fifos)++;
+			}
+			n++;
 		}
 	}
 	return n;
@@ -316,7 +335,7 @@ int tree_capture(struct tree *t)
 	if (rc)
 		return rc;
 	static struct seen_pipe seen[MAX_SEEN_PIPES];
-	int np = own_pipes(t, seen, MAX_SEEN_PIPES);
+	int fifos = 0, np = own_pipes(t, seen, MAX_SEEN_PIPES, &fifos);
 	/* one process and no bytes in flight: its own blob, as always */
 	int full = 0;
 	for (int i = 0; i < np && !full; i++) {
@@ -330,8 +349,8 @@ int tree_capture(struct tree *t)
 	}
 	int shared = shm_scan(t);
 	t->blob.len = 0;
-	if (t->nprocs == 1 && !full && t->nsocks == 0 && !shared)
-		return 0;
+	if (t->nprocs == 1 && !full && t->nsocks == 0 && !shared && !fifos)
+		return 0; /* a FIFO is made again before the restore: its open would wait for its peer */
 	if ((rc = tree_begin(&t->blob)) != 0)
 		return rc;
 	for (int i = 0; i < t->nprocs && !rc; i++) {
@@ -353,10 +372,10 @@ int tree_capture(struct tree *t)
 	}
 	for (int i = 0; i < np && !rc; i++) {
 		uint8_t *bytes;
-		struct tree_pipe e = { .ino = seen[i].ino };
+		struct tree_pipe e = { .ino = seen[i].ino, .mode = seen[i].mode };
 		rc = pipe_contents(&seen[i], &bytes, &e.bytes, &e.capacity);
 		if (!rc)
-			rc = tree_add_pipe(&t->blob, &e, bytes);
+			rc = tree_add_pipe(&t->blob, &e, seen[i].path[0] ? seen[i].path : NULL, bytes);
 		t->stats.pipe_bytes_in_flight += e.bytes;
 		free(bytes);
 	}

@@ -29,9 +29,12 @@ int tree_add_proc(struct img_buf *b, const struct tree_proc *p, const void *blob
 	return 0;
 }
 
-int tree_add_pipe(struct img_buf *b, const struct tree_pipe *p, const void *bytes)
+int tree_add_pipe(struct img_buf *b, const struct tree_pipe *p, const char *path, const void *bytes)
 {
-	if (img_buf_put(b, p, sizeof *p) || img_buf_put(b, bytes, p->bytes) || pad8(b))
+	struct tree_pipe e = *p;
+	e.path_len = path ? (uint32_t)strlen(path) + 1 : 0;
+	if (img_buf_put(b, &e, sizeof e) || img_buf_put(b, path, e.path_len) || pad8(b) ||
+	    img_buf_put(b, bytes, e.bytes) || pad8(b))
 		return -ENOMEM;
 	hdr(b)->npipes++;
 	return 0;
@@ -130,11 +133,19 @@ int tree_decode(const void *blob, size_t len, struct tree_view *out, const char 
 			BAD("a damaged process-tree checkpoint (padding)");
 	}
 	for (uint32_t i = 0; i < h.npipes; i++) {
-		const void *rec;
-		if (take_record(p, len, &at, sizeof(struct tree_pipe), offsetof(struct tree_pipe, bytes), &rec, &out->bytes[i]))
+		struct tree_pipe e;
+		if (len - at < sizeof e)
 			BAD("a damaged process-tree checkpoint (a pipe)");
-		out->pipes[i] = rec;
-		if (out->pipes[i]->bytes > out->pipes[i]->capacity)
+		memcpy(&e, p + at, sizeof e);
+		out->pipes[i] = (const void *)(p + at);
+		at += sizeof e;
+		out->pipe_paths[i] = e.path_len ? (const char *)(p + at) : NULL;
+		if (e.path_len > len - at || (e.path_len && (p[at] != '/' || memchr(p + at, 0, e.path_len) != p + at + e.path_len - 1)))
+			BAD("a damaged process-tree checkpoint (a named pipe's name)");
+		if (skip_padded(&at, e.path_len, len) || e.bytes > len - at)
+			BAD("a damaged process-tree checkpoint (a pipe's bytes)");
+		out->bytes[i] = p + at;
+		if (skip_padded(&at, e.bytes, len) || e.bytes > e.capacity)
 			BAD("a damaged process-tree checkpoint (a pipe's bytes)");
 	}
 	for (uint32_t i = 0; i < h.nsocks; i++) {

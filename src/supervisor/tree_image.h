@@ -7,7 +7,8 @@
  *
  * Layout (little-endian host structs): struct tree_hdr; nprocs x { struct tree_proc, blob_len
  * bytes of that process's blob (image.h, or a metadata stub), padded to 8 }; npipes x
- * { struct tree_pipe, bytes in flight, padded to 8 }; nsocks x { struct tree_sock, bytes queued,
+ * { struct tree_pipe, its name (path_len bytes with the NUL, padded to 8), bytes in flight,
+ * padded to 8 }; nsocks x { struct tree_sock, bytes queued,
  * padded to 8 }; nshms x { struct tree_shm, nuses x struct tree_shm_use, its name (path_len
  * bytes with the NUL, padded to 8), its bytes, padded to 8 } (in that order: add them so).
  *
@@ -46,11 +47,14 @@ struct tree_proc {
 };
 #define TREE_EXITED 0x80000000u
 
-/* A pipe between processes of the tree: "pipe:[ino]" in their fds, its capacity and the bytes
- * that were in it at the cut, in order. */
+/* A pipe between processes of the tree: "pipe:[ino]" in their fds, or a named pipe (a FIFO: its
+ * path, its inode on its file system, its mode); its capacity and the bytes that were in it at
+ * the cut, in order. */
 struct tree_pipe {
 	uint64_t ino;
 	uint32_t capacity, bytes;
+	uint32_t path_len;  /* 0: an anonymous pipe */
+	uint32_t mode;      /* a FIFO's permission bits */
 };
 
 /* An end of a unix stream socketpair between processes of the tree (socketpairs.h): its inode
@@ -78,7 +82,7 @@ struct tree_shm_use {
 /* Append one part to a tree blob being built (tree_begin first, tree_end last). */
 int tree_begin(struct img_buf *b);
 int tree_add_proc(struct img_buf *b, const struct tree_proc *p, const void *blob, size_t len);
-int tree_add_pipe(struct img_buf *b, const struct tree_pipe *p, const void *bytes);
+int tree_add_pipe(struct img_buf *b, const struct tree_pipe *p, const char *path, const void *bytes);
 int tree_add_sock(struct img_buf *b, const struct tree_sock *s, const void *bytes);
 int tree_add_shm(struct img_buf *b, const struct tree_shm *s, const struct tree_shm_use *uses, const char *path,
 		 const void *bytes);
@@ -90,6 +94,7 @@ struct tree_view {
 	const struct tree_proc *procs[TREE_MAX_PROCS];
 	const void *blobs[TREE_MAX_PROCS];
 	const struct tree_pipe *pipes[TREE_MAX_PIPES];
+	const char *pipe_paths[TREE_MAX_PIPES]; /* NULL: anonymous */
 	const uint8_t *bytes[TREE_MAX_PIPES];
 	const struct tree_sock *socks[TREE_MAX_PIPES];
 	const uint8_t *sock_bytes[TREE_MAX_PIPES];

@@ -24,6 +24,7 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -77,6 +78,26 @@ static int put_from(pid_t pid, int fd, const void *bytes, uint32_t n)
 	return put == (ssize_t)n ? 0 : -1;
 }
 
+/* A named pipe of the checkpoint opened in the first process, both ends without waiting (the
+ * reader first, so the writer finds it): fds[0] reads, fds[1] writes.  Gone since the cut (the
+ * program removed it later), it is made again: the program had it then, and may remove it again. */
+static int open_fifo(struct hand *root, const char *path, uint32_t mode, int32_t fds[2])
+{
+	size_t n = strlen(path) + 1;
+	if (n > SCRATCH || inject_write(&root->in, root->scratch, path, n) != 0)
+		return -1;
+	long rd = inject_syscall(&root->in, SYS_openat, AT_FDCWD, (long)root->scratch, O_RDONLY | O_NONBLOCK, 0, 0, 0);
+	if (rd == -ENOENT && inject_syscall(&root->in, SYS_mknodat, AT_FDCWD, (long)root->scratch, S_IFIFO | (mode & 07777), 0,
+					    0, 0) == 0)
+		rd = inject_syscall(&root->in, SYS_openat, AT_FDCWD, (long)root->scratch, O_RDONLY | O_NONBLOCK, 0, 0, 0);
+	long wr = rd >= 0 ? inject_syscall(&root->in, SYS_openat, AT_FDCWD, (long)root->scratch, O_WRONLY | O_NONBLOCK, 0, 0, 0)
+			  : -1;
+	if (rd < 0 || wr < 0)
+		return -1;
+	fds[0] = (int32_t)rd, fds[1] = (int32_t)wr;
+	return 0;
+}
+
 /* The pipes of the checkpoint, made in the first process at fd numbers above every fd any
  * process of it had, each with its bytes in flight again; then its socketpairs and its shared
  * memory (sharedmem.h), above them. */
@@ -94,9 +115,13 @@ static int premake_pipes(struct tree *t, struct hand *root, char *why, size_t wh
 	for (uint32_t i = 0; i < t->view->npipes; i++) {
 		const struct tree_pipe *p = t->view->pipes[i];
 		int32_t fds[2];
-		if (inject_syscall(&root->in, SYS_pipe2, (long)root->scratch, 0, 0, 0, 0, 0) != 0 ||
-		    proc_mem_read(root->in.pid, root->scratch, fds, sizeof fds) != 0)
+		if (t->view->pipe_paths[i]) {
+			if (open_fifo(root, t->view->pipe_paths[i], p->mode, fds) != 0)
+				FAIL("cannot open the named pipe %s again", t->view->pipe_paths[i]);
+		} else if (inject_syscall(&root->in, SYS_pipe2, (long)root->scratch, 0, 0, 0, 0, 0) != 0 ||
+			   proc_mem_read(root->in.pid, root->scratch, fds, sizeof fds) != 0) {
 			FAIL("cannot make the program's pipes again");
+		}
 		int32_t hi[2];
 		for (int e = 0; e < 2; e++) {
 			hi[e] = (int32_t)inject_syscall(&root->in, SYS_fcntl, fds[e], F_DUPFD, next, 0, 0, 0);
@@ -105,7 +130,8 @@ static int premake_pipes(struct tree *t, struct hand *root, char *why, size_t wh
 				FAIL("cannot make the program's pipes again (fd numbers)");
 			next = hi[e] + 1;
 		}
-		t->premade[t->npremade++] = (struct premade_pipe){ .ino = p->ino, .rfd = hi[0], .wfd = hi[1] };
+		t->premade[t->npremade++] = (struct premade_pipe){ .ino = p->ino, .rfd = hi[0], .wfd = hi[1],
+								   .fifo = t->view->pipe_paths[i] != NULL };
 		if (p->capacity > 65536)
 			inject_syscall(&root->in, SYS_fcntl, hi[0], F_SETPIPE_SZ, p->capacity, 0, 0, 0);
 		if (p->bytes) {

@@ -437,3 +437,34 @@ try:
 except OSError as e:
     print("send after the peer ended:", errno.errorcode[e.errno])
 """)]
+
+
+def fifo_pair(d):
+    """A named pipe between a parent and its child, both opening it by name: the child writes
+    results as it computes them, the parent reads them more slowly, so bytes wait in the FIFO at
+    the cuts; at the end the parent removes it."""
+    return ["/usr/bin/python3", "-S", script(f"{d}/fifo.py", """import os
+if not os.path.exists("q.fifo"):
+    os.mkfifo("q.fifo", 0o640)
+pid = os.fork()
+if pid == 0:
+    w = os.open("q.fifo", os.O_WRONLY)
+    t = 0
+    for k in range(4000):
+        for i in range(700):
+            t = (t * 31 + i + k) % 1000003
+        os.write(w, b"%d\\n" % t)
+    os._exit(0)
+r = os.open("q.fifo", os.O_RDONLY)
+total, buf, s = 0, b"", 0
+while True:
+    c = os.read(r, 64)
+    if not c:
+        break
+    buf += c
+    for i in range(2000):
+        s = (s * 7 + i) % 1000003
+print(len(buf), buf.count(b"\\n"), sum(int(x) for x in buf.split()) % 1000003, flush=True)
+os.waitpid(pid, 0)
+os.unlink("q.fifo")
+""")]

@@ -147,3 +147,13 @@ def test_a_socket_whose_peer_ended(tmp_path, pool_dir):
     st, r = stats_of(pool_dir, *prog)
     assert "not persisted" not in r.stderr, r.stderr
     assert st["pipe_bytes_in_flight"] > 0, st
+
+
+def test_a_named_pipe_between_parent_and_child(tmp_path, pool_dir):
+    """A FIFO both open by name: opened again (both ends, without waiting) before the processes
+    are forked, with its bytes in flight; made again if the program had removed it since."""
+    prog = programs.fifo_pair(tmp_path)
+    torture(*prog)
+    st, r = stats_of(pool_dir, *prog)
+    assert "not persisted" not in r.stderr, r.stderr
+    assert st["tree_checkpoints"] >= 10 and st["pipe_bytes_in_flight"] > 0, st

@@ -20,7 +20,8 @@ static struct img_buf build_shm(int32_t second_parent, uint32_t pipe_bytes, uint
 	MUST(tree_begin(&b) == 0);
 	MUST(tree_add_proc(&b, &(struct tree_proc){ .pid = 2, .parent = 0, .pgid = 2, .sid = 2 }, a, sizeof a) == 0);
 	MUST(tree_add_proc(&b, &(struct tree_proc){ .pid = 7, .parent = second_parent }, c, sizeof c) == 0);
-	MUST(tree_add_pipe(&b, &(struct tree_pipe){ .ino = 99, .capacity = capacity, .bytes = pipe_bytes }, bytes) == 0);
+	MUST(tree_add_pipe(&b, &(struct tree_pipe){ .ino = 99, .capacity = capacity, .bytes = pipe_bytes }, NULL, bytes) == 0);
+	MUST(tree_add_pipe(&b, &(struct tree_pipe){ .ino = 98, .capacity = 4096, .bytes = 2, .mode = 0600 }, "/tmp/q.fifo", "hi") == 0);
 	MUST(tree_add_sock(&b, &(struct tree_sock){ .ino = 5, .peer = 6, .bytes = 3 }, "abc") == 0);
 	MUST(tree_add_sock(&b, &(struct tree_sock){ .ino = 6, .peer = 5, .bytes = 0 }, "") == 0);
 	struct tree_shm_use uses[2] = { { .pid = 2, .start = 0x7000 }, { .pid = user, .start = 0x9000 } };
@@ -55,7 +56,8 @@ int main(void)
 	const char *why;
 	CHECK(tree_is_blob(b.p, b.len));
 	CHECK(tree_decode(b.p, b.len, &v, &why) == 0);
-	CHECK(v.nprocs == 2 && v.npipes == 1);
+	CHECK(v.nprocs == 2 && v.npipes == 2);
+	CHECK(!v.pipe_paths[0] && !strcmp(v.pipe_paths[1], "/tmp/q.fifo") && !memcmp(v.bytes[1], "hi", 2) && v.pipes[1]->mode == 0600);
 	CHECK(v.procs[0]->pid == 2 && v.procs[1]->parent == 2 && v.procs[0]->sid == 2);
 	CHECK(!memcmp(v.blobs[0], "first process blob", 19) && !memcmp(v.blobs[1], "second", 7));
 	CHECK(v.pipes[0]->ino == 99 && v.pipes[0]->bytes == 100 && v.bytes[0][99] == 0xab);
