@@ -221,6 +221,8 @@ struct sup {
 	int exited;                  /* its last thread is gone: a zombie until its parent waits for it */
 	int exit_status;             /* then: its wait status, kept in the cuts until its parent waits */
 	int memory_dropped;          /* then: its regions have left the pool (tree_drop_gone) */
+	int captured;                /* its memory is in the cut being committed: decided at the capture,
+	                              * for it may exit while the commit runs (tree_commit) */
 	int untracked;               /* not tracked (yet): no cut can include it */
 	const struct img *resume_img;    /* resume: its checkpoint */
 	struct shim_hello resume_hello;  /* resume: its shim's hello (gate, records) */

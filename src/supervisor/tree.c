@@ -328,7 +328,7 @@ int tree_capture(struct tree *t)
 	if (!rc)
 		rc = socketpairs_scan(t); /* before the captures: their fds name the pairs kept */
 	for (int i = 0; i < t->nprocs && !rc; i++)
-		if (!t->procs[i]->exited)
+		if ((t->procs[i]->captured = !t->procs[i]->exited))
 			rc = sup_capture(t->procs[i]);
 	if (!t->procs[0]->own_pid)
 		t->procs[0]->own_pid = t->procs[0]->thr[0].own ? t->procs[0]->thr[0].own : t->procs[0]->pid;
@@ -364,11 +364,11 @@ int tree_capture(struct tree *t)
 		}
 		struct tree_proc e = { .pid = m->own_pid, .parent = parent, .pgid = (int32_t)getpgid(m->pid),
 				       .sid = (int32_t)getsid(m->pid) };
-		if (m->exited) {
+		if (!m->captured) {
 			e.exited = TREE_EXITED | ((uint32_t)m->exit_status & 0xffffu);
 			t->stats.zombies_kept++;
 		}
-		rc = m->exited ? tree_add_proc(&t->blob, &e, "", 0) : tree_add_proc(&t->blob, &e, m->batch.blob.p, m->batch.blob.len);
+		rc = m->captured ? tree_add_proc(&t->blob, &e, m->batch.blob.p, m->batch.blob.len) : tree_add_proc(&t->blob, &e, "", 0);
 	}
 	for (int i = 0; i < np && !rc; i++) {
 		uint8_t *bytes;
@@ -402,7 +402,8 @@ int tree_commit(struct tree *t)
 	struct ckpt_stats each[t->nprocs], cs = { 0 };
 	memset(each, 0, sizeof each);
 	for (int i = 0; i < t->nprocs; i++) {
-		int rc = t->procs[i]->exited ? 0 : sup_write_batch(t->procs[i], &each[i]);
+		/* a process that exits while its cut is committed is still in that cut */
+		int rc = t->procs[i]->captured ? sup_write_batch(t->procs[i], &each[i]) : 0;
 		if (rc)
 			return rc;
 	}
@@ -414,7 +415,7 @@ int tree_commit(struct tree *t)
 	if (rc)
 		return rc;
 	for (int i = 0; i < t->nprocs; i++) {
-		if (!t->procs[i]->exited)
+		if (t->procs[i]->captured)
 			sup_committed(t->procs[i], &each[i]);
 		cs.stack += each[i].stack, cs.stack_pages += each[i].stack_pages, cs.stack_exact += each[i].stack_exact;
 		cs.other += each[i].other, cs.other_pages += each[i].other_pages, cs.new_bytes += each[i].new_bytes;
@@ -438,7 +439,7 @@ int tree_commit(struct tree *t)
 int tree_verify(struct tree *t)
 {
 	for (int i = 0; i < t->nprocs; i++) {
-		int rc = t->procs[i]->exited ? 0 : sup_verify(t->procs[i]);
+		int rc = t->procs[i]->captured && !t->procs[i]->exited ? sup_verify(t->procs[i]) : 0;
 		if (rc)
 			return rc;
 	}

@@ -392,7 +392,7 @@ def work(n):
 pid = os.fork()
 if pid == 0:
     if os.fork() == 0:
-        r = work(4000000)
+        r = work(8000000)
         with open("result.tmp", "w") as f:
             f.write("orphan %d\\n" % r)
         os.rename("result.tmp", "result.txt")
