@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "sup.h"
+#include "tree.h"
 
 /* A unix stream socket of this network namespace, as sock_diag tells it. */
 struct diag_sock {
@@ -89,12 +89,11 @@ static int held_sockets(struct tree *t, struct sock_end **out, int *n)
 	*n = 0;
 	for (int i = 0; i < t->nprocs; i++) {
 		struct sup *m = t->procs[i];
-		int nf = 0;
-		if (m->exited || proc_fds(m->pid, m->fds, MAX_FDS, &nf) != 0)
-			continue;
-		for (int j = 0; j < nf; j++) {
+		int nf;
+		const struct fd_info *fds = tree_proc_fds(m, &nf);
+		for (int j = 0; fds && j < nf; j++) {
 			unsigned long long ino;
-			if (sscanf(m->fds[j].path, "socket:[%llu]", &ino) != 1)
+			if (sscanf(fds[j].path, "socket:[%llu]", &ino) != 1)
 				continue;
 			if (*n == cap) {
 				cap = cap ? 2 * cap : 32;
@@ -103,7 +102,7 @@ static int held_sockets(struct tree *t, struct sock_end **out, int *n)
 					return -ENOMEM;
 				*out = p;
 			}
-			(*out)[(*n)++] = (struct sock_end){ .ino = ino, .pid = m->pid, .fd = m->fds[j].fd };
+			(*out)[(*n)++] = (struct sock_end){ .ino = ino, .pid = m->pid, .fd = fds[j].fd };
 		}
 	}
 	return 0;

@@ -179,6 +179,12 @@ int tree_start_child(struct sup *m, char *why, size_t whylen)
 	return 0;
 }
 
+const struct fd_info *tree_proc_fds(struct sup *m, int *n)
+{
+	*n = 0;
+	return m->exited || proc_fds(m->pid, m->fds, MAX_FDS, n) != 0 ? NULL : m->fds;
+}
+
 static int proc_exists(pid_t pid)
 {
 	char p[64];
@@ -256,11 +262,10 @@ static int own_pipes(struct tree *t, struct seen_pipe *out, int max, int *fifos)
 	*fifos = 0;
 	for (int i = 0; i < t->nprocs; i++) {
 		struct sup *m = t->procs[i];
-		int nf = 0;
-		if (m->exited || proc_fds(m->pid, m->fds, MAX_FDS, &nf) != 0)
-			continue;
-		for (int j = 0; j < nf; j++) {
-			const struct fd_info *fi = &m->fds[j];
+		int nf;
+		const struct fd_info *fds = tree_proc_fds(m, &nf);
+		for (int j = 0; fds && j < nf; j++) {
+			const struct fd_info *fi = &fds[j];
 			unsigned long long ino;
 			int fifo = fi->type == IMG_FD_FIFO;
 			if (fifo)

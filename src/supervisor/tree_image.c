@@ -95,6 +95,16 @@ static int take_record(const uint8_t *p, size_t len, size_t *at, size_t size, si
 	return skip_padded(at, n, len);
 }
 
+/* A name of path_len bytes at *at ("/...", its NUL last; none for 0): *name, *at past its padding.
+ * 0, or -1 if it is malformed or past len. */
+static int take_name(const uint8_t *p, size_t len, size_t *at, uint32_t path_len, const char **name)
+{
+	*name = path_len ? (const char *)(p + *at) : NULL;
+	if (path_len > len - *at || (path_len && (p[*at] != '/' || memchr(p + *at, 0, path_len) != p + *at + path_len - 1)))
+		return -1;
+	return skip_padded(at, path_len, len);
+}
+
 int tree_decode(const void *blob, size_t len, struct tree_view *out, const char **why)
 {
 #define BAD(w) do { *why = (w); return -EINVAL; } while (0)
@@ -139,10 +149,9 @@ int tree_decode(const void *blob, size_t len, struct tree_view *out, const char 
 		memcpy(&e, p + at, sizeof e);
 		out->pipes[i] = (const void *)(p + at);
 		at += sizeof e;
-		out->pipe_paths[i] = e.path_len ? (const char *)(p + at) : NULL;
-		if (e.path_len > len - at || (e.path_len && (p[at] != '/' || memchr(p + at, 0, e.path_len) != p + at + e.path_len - 1)))
+		if (take_name(p, len, &at, e.path_len, &out->pipe_paths[i]))
 			BAD("a damaged process-tree checkpoint (a named pipe's name)");
-		if (skip_padded(&at, e.path_len, len) || e.bytes > len - at)
+		if (e.bytes > len - at)
 			BAD("a damaged process-tree checkpoint (a pipe's bytes)");
 		out->bytes[i] = p + at;
 		if (skip_padded(&at, e.bytes, len) || e.bytes > e.capacity)
@@ -167,10 +176,9 @@ int tree_decode(const void *blob, size_t len, struct tree_view *out, const char 
 			BAD("a damaged process-tree checkpoint (shared memory's mappings)");
 		out->shm_uses[i] = (const void *)(p + at);
 		at += (size_t)e.nuses * sizeof(struct tree_shm_use);
-		out->shm_paths[i] = e.path_len ? (const char *)(p + at) : NULL;
-		if (e.path_len > len - at || (e.path_len && (p[at] != '/' || memchr(p + at, 0, e.path_len) != p + at + e.path_len - 1)))
+		if (take_name(p, len, &at, e.path_len, &out->shm_paths[i]))
 			BAD("a damaged process-tree checkpoint (shared memory's name)");
-		if (skip_padded(&at, e.path_len, len) || e.bytes > len - at)
+		if (e.bytes > len - at)
 			BAD("a damaged process-tree checkpoint (shared memory's bytes)");
 		out->shm_bytes[i] = p + at;
 		if (skip_padded(&at, e.bytes, len))

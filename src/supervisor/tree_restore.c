@@ -368,6 +368,29 @@ static int reopen_shared_stdio(struct tree *t, struct hand *root, char *why, siz
 	return 0;
 }
 
+/* The record of process e of the checkpoint, forked again as child (with its launch record and
+ * metadata log when it has an image im); NULL with why (the child killed). */
+static struct sup *member(struct tree *t, struct sup *s, pid_t child, const struct tree_proc *e, const struct img *im,
+			  char *why, size_t whylen)
+{
+	struct sup *m = tree_proc_new(t, &s->cfg);
+	char name[40];
+	snprintf(name, sizeof name, "%s.%d", META_REGION_NAME, (int)e->pid);
+	if (!m || (im && (!(m->meta = metalog_new_named(name)) || take_record(m, im) != 0))) {
+		kill(child, SIGKILL);
+		snprintf(why, whylen, "out of memory");
+		return NULL;
+	}
+	m->pid = child, m->thr[0].tid = child, m->nthr = 1;
+	m->own_pid = pidns_own_id(child);
+	snprintf(m->region_prefix, sizeof m->region_prefix, "p%d.", (int)e->pid);
+	if (m->own_pid != e->pid) {
+		snprintf(why, whylen, "process %d: its id is not free in the namespace (it got %d)", (int)e->pid, (int)m->own_pid);
+		return NULL;
+	}
+	return m;
+}
+
 int tree_relaunch(struct sup *s, char *why, size_t whylen)
 {
 	struct tree *t = s->tree;
@@ -406,47 +429,19 @@ int tree_relaunch(struct sup *s, char *why, size_t whylen)
 			rc = -1;
 			break;
 		}
+		struct sup *m = member(t, s, child, e, e->exited ? NULL : im, why, whylen);
+		if (!m) {
+			rc = -1;
+			break;
+		}
 		if (e->exited) { /* a zombie: forked again and ended again, for its parent to wait for */
-			struct sup *m = tree_proc_new(t, &s->cfg);
-			if (!m) {
-				kill(child, SIGKILL);
-				snprintf(why, whylen, "out of memory");
-				rc = -1;
-				break;
-			}
-			m->pid = child, m->thr[0].tid = child, m->nthr = 1;
-			m->own_pid = pidns_own_id(child);
-			snprintf(m->region_prefix, sizeof m->region_prefix, "p%d.", (int)e->pid);
-			if (m->own_pid != e->pid) {
-				snprintf(why, whylen, "process %d: its id is not free in the namespace (it got %d)", (int)e->pid,
-					 (int)m->own_pid);
-				rc = -1;
-				break;
-			}
 			rc = exit_again(child, parent->gate, e->pid, e->exited & 0xffffu, why, whylen);
 			m->exited = m->memory_dropped = 1, m->exit_status = (int)(e->exited & 0xffffu);
 			continue;
 		}
-		struct sup *m = tree_proc_new(t, &s->cfg);
-		char name[40];
-		snprintf(name, sizeof name, "%s.%d", META_REGION_NAME, (int)e->pid);
-		if (!m || !(m->meta = metalog_new_named(name)) || take_record(m, im) != 0) {
-			kill(child, SIGKILL);
-			snprintf(why, whylen, "out of memory");
-			rc = -1;
-			break;
-		}
-		m->pid = child, m->thr[0].tid = child, m->nthr = 1;
-		m->own_pid = pidns_own_id(child);
-		snprintf(m->region_prefix, sizeof m->region_prefix, "p%d.", (int)e->pid);
 		metalog_attach_stub(m->meta, t->pool, t->view->blobs[i], e->blob_len);
 		m->resume_img = im;
 		m->resume_uffd = -1;
-		if (m->own_pid != e->pid) {
-			snprintf(why, whylen, "process %d: its id is not free in the namespace (it got %d)", (int)e->pid, (int)m->own_pid);
-			rc = -1;
-			break;
-		}
 		/* a leader of its own session or group is one again (before its exec, as a shell does) */
 		if (e->sid == e->pid || e->pgid == e->pid) {
 			struct inject ci;

@@ -34,6 +34,14 @@ def stats_of(pool_dir, *prog, extra=()):
         return json.load(f), r
 
 
+def tortured_and_kept(pool_dir, prog):
+    """Torture prog; then a run that is not killed must warn of nothing it does not keep."""
+    torture(*prog)
+    st, r = stats_of(pool_dir, *prog)
+    assert "not persisted" not in r.stderr and "deleted" not in r.stderr, r.stderr
+    return st, r
+
+
 def test_a_pipeline_with_bytes_in_flight(tmp_path, pool_dir):
     """sh: a slow generator | awk | gzip > file.  Kills land while all four processes run."""
     prog = programs.slow_pipeline(tmp_path)
@@ -59,10 +67,7 @@ def test_a_parent_kills_and_waits_for_its_children_by_pid(tmp_path):
 def test_a_parent_and_its_child_over_a_socketpair(tmp_path, pool_dir):
     """Both ends of a unix stream socketpair are in the program: each is made again at a resume,
     with the bytes queued at it."""
-    prog = programs.socketpair_talk(tmp_path)
-    torture(*prog)
-    st, r = stats_of(pool_dir, *prog)
-    assert "not persisted" not in r.stderr, r.stderr
+    st, _ = tortured_and_kept(pool_dir, programs.socketpair_talk(tmp_path))
     assert st["tree_checkpoints"] >= 5, st
 
 
@@ -90,10 +95,7 @@ def test_multiprocessing_with_the_fork_start_method(tmp_path, pool_dir):
     """A Pool, Processes sharing a Value under its lock, a Queue, a MAP_SHARED page: the shared
     memory (POSIX semaphores and multiprocessing's heap in deleted /dev/shm files, the anonymous
     page) is in every cut and mapped shared again in every process at a resume."""
-    prog = programs.multiprocessing_fork(tmp_path)
-    torture(*prog)
-    st, r = stats_of(pool_dir, *prog)
-    assert "not persisted" not in r.stderr and "deleted" not in r.stderr, r.stderr
+    st, _ = tortured_and_kept(pool_dir, programs.multiprocessing_fork(tmp_path))
     assert st["tree_checkpoints"] >= 5 and st["max_processes"] >= 4 and st["shared_memory_bytes"] > 0, st
 
 
@@ -122,9 +124,7 @@ while True:
 def test_children_that_ended_before_their_parent_waits(tmp_path, pool_dir):
     """Zombies are in the cut by their wait status: a resume forks each again and ends it the same
     way (an exit code, SIGTERM, a signal its parent handles), and the parent's waitpid gets it."""
-    prog = programs.late_wait(tmp_path)
-    torture(*prog)
-    st, r = stats_of(pool_dir, *prog)
+    st, r = tortured_and_kept(pool_dir, programs.late_wait(tmp_path))
     assert "has not waited" not in r.stderr, r.stderr
     assert st["zombies_kept"] >= 10 and st["tree_checkpoints"] >= 10, st
 
@@ -132,28 +132,20 @@ def test_children_that_ended_before_their_parent_waits(tmp_path, pool_dir):
 def test_an_orphan_stays_in_the_tree(tmp_path, pool_dir):
     """A grandchild whose parent exited (reparented to the namespace's init) is in every cut; a
     resume forks it again as the init's child (CLONE_PARENT from the first process)."""
-    prog = programs.orphan(tmp_path)
-    torture(*prog)
-    st, r = stats_of(pool_dir, *prog)
-    assert "orphan" not in r.stderr, r.stderr
+    st, r = tortured_and_kept(pool_dir, programs.orphan(tmp_path))
+    assert "outlived" not in r.stderr, r.stderr
     assert st["tree_checkpoints"] >= 10, st
 
 
 def test_a_socket_whose_peer_ended(tmp_path, pool_dir):
     """The child that held the other end exited: the bytes it sent wait at the parent's end, then
     end of file, then EPIPE -- after a resume too."""
-    prog = programs.socket_after_peer_exit(tmp_path)
-    torture(*prog)
-    st, r = stats_of(pool_dir, *prog)
-    assert "not persisted" not in r.stderr, r.stderr
+    st, _ = tortured_and_kept(pool_dir, programs.socket_after_peer_exit(tmp_path))
     assert st["pipe_bytes_in_flight"] > 0, st
 
 
 def test_a_named_pipe_between_parent_and_child(tmp_path, pool_dir):
     """A FIFO both open by name: opened again (both ends, without waiting) before the processes
     are forked, with its bytes in flight; made again if the program had removed it since."""
-    prog = programs.fifo_pair(tmp_path)
-    torture(*prog)
-    st, r = stats_of(pool_dir, *prog)
-    assert "not persisted" not in r.stderr, r.stderr
+    st, _ = tortured_and_kept(pool_dir, programs.fifo_pair(tmp_path))
     assert st["tree_checkpoints"] >= 10 and st["pipe_bytes_in_flight"] > 0, st
