@@ -220,13 +220,13 @@ if pid == 0:
     os._exit(0)
 os.close(r)
 crc = 0
-for k in range(400):
+for k in range(1600):
     b = bytes((k * 7 + j) % 251 for j in range(1000))
     crc = zlib.crc32(b, crc)
     os.write(w, b)
 os.close(w)
 _, st = os.waitpid(pid, 0)
-print("parent wrote 400000 bytes, crc", crc, "child status", st)
+print("parent wrote 1600000 bytes, crc", crc, "child status", st)
 """)]
 
 
