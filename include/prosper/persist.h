@@ -12,8 +12,13 @@
  * Granularity (what the mapping gave us; see libpmem2's store granularity):
  *   BYTE        eADR platform: stores are durable once globally visible; drain = sfence.
  *   CACHE_LINE  PMEM/DAX: flush = clwb (clflushopt) per line, drain = sfence.
- *   PAGE        ordinary file: flush = msync(MS_SYNC) of the pages (synchronous: durable when it
- *               returns), drain = nothing.  msync errors are returned, never abort().
+ *   PAGE        ordinary file (a disk, or tmpfs).  With the pool's file descriptor (has_file):
+ *               flush = sync_file_range(SYNC_FILE_RANGE_WRITE) of the pages, which only STARTS
+ *               their write-back; drain = fdatasync(file): every page written so far is durable
+ *               (and the device's write cache flushed) when it returns.  So an epoch costs one
+ *               device flush per ordering point, not one synchronous msync per range.  Without
+ *               a file (memory given by the caller): flush = msync(MS_SYNC), drain = nothing.
+ *               Errors (EIO, ENOSPC) are returned and kept in `error`, never abort().
  * PMEM2_FORCE_GRANULARITY=CACHE_LINE on a /dev/shm file emulates PMEM: it survives process
  * crashes, not power loss.
  */
@@ -77,7 +82,11 @@ struct prosper_persist {
 	int simulated;                             /* 1: memory only (crash simulator), no instructions */
 	const struct prosper_persist_hooks *hooks; /* NULL in production */
 	uint64_t skip_sites;                       /* mutation testing: bit s set = site s does nothing */
-	int error;                                 /* first msync error (negative errno), sticky */
+	int error;                                 /* first I/O error (negative errno), sticky */
+	int has_file;                              /* PAGE: file_fd/file_base name the pool file */
+	int file_fd;                               /* the pool file, mapped at file_base */
+	const void *file_base;
+	int file_unsynced;                         /* a flush started since the last fdatasync */
 };
 
 /* prosper_persist_flush -- start making [addr, addr+len) durable.  Returns 0 or -errno. */

@@ -8,8 +8,10 @@
  *     wrote but did not make durable may or may not have reached the media (cache eviction).
  *   - Cache-line model: 64-byte lines, 8-byte atomic stores, so a line in flight is kept,
  *     dropped, or torn at 8-byte boundaries.
- *   - Page model (msync on an ordinary file): a page in flight is kept, dropped, or torn at
- *     512-byte sectors; a sector is written entirely or not at all (sector-atomic device).
+ *   - Page model (a pool file on a disk): a flush only starts a page's write-back and the drain
+ *     (fdatasync) makes every flushed page durable, like clwb and sfence for lines; until then
+ *     a page in flight is kept, dropped, or torn at 512-byte sectors; a sector is written
+ *     entirely or not at all (sector-atomic device).
  *   - Intermediate values between two persist points of the same line are not modelled.
  *   - The workload is deterministic in the seed, so crash point c of a run is reached again by
  *     re-running the workload with the crash armed at c.
@@ -46,7 +48,7 @@ struct sim {
 	uint8_t *d;            /* what is durable */
 	size_t size;
 	int gran;
-	uint32_t *pending;     /* cache-line model: lines flushed since the last drain */
+	uint32_t *pending;     /* units (lines or pages) flushed since the last drain */
 	uint8_t *is_pending;
 	size_t npending;
 	uint64_t points;       /* persist events so far */
@@ -61,6 +63,9 @@ struct sim {
 };
 
 enum { LINE = 64, PAGE = 4096, SECTOR = 512, WORD = 8 };
+
+/* sim_unit -- what one flush covers and one crash keeps, drops or tears: a line or a page. */
+static size_t sim_unit(const struct sim *s) { return s->gran == PROSPER_GRAN_PAGE ? PAGE : LINE; }
 
 static void sim_point(struct sim *s, int site)
 {
@@ -81,18 +86,11 @@ static int sim_on_flush(void *ctx, int site, const void *addr, size_t len)
 	if (s->fail_at && s->flushes == s->fail_at)
 		return -EIO;
 	size_t from = (size_t)((const uint8_t *)addr - s->m), to = from + len;
-	if (s->gran == PROSPER_GRAN_PAGE) {
-		/* msync: synchronous, whole pages */
-		size_t a = from / PAGE * PAGE, b = (to + PAGE - 1) / PAGE * PAGE;
-		if (b > s->size)
-			b = s->size;
-		memcpy(s->d + a, s->m + a, b - a);
-		return 0;
-	}
-	for (size_t l = from / LINE; l < (to + LINE - 1) / LINE; l++) {
-		if (!s->is_pending[l]) {
-			s->is_pending[l] = 1;
-			s->pending[s->npending++] = (uint32_t)l;
+	size_t unit = sim_unit(s);
+	for (size_t u = from / unit; u < (to + unit - 1) / unit && u < s->size / unit; u++) {
+		if (!s->is_pending[u]) {
+			s->is_pending[u] = 1;
+			s->pending[s->npending++] = (uint32_t)u;
 		}
 	}
 	return 0;
@@ -102,10 +100,11 @@ static void sim_on_drain(void *ctx, int site)
 {
 	struct sim *s = ctx;
 	sim_point(s, site);
+	size_t unit = sim_unit(s);
 	for (size_t i = 0; i < s->npending; i++) {
-		size_t l = s->pending[i];
-		memcpy(s->d + l * LINE, s->m + l * LINE, LINE);
-		s->is_pending[l] = 0;
+		size_t u = s->pending[i];
+		memcpy(s->d + u * unit, s->m + u * unit, unit);
+		s->is_pending[u] = 0;
 	}
 	s->npending = 0;
 }
@@ -165,7 +164,7 @@ static void sim_free(struct sim *s)
 /* inflight -- units (lines or pages) whose CPU view differs from the durable one. */
 static size_t inflight(const struct sim *s, uint32_t *units)
 {
-	size_t unit = s->gran == PROSPER_GRAN_PAGE ? PAGE : LINE, n = 0;
+	size_t unit = sim_unit(s), n = 0;
 	for (size_t u = 0; u < s->size / unit; u++)
 		if (memcmp(s->m + u * unit, s->d + u * unit, unit) != 0)
 			units[n++] = (uint32_t)u;
@@ -178,7 +177,7 @@ enum choice { KEEP_OLD = 0, TAKE_NEW = 1, TEAR = 2 };
 static void build_image(const struct sim *s, const uint32_t *units, size_t n, const uint8_t *choice,
 			uint64_t *rng, uint8_t *out)
 {
-	size_t unit = s->gran == PROSPER_GRAN_PAGE ? PAGE : LINE;
+	size_t unit = sim_unit(s);
 	size_t piece = s->gran == PROSPER_GRAN_PAGE ? SECTOR : WORD;
 	memcpy(out, s->d, s->size);
 	for (size_t i = 0; i < n; i++) {

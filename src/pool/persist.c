@@ -1,10 +1,14 @@
 /* persist.c -- flush, drain and the atomic commit store for every granularity (see persist.h).
  *
  * The cache-line path uses clwb when the CPU has it, else clflushopt, else clflush; the
- * choice is made once.  The page path calls msync itself so that an I/O error becomes a
- * return value (libpmem2's own page path aborts the process).
+ * choice is made once.  The page path calls the kernel itself so that an I/O error becomes a
+ * return value (libpmem2's own page path aborts the process): on a file, flush starts the
+ * write-back of the pages and drain waits for all of them with one fdatasync -- the device
+ * flush, ~0.5 ms on an SSD, is then paid once per ordering point instead of once per range.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -114,6 +118,15 @@ int prosper_persist_flush(struct prosper_persist *pp, int site, const void *addr
 		long pg = sysconf(_SC_PAGESIZE);
 		uintptr_t start = (uintptr_t)addr & ~(uintptr_t)(pg - 1);
 		size_t n = (uintptr_t)addr + len - start;
+		if (pp->has_file) {
+			off_t off = (off_t)(start - (uintptr_t)pp->file_base);
+			pp->file_unsynced = 1;
+			if (sync_file_range(pp->file_fd, off, (off_t)n, SYNC_FILE_RANGE_WRITE) == 0)
+				return 0;
+			if (!pp->error)
+				pp->error = -errno;
+			return -errno;
+		}
 		while (msync((void *)start, n, MS_SYNC) != 0) {
 			if (errno == EINTR)
 				continue;
@@ -141,6 +154,11 @@ void prosper_persist_drain(struct prosper_persist *pp, int site)
 	__atomic_fetch_add(&drains, 1, __ATOMIC_RELAXED);
 	if (pp->granularity != PROSPER_GRAN_PAGE)
 		__asm__ volatile("sfence" ::: "memory");
+	else if (pp->has_file && pp->file_unsynced) {
+		pp->file_unsynced = 0;
+		if (fdatasync(pp->file_fd) != 0 && !pp->error)
+			pp->error = -errno;
+	}
 }
 
 int prosper_persist_range(struct prosper_persist *pp, int site, const void *addr, size_t len)

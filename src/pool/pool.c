@@ -199,7 +199,7 @@ int prosper_pool_create(const char *path, const struct prosper_pool_config *cfg,
 	rc = pool_file_create(tmp, sb.file_bytes, sb.data_off, cfg->granularity, &f);
 	if (rc)
 		return rc;
-	struct prosper_persist pp = { .granularity = f.granularity };
+	struct prosper_persist pp = { .granularity = f.granularity, .has_file = 1, .file_fd = f.fd, .file_base = f.base };
 	struct prosper_pool *p = pool_new(f.base, f.size, &pp);
 	if (!p) {
 		pool_file_close(&f);
@@ -236,7 +236,7 @@ int prosper_pool_open(const char *path, prosper_pool **out)
 	int rc = pool_file_open(path, &f);
 	if (rc)
 		return rc;
-	struct prosper_persist pp = { .granularity = f.granularity };
+	struct prosper_persist pp = { .granularity = f.granularity, .has_file = 1, .file_fd = f.fd, .file_base = f.base };
 	struct prosper_pool *p = pool_new(f.base, f.size, &pp);
 	if (!p) {
 		pool_file_close(&f);
