@@ -153,6 +153,20 @@ int prosper_pool_rollback(const char *path, uint64_t epoch);
 /* The same on an in-memory pool (crash simulator). */
 int prosper_pool_rollback_mem(void *base, size_t size, const struct prosper_persist *pp, uint64_t epoch);
 
+/* ---- one pool's committed epoch copied into another (the durable replica, src/pool/copy.c) ---- */
+struct prosper_pool_copy_stats {
+	uint64_t compared_bytes;   /* committed bytes of src compared with dst's */
+	uint64_t written_bytes;    /* of those, the ones that differed and were written into dst */
+	uint64_t regions_added, regions_removed;
+};
+/* Stage, as dst's epoch being built, what makes it hold src's committed epoch: the same
+ * regions under the same ids, and the blocks that differ.  Only segments src changed after its
+ * epoch `since` are compared (0: all; pass the src epoch of dst's last copy through this src
+ * handle).  Then commit dst with src's blob -- one failure-atomic epoch of dst.  Both pools
+ * need the same segment and block size.  0 or negative errno; after an error dst's handle is
+ * only to be closed (its committed epoch is untouched). */
+int prosper_pool_copy_stage(prosper_pool *dst, prosper_pool *src, uint64_t since, struct prosper_pool_copy_stats *st);
+
 /* ---- direct regions (libcrpm default mode primitives) ---- */
 /* Address of segment seg's working copy in the pool mapping, and its length. */
 void *prosper_pool_direct_addr(prosper_pool *pool, uint32_t id, uint32_t seg, uint64_t *len);

@@ -4,7 +4,8 @@
  *
  * Budget: --states N is what the run explores at least, split between the workloads chosen (half
  * each with `all`) and, within a workload, between the failure models (3/4 cache line, 1/4 page
- * with `both`).  The pool workload runs four seeds per model (different workload shapes); crpm
+ * with `both`).  The pool workload runs four seeds per model (different workload shapes) and its
+ * copy variant (the durable replica: each epoch a copy of another pool's) two; crpm
  * runs each of its variants (default/buffered mode, store hooks/write protection, stealing) once
  * per model.  A mutant counts as caught when some crash state of a few seeds is inconsistent.
  *
@@ -70,33 +71,40 @@ static uint64_t model_share(uint64_t budget, int grans, int g)
 	return g == 0 ? budget * 3 / 4 : budget - budget * 3 / 4;
 }
 
+/* run_pool -- the pool's workload (four seeds per model, 2/3 of the budget) and its copy
+ * variant, the durable replica (two seeds per model, the rest). */
 static int run_pool(struct report *rep, uint64_t budget, uint64_t seed, int grans, int json)
 {
-	for (int g = 0; g < 2; g++) {
-		if (!(grans & (1 << g)))
-			continue;
-		struct run *run = &rep->runs[rep->nruns++];
-		*run = (struct run){ .workload = "pool", .variant = "pool", .granularity = models[g].name };
-		uint64_t per_seed = (model_share(budget, grans, g) + 3) / 4;
-		double t = now();
-		for (uint64_t s = 0; s < 4; s++) {
-			struct prosper_crashsim_config c;
-			struct prosper_crashsim_result r;
-			prosper_crashsim_config_default(&c);
-			c.states = per_seed;
-			c.seed = seed + s;
-			c.granularity = models[g].gran;
-			if (prosper_crashsim_run(&c, &r) != 0) {
-				fprintf(stderr, "prosper crashtest: the simulator failed to run the pool workload\n");
-				return -1;
+	static const struct { const char *name; int copy, seeds; } variants[2] = { { "pool", 0, 4 }, { "copy", 1, 2 } };
+	for (int v = 0; v < 2; v++)
+		for (int g = 0; g < 2; g++) {
+			if (!(grans & (1 << g)))
+				continue;
+			struct run *run = &rep->runs[rep->nruns++];
+			*run = (struct run){ .workload = "pool", .variant = variants[v].name, .granularity = models[g].name };
+			uint64_t share = model_share(budget, grans, g), mine = v == 0 ? share * 2 / 3 : share - share * 2 / 3;
+			uint64_t per_seed = (mine + (uint64_t)variants[v].seeds - 1) / (uint64_t)variants[v].seeds;
+			double t = now();
+			for (uint64_t s = 0; s < (uint64_t)variants[v].seeds; s++) {
+				struct prosper_crashsim_config c;
+				struct prosper_crashsim_result r;
+				prosper_crashsim_config_default(&c);
+				c.states = per_seed;
+				c.seed = seed + s;
+				c.granularity = models[g].gran;
+				c.copy = variants[v].copy;
+				if (prosper_crashsim_run(&c, &r) != 0) {
+					fprintf(stderr, "prosper crashtest: the simulator failed to run the pool workload (%s)\n",
+						variants[v].name);
+					return -1;
+				}
+				add(&run->r, &r, c.seed);
+				if (!json)
+					fprintf(stderr, "  pool %-4s %-10s seed %" PRIu64 ": %" PRIu64 " states, %" PRIu64 " inconsistent\n",
+						variants[v].name, models[g].name, c.seed, r.states, r.inconsistent);
 			}
-			add(&run->r, &r, c.seed);
-			if (!json)
-				fprintf(stderr, "  pool %-10s seed %" PRIu64 ": %" PRIu64 " states, %" PRIu64 " inconsistent\n",
-					models[g].name, c.seed, r.states, r.inconsistent);
+			run->seconds = now() - t;
 		}
-		run->seconds = now() - t;
-	}
 	return 0;
 }
 
@@ -139,7 +147,7 @@ static void pool_mutants(struct report *rep, uint64_t seed)
 		prosper_crashsim_config_default(&c);
 		*m = (struct mutant_result){ .workload = "pool" };
 		snprintf(m->name, sizeof m->name, "%s", prosper_crashsim_mutant(i, &c));
-		snprintf(m->variant, sizeof m->variant, "pool");
+		snprintf(m->variant, sizeof m->variant, "%s", c.copy ? "copy" : "pool");
 		c.states = 3000;
 		c.stop_at_first = 1;
 		for (uint64_t s = 0; s < 4 && !m->caught; s++) {

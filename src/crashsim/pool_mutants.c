@@ -1,5 +1,6 @@
 /* pool_mutants.c -- the pool protocol's mutants: each persist site removed in turn, and each
- * protocol mutation of the pool (src/pool/mutation.c, compiled only into the testable pool).
+ * protocol mutation of the pool (src/pool/mutation.c, compiled only into the testable pool);
+ * the copy's mutations run the copy variant of the workload.
  * `prosper crashtest` runs every one and requires that the crash checks catch it.
  */
 #include <stdio.h>
@@ -27,6 +28,7 @@ const char *prosper_crashsim_mutant(int i, struct prosper_crashsim_config *c)
 		snprintf(name, sizeof name, "no_persist_%s", prosper_persist_site_name(mutant_sites[i]));
 	} else {
 		c->mutation = i - NSITES + 1;
+		c->copy = c->mutation == MUT_COPY_ONLY_NEW || c->mutation == MUT_COPY_FRESH_IDS;
 		snprintf(name, sizeof name, "%s", pool_mutation_name(c->mutation));
 	}
 	return name;

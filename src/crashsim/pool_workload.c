@@ -2,6 +2,12 @@
  * added, grown, shrunk, removed; buffered writes; direct copy-on-write with backup stealing; redo
  * regions (always a stack from the first epoch) whose logs are written, sealed and applied;
  * commits with blobs -- checked against a model of every committed epoch's bytes.
+ *
+ * Copy variant (config.copy): the same operations build epochs of a SOURCE pool in ordinary
+ * memory, and each epoch of the simulated pool is a copy of the source's latest committed epoch
+ * (prosper_pool_copy_stage + commit, one to three source epochs apart, the later ones comparing
+ * only what changed since the last copy) -- the durable replica's protocol, crashed at every
+ * persist point of the replica.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -103,6 +109,9 @@ struct workload {
 	struct model snap[MAXEPOCHS]; /* committed states, by epoch */
 	int nsnap;
 	struct prosper_crash_progress *pr;
+	int copy;                     /* the copy variant: ops go to src, the media gets copies */
+	prosper_pool *src;
+	uint8_t *src_mem;
 	/* a continued epoch (wl_cont): the reference it replaced */
 	struct model cont_saved;
 	uint64_t cont_e;
@@ -121,6 +130,10 @@ static void wl_reset(void *ctx)
 {
 	struct workload *w = ctx;
 	wl_release(w);
+	if (w->src)
+		prosper_pool_abandon(&w->src);
+	free(w->src_mem);
+	w->src_mem = NULL;
 	model_free(&w->cur);
 	w->cur.blob_len = 0;
 	for (int i = 0; i < w->nsnap; i++)
@@ -208,6 +221,17 @@ static int wl_op(prosper_pool *p, struct model *m, uint64_t *rng, uint32_t seg)
 	return rc;
 }
 
+/* copy_source_new -- the copy variant's source: a pool of the same geometry in ordinary memory
+ * (no persistence observed: it is not what is crashed). */
+static int copy_source_new(struct workload *w)
+{
+	w->src_mem = calloc(1, w->size);
+	if (!w->src_mem)
+		return -ENOMEM;
+	struct prosper_persist pp = { .granularity = PROSPER_GRAN_BYTE, .simulated = 1 };
+	return prosper_pool_create_mem(w->src_mem, w->size, &w->cfg, &pp, &w->src);
+}
+
 /* wl_run -- the full workload on the simulated media; returns normally only if no crash. */
 static void wl_run(void *ctx, uint8_t *base, int fd, struct prosper_persist *pp, struct prosper_crash_progress *pr)
 {
@@ -223,16 +247,22 @@ static void wl_run(void *ctx, uint8_t *base, int fd, struct prosper_persist *pp,
 	pr->create_done = 1;
 	model_copy(&w->snap[0], &w->cur);
 	w->nsnap = 1;
-	for (int e = 1; e <= w->epochs && e < MAXEPOCHS; e++) {
+	if (w->copy && (rc = copy_source_new(w)) != 0) {
+		pr->failed = 2;
+		return;
+	}
+	uint64_t since = 0; /* the source epoch the media's last copy holds (0: none yet) */
+	for (int e = 1, rounds = 0; e <= w->epochs && e < MAXEPOCHS; rounds++) {
+		prosper_pool *ops_pool = w->copy ? w->src : w->pool;
 		int ops = 1 + (int)crashsim_rng_below(&rng, 6);
 		/* Every workload has a stack from the first epoch on (more may come and go). */
-		if (e == 1 && (rc = wl_add(w->pool, &w->cur, "stack", PROSPER_REGION_REDO,
+		if (rounds == 0 && (rc = wl_add(ops_pool, &w->cur, "stack", PROSPER_REGION_REDO,
 					   w->cfg.seg_size + 1 + crashsim_rng_below(&rng, w->cfg.seg_size / 2))) != 0) {
 			pr->failed = rc == -EIO ? 1 : 2;
 			return;
 		}
 		for (int i = 0; i < ops; i++) {
-			rc = wl_op(w->pool, &w->cur, &rng, w->cfg.seg_size);
+			rc = wl_op(ops_pool, &w->cur, &rng, w->cfg.seg_size);
 			if (rc == -EIO) {
 				pr->failed = 1;
 				return;
@@ -246,17 +276,32 @@ static void wl_run(void *ctx, uint8_t *base, int fd, struct prosper_persist *pp,
 		}
 		w->cur.blob_len = crashsim_rng_below(&rng, sizeof w->cur.blob + 1);
 		crashsim_fill_random(w->cur.blob, w->cur.blob_len, &rng);
+		if (w->copy) {
+			if (prosper_pool_commit(w->src, w->cur.blob, w->cur.blob_len) != 0) {
+				pr->failed = 2; /* the source is ordinary memory: no error expected */
+				return;
+			}
+			if (crashsim_rng_below(&rng, 3) != 0)
+				continue; /* the next copy is one to three source epochs away */
+		}
 		/* the reference of the epoch being committed exists before the commit starts */
 		model_copy(&w->snap[e], &w->cur);
 		w->nsnap = e + 1;
 		pr->hi = (uint64_t)e;
+		if (w->copy && (rc = prosper_pool_copy_stage(w->pool, w->src, since, NULL)) != 0) {
+			/* no room for the old and the new regions of a copy at once: stop, like an I/O error */
+			pr->failed = rc == -EIO || rc == -ENOSPC ? 1 : 2;
+			return;
+		}
 		rc = prosper_pool_commit(w->pool, w->cur.blob, w->cur.blob_len);
 		if (rc) {
 			/* hi stays: a failed commit may or may not have become durable */
 			pr->failed = rc == -EIO ? 1 : 2;
 			return;
 		}
+		since = w->copy ? prosper_pool_epoch(w->src) : 0;
 		pr->lo = (uint64_t)e;
+		e++;
 	}
 }
 
@@ -328,6 +373,7 @@ int prosper_crashsim_run(const struct prosper_crashsim_config *c, struct prosper
 	struct workload w;
 	memset(&w, 0, sizeof w);
 	w.seed = c->seed;
+	w.copy = c->copy;
 	w.epochs = c->epochs < MAXEPOCHS - 2 ? c->epochs : MAXEPOCHS - 2;
 	prosper_pool_config_default(&w.cfg);
 	w.cfg.seg_size = 4096;

@@ -324,9 +324,12 @@ int prosper_pool_commit(prosper_pool *p, const void *blob, size_t blob_len)
 			free(r->segs);
 			continue;
 		}
+		bool log_written = r->log_begun;
 		r->log_begun = POOL_MUTANT(MUT_REDO_NEXT_LOG_EARLY) && r->info.mode == PROSPER_REGION_REDO;
 		for (uint32_t k = 0; k < r->nsegs; k++) {
 			struct seg *s = &r->segs[k];
+			if (s->touched || log_written)
+				s->written_epoch = next;
 			if (s->touched && (s->state == ST_MAIN || s->state == ST_BACK)) {
 				/* The copy that stopped being valid lacks exactly this epoch's blocks. */
 				if (!s->stale)

@@ -12,6 +12,7 @@ const char *pool_mutation_name(int m)
 	static const char *const names[MUT_COUNT] = {
 		"none", "commit_first", "no_catchup", "write_valid", "state_not_back", "bind_after_state",
 		"redo_apply_before_commit", "redo_log_after_commit", "redo_no_reapply", "redo_next_log_before_apply",
+		"copy_only_new_segments", "copy_fresh_region_ids",
 	};
 	return m >= 0 && m < MUT_COUNT ? names[m] : "?";
 }

@@ -379,6 +379,7 @@ static int region_set_segments(struct prosper_pool *p, struct region *r, uint64_
 			struct seg *s = &ns[k];
 			memset(s, 0, sizeof *s);
 			s->back_slot = POOL_SLOT_NONE;
+			s->written_epoch = p->epoch + 1;
 			int rc = slot_alloc(p, &s->main_slot);
 			if (!rc && r->info.mode == PROSPER_REGION_BUFFERED)
 				rc = slot_alloc(p, &s->back_slot);

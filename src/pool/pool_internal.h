@@ -10,6 +10,7 @@
  *   commit.c   buffered writes and the commit of an epoch        recover.c  recovery at open
  *   pool.c     create/open/close, queries, staged region changes (the top)
  *   rollback.c one epoch back (MPI restart)            inspect.c  `prosper inspect`, metadata only
+ *   copy.c     one pool made to hold another's committed epoch (the durable replica)
  *   mutation.c protocol mutations: the testable build only (pool_testing.h)
  */
 #ifndef PROSPER_POOL_INTERNAL_H
@@ -32,6 +33,9 @@ struct seg {
 	uint64_t *stale;      /* blocks where the other copy (buffered) or the backup (direct)
 			       * differs from the valid data; NULL = all blocks */
 	uint64_t *dirty;      /* blocks written in the epoch being built */
+	uint64_t written_epoch; /* DRAM only: the last epoch that changed its committed bytes, as
+				 * far as this handle saw (0: before it was opened) -- what a copy
+				 * into another pool needs to look at (copy.c) */
 };
 
 struct region {

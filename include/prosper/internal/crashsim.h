@@ -5,7 +5,11 @@
  * whose logs are written, sealed and applied; commits with blobs) runs on an in-memory pool whose
  * persist layer is simulated.  The simulator keeps two images: what the CPU sees (M) and what
  * is durable (D).  Cache-line model: a flush queues lines, a drain makes queued lines durable.
- * Page model: msync makes whole pages durable at once.
+ * Page model (a pool file on a disk): a flush starts the write-back of whole pages, a drain
+ * (fdatasync) makes the started pages durable.
+ * The copy variant (config.copy) runs the same operations on a source pool in ordinary memory
+ * and makes each epoch of the simulated pool a copy of the source's (prosper_pool_copy_stage):
+ * the durable replica of docs/durability.md.
  *
  * At persist point c (every flush, drain and commit-word store, c = 1..K) the run stops and
  * crash images are built from D plus any subset of the in-flight units (lines or pages whose
@@ -33,6 +37,7 @@ struct prosper_crashsim_config {
 	int mutation;           /* 0, or a protocol mutation (crashsim_mutation_*) */
 	int skip_site;          /* -1, or a persist site whose operations are removed */
 	int stop_at_first;      /* stop at the first inconsistency (mutation runs) */
+	int copy;               /* 1: the copy variant (the simulated pool is a replica) */
 };
 
 struct prosper_crashsim_result {

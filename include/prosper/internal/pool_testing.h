@@ -26,6 +26,8 @@ enum pool_mutation {
 	MUT_REDO_LOG_LATE,     /* redo log persisted only after the commit word */
 	MUT_REDO_NO_REAPPLY,   /* recovery does not apply the committed epoch's log again */
 	MUT_REDO_NEXT_LOG_EARLY, /* the next epoch's log started before the apply is persisted */
+	MUT_COPY_ONLY_NEW,     /* a copy compares only the segments the replica has just added */
+	MUT_COPY_FRESH_IDS,    /* a copy adds regions under the replica's own next ids */
 	MUT_COUNT
 };
 #ifdef PROSPER_TESTABLE
