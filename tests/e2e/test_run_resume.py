@@ -311,3 +311,13 @@ def test_help_explains(tmp_path):
         assert r.returncode == 0 and "--stack-tracker" in r.stdout and "--pool" in r.stdout
     r = prosper("torture", "--help")
     assert r.returncode == 0 and "--kills" in r.stdout
+
+
+def test_stdin_reaches_the_program():
+    """bin/prosper once exec'd the supervisor inside the loop that read its subcommand table: the
+    program's stdin was that table."""
+    r = subprocess.run([PROSPER, "run", "--pool", "/dev/shm/prosper-stdin-test.prosper", "--", "/usr/bin/python3",
+                        "-S", "-c", "print(int(input()) * 2)"], input=b"21\n", capture_output=True, timeout=60)
+    if os.path.exists("/dev/shm/prosper-stdin-test.prosper"):
+        os.unlink("/dev/shm/prosper-stdin-test.prosper")
+    assert r.returncode == 0 and r.stdout == b"42\n", r.stderr
