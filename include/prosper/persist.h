@@ -18,6 +18,8 @@
  *               (and the device's write cache flushed) when it returns.  So an epoch costs one
  *               device flush per ordering point, not one synchronous msync per range.  Without
  *               a file (memory given by the caller): flush = msync(MS_SYNC), drain = nothing.
+ *               A file on tmpfs or ramfs (file_in_memory): its page cache is all there is, so
+ *               flush and drain do nothing (it survives the process, never a power cut).
  *               Errors (EIO, ENOSPC) are returned and kept in `error`, never abort().
  * PMEM2_FORCE_GRANULARITY=CACHE_LINE on a /dev/shm file emulates PMEM: it survives process
  * crashes, not power loss.
@@ -87,6 +89,8 @@ struct prosper_persist {
 	int file_fd;                               /* the pool file, mapped at file_base */
 	const void *file_base;
 	int file_unsynced;                         /* a flush started since the last fdatasync */
+	int file_in_memory;                        /* the file is on tmpfs/ramfs: the page cache IS the
+						    * medium, a flush or drain has nothing to do */
 };
 
 /* prosper_persist_flush -- start making [addr, addr+len) durable.  Returns 0 or -errno. */
@@ -104,6 +108,9 @@ const char *prosper_granularity_name(int g);
  * pool of this process so far; simulated persistence is not counted.  For benchmarks (fences
  * per epoch, libcrpm Table 1b). */
 uint64_t prosper_persist_drain_count(void);
+/* fdatasync calls of page-granularity drains by every pool of this process so far, and the
+ * seconds they took (the device flush latency a disk pool pays). */
+void prosper_persist_sync_stats(uint64_t *count, double *seconds);
 
 #ifdef __cplusplus
 }

@@ -114,6 +114,10 @@ const char *prosper_pool_errormsg(void);
 /* ---- what the committed epoch holds ---- */
 uint64_t prosper_pool_epoch(const prosper_pool *pool);
 int prosper_pool_granularity(const prosper_pool *pool);
+/* The pool's identity, drawn at creation (16 random bytes; every checksum is salted with it). */
+void prosper_pool_uuid(const prosper_pool *pool, uint8_t out[16]);
+/* Data bytes the pool can hold (its slots; both copies of a buffered segment count). */
+uint64_t prosper_pool_capacity(const prosper_pool *pool);
 /* Segment and block size of the pool, in bytes. */
 void prosper_pool_geometry(const prosper_pool *pool, uint32_t *seg_size, uint32_t *block_size);
 int prosper_pool_region_count(const prosper_pool *pool);
@@ -202,6 +206,9 @@ void prosper_pool_stats_get(const prosper_pool *pool, struct prosper_pool_stats 
 /* Write a human or JSON description of the pool file at path to out.  Returns 0, or a negative
  * code with prosper_pool_errormsg() set (the file is not a valid pool). */
 int prosper_pool_inspect_file(const char *path, int json, void *FILE_out);
+/* Read a pool file's uuid and committed epoch without opening it (no recovery, no writes).
+ * 0, or a negative code with prosper_pool_errormsg() set. */
+int prosper_pool_peek(const char *path, uint8_t uuid[16], uint64_t *epoch);
 
 #ifdef __cplusplus
 }

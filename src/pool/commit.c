@@ -85,7 +85,7 @@ static void catch_up_partial(struct prosper_pool *p, struct seg *s, uint64_t o, 
 			continue;
 		uint64_t start = (uint64_t)b * bs;
 		if (o > start || o + n < start + bs) {
-			memcpy(dst + start, src + start, bs);
+			media_copy(p, dst + start, src + start, bs);
 			p->stats.catchup_bytes += bs;
 		}
 		bm_clear(s->stale, b);
@@ -98,11 +98,15 @@ static void catch_up_rest(struct prosper_pool *p, struct seg *s)
 	uint32_t nb = blocks_per_seg(p), bs = p->sb.block_size;
 	uint8_t *dst = target_of(p, s);
 	const uint8_t *src = slot_addr(p, valid_slot(s));
-	for (uint32_t b = 0; b < nb; b++) {
-		if (!bm_test(s->stale, b))
+	for (uint32_t b = 0, e; b < nb; b = e) {
+		if (!bm_test(s->stale, b)) {
+			e = b + 1;
 			continue;
-		memcpy(dst + (uint64_t)b * bs, src + (uint64_t)b * bs, bs);
-		p->stats.catchup_bytes += bs;
+		}
+		for (e = b + 1; e < nb && bm_test(s->stale, e); e++)
+			;
+		media_copy(p, dst + (uint64_t)b * bs, src + (uint64_t)b * bs, (uint64_t)(e - b) * bs);
+		p->stats.catchup_bytes += (uint64_t)(e - b) * bs;
 	}
 	flush_runs(p, PSITE_SEG_CATCHUP, dst, s->stale);
 }
@@ -142,7 +146,7 @@ int prosper_pool_write(prosper_pool *p, uint32_t id, uint64_t off, const void *s
 				return rc;
 		}
 		catch_up_partial(p, s, o, n);
-		memcpy(target_of(p, s) + o, in, n);
+		media_copy(p, target_of(p, s) + o, in, n);
 		mark_blocks(p, s->dirty, o, n);
 		p->stats.data_bytes += n;
 		off += n;

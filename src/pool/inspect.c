@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "prosper/stackckpt.h"
 #include "pool_internal.h"
@@ -174,6 +175,8 @@ int prosper_pool_inspect_file(const char *path, int json, void *out_)
 	for (int i = 0; i < 16; i++)
 		snprintf(uuid + 2 * i, 3, "%02x", sb.uuid[i]);
 	const char *gran = granularity(path);
+	struct stat fst;
+	uint64_t disk_bytes = fstat(fd, &fst) == 0 ? (uint64_t)fst.st_blocks * 512 : 0;
 
 	if (json) {
 		fprintf(o, "{\"path\": ");
@@ -181,11 +184,11 @@ int prosper_pool_inspect_file(const char *path, int json, void *out_)
 		fprintf(o, ", \"magic\": \"0x%016llx\", \"format_version\": %u, \"layout_version\": %u, "
 			   "\"uuid\": \"%s\", \"file_bytes\": %llu, \"seg_size\": %u, \"block_size\": %u, "
 			   "\"nslots\": %u, \"max_regions\": %u, \"max_backups\": %u, \"meta_bytes\": %u, "
-			   "\"created_unix\": %llu, \"granularity\": \"%s\", \"epoch\": %llu, ",
+			   "\"created_unix\": %llu, \"granularity\": \"%s\", \"epoch\": %llu, \"disk_bytes\": %llu, ",
 			(unsigned long long)sb.magic, sb.format_version, sb.layout_version, uuid,
 			(unsigned long long)sb.file_bytes, sb.seg_size, sb.block_size, sb.nslots, sb.max_regions,
 			sb.max_backups, sb.meta_bytes, (unsigned long long)sb.created_unix, gran,
-			(unsigned long long)epoch);
+			(unsigned long long)epoch, (unsigned long long)disk_bytes);
 		fprintf(o, "\"checksums\": {\"superblock\": true, \"commit_a\": %s, \"commit_b\": %s, "
 			   "\"meta_committed\": true, \"meta_previous\": %s, \"bindings_corrupt\": %u}, ",
 			wok[0] ? "true" : "false", wok[1] ? "true" : "false", other_meta_ok ? "true" : "false", bad_binds);
@@ -193,8 +196,9 @@ int prosper_pool_inspect_file(const char *path, int json, void *out_)
 	} else {
 		fprintf(o, "pool %s\n  format v%u, layout v%u, uuid %s, created %llu\n", path, sb.format_version,
 			sb.layout_version, uuid, (unsigned long long)sb.created_unix);
-		fprintf(o, "  %llu bytes: %u slots of %u bytes (blocks of %u), max %u regions, granularity %s\n",
-			(unsigned long long)sb.file_bytes, sb.nslots, sb.seg_size, sb.block_size, sb.max_regions, gran);
+		fprintf(o, "  %llu bytes (%llu on disk): %u slots of %u bytes (blocks of %u), max %u regions, granularity %s\n",
+			(unsigned long long)sb.file_bytes, (unsigned long long)disk_bytes, sb.nslots, sb.seg_size,
+			sb.block_size, sb.max_regions, gran);
 		fprintf(o, "  committed epoch %llu; commit words A %s, B %s; previous metadata %s\n",
 			(unsigned long long)epoch, wok[0] ? "ok" : "CORRUPT", wok[1] ? "ok" : "CORRUPT",
 			other_meta_ok ? "ok" : "absent or overwritten");
@@ -259,4 +263,33 @@ int prosper_pool_inspect_file(const char *path, int json, void *out_)
 	close(fd);
 	free(md);
 	return 0;
+}
+
+int prosper_pool_peek(const char *path, uint8_t uuid[16], uint64_t *epoch)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return pool_err(-errno, "cannot open %s: %s", path, strerror(errno));
+	uint64_t size;
+	struct pool_sb sb;
+	memset(&sb, 0, sizeof sb);
+	int rc = pool_file_check(fd, path, &size);
+	if (!rc) {
+		ssize_t n = pread(fd, &sb, sizeof sb, 0);
+		rc = n < 0 ? pool_err(-errno, "cannot read %s: %s", path, strerror(errno))
+			   : sb_validate(&sb, (size_t)n < sizeof sb ? (size_t)n : size);
+	}
+	uint8_t *md = rc ? NULL : malloc(sb.data_off);
+	if (!rc && !md)
+		rc = pool_err(-ENOMEM, "out of memory");
+	if (!rc && pread(fd, md, sb.data_off, 0) != (ssize_t)sb.data_off)
+		rc = pool_err(-EIO, "cannot read the metadata of %s", path);
+	int valid_words = 0;
+	if (!rc)
+		rc = find_committed(&sb, md, epoch, &valid_words);
+	if (!rc)
+		memcpy(uuid, sb.uuid, 16);
+	free(md);
+	close(fd);
+	return rc;
 }

@@ -6,11 +6,11 @@
  * write-back of the pages and drain waits for all of them with one fdatasync -- the device
  * flush, ~0.5 ms on an SSD, is then paid once per ordering point instead of once per range.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 #include <cpuid.h>
 #include "prosper/persist.h"
@@ -118,6 +118,8 @@ int prosper_persist_flush(struct prosper_persist *pp, int site, const void *addr
 		long pg = sysconf(_SC_PAGESIZE);
 		uintptr_t start = (uintptr_t)addr & ~(uintptr_t)(pg - 1);
 		size_t n = (uintptr_t)addr + len - start;
+		if (pp->has_file && pp->file_in_memory)
+			return 0;
 		if (pp->has_file) {
 			off_t off = (off_t)(start - (uintptr_t)pp->file_base);
 			pp->file_unsynced = 1;
@@ -140,6 +142,20 @@ int prosper_persist_flush(struct prosper_persist *pp, int site, const void *addr
 }
 
 static uint64_t drains; /* prosper_persist_drain_count */
+static uint64_t syncs, sync_ns; /* prosper_persist_sync_stats */
+
+void prosper_persist_sync_stats(uint64_t *count, double *seconds)
+{
+	*count = __atomic_load_n(&syncs, __ATOMIC_RELAXED);
+	*seconds = (double)__atomic_load_n(&sync_ns, __ATOMIC_RELAXED) * 1e-9;
+}
+
+static uint64_t ns_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 uint64_t prosper_persist_drain_count(void) { return __atomic_load_n(&drains, __ATOMIC_RELAXED); }
 
@@ -156,8 +172,11 @@ void prosper_persist_drain(struct prosper_persist *pp, int site)
 		__asm__ volatile("sfence" ::: "memory");
 	else if (pp->has_file && pp->file_unsynced) {
 		pp->file_unsynced = 0;
+		uint64_t t0 = ns_now();
 		if (fdatasync(pp->file_fd) != 0 && !pp->error)
 			pp->error = -errno;
+		__atomic_fetch_add(&syncs, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&sync_ns, ns_now() - t0, __ATOMIC_RELAXED);
 	}
 }
 

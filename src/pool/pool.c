@@ -199,7 +199,8 @@ int prosper_pool_create(const char *path, const struct prosper_pool_config *cfg,
 	rc = pool_file_create(tmp, sb.file_bytes, sb.data_off, cfg->granularity, &f);
 	if (rc)
 		return rc;
-	struct prosper_persist pp = { .granularity = f.granularity, .has_file = 1, .file_fd = f.fd, .file_base = f.base };
+	struct prosper_persist pp = { .granularity = f.granularity, .has_file = 1, .file_fd = f.fd, .file_base = f.base,
+				      .file_in_memory = f.in_memory };
 	struct prosper_pool *p = pool_new(f.base, f.size, &pp);
 	if (!p) {
 		pool_file_close(&f);
@@ -236,7 +237,8 @@ int prosper_pool_open(const char *path, prosper_pool **out)
 	int rc = pool_file_open(path, &f);
 	if (rc)
 		return rc;
-	struct prosper_persist pp = { .granularity = f.granularity, .has_file = 1, .file_fd = f.fd, .file_base = f.base };
+	struct prosper_persist pp = { .granularity = f.granularity, .has_file = 1, .file_fd = f.fd, .file_base = f.base,
+				      .file_in_memory = f.in_memory };
 	struct prosper_pool *p = pool_new(f.base, f.size, &pp);
 	if (!p) {
 		pool_file_close(&f);
@@ -303,6 +305,8 @@ int prosper_pool_close(prosper_pool **pool)
 
 uint64_t prosper_pool_epoch(const prosper_pool *p) { return p->epoch; }
 int prosper_pool_granularity(const prosper_pool *p) { return p->pp.granularity; }
+void prosper_pool_uuid(const prosper_pool *p, uint8_t out[16]) { memcpy(out, p->sb.uuid, 16); }
+uint64_t prosper_pool_capacity(const prosper_pool *p) { return (uint64_t)p->sb.nslots * p->sb.seg_size; }
 
 void prosper_pool_geometry(const prosper_pool *p, uint32_t *seg_size, uint32_t *block_size)
 {

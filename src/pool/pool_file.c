@@ -10,6 +10,7 @@
 #include <libpmem2.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 #include "pool_internal.h"
 #include "pool_file.h"
@@ -38,6 +39,9 @@ static int map_file(int fd, struct pool_file *f, int force_gran)
 	case PMEM2_GRANULARITY_CACHE_LINE: f->granularity = PROSPER_GRAN_CACHE_LINE; break;
 	default: f->granularity = PROSPER_GRAN_PAGE; break;
 	}
+	struct statfs sf;
+	f->in_memory = fstatfs(fd, &sf) == 0 && ((unsigned long)sf.f_type == 0x01021994 /* tmpfs */ ||
+						 (unsigned long)sf.f_type == 0x858458f6 /* ramfs */);
 	/* A caller may ask for a coarser (never a finer) granularity than the mapping gives. */
 	if (force_gran > f->granularity)
 		f->granularity = force_gran;

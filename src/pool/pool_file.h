@@ -10,6 +10,7 @@ struct pool_file {
 	uint8_t *base;
 	size_t size;
 	int granularity;    /* enum prosper_granularity the mapping gave */
+	int in_memory;      /* on tmpfs/ramfs: no device behind the page cache */
 };
 
 /* Create path (O_EXCL, 0600, no symlinks) of `size` bytes, reserve [0, reserve) now. */

@@ -149,6 +149,12 @@ int seg_bitmaps_alloc(struct prosper_pool *p, struct seg *s);
 void region_free_segs(struct region *r, uint32_t from);
 struct region *region_by_id(struct prosper_pool *p, uint32_t id);
 
+/* media_copy -- n bytes into the pool mapping at dst (slots.c).  A pool file on a disk is written
+ * with pwrite: a store through the mapping would fault on every page write-back has made clean
+ * again (each epoch, at a drain) and on every page of a hole; the page cache is the same either
+ * way.  An I/O error is kept in pp.error like a flush's. */
+void media_copy(struct prosper_pool *p, uint8_t *dst, const void *src, size_t n);
+
 /* commit (commit.c): flush every run of set bits of bm (blocks) within a slot */
 void flush_runs(struct prosper_pool *p, int site, uint8_t *slot, const uint64_t *bm);
 

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "pool_file.h"
 #include "pool_internal.h"
 
@@ -158,4 +159,25 @@ void flush_runs(struct prosper_pool *p, int site, uint8_t *slot, const uint64_t 
 	}
 	if (pending)
 		prosper_persist_flush(&p->pp, site, slot + from, to - from);
+}
+
+void media_copy(struct prosper_pool *p, uint8_t *dst, const void *src, size_t n)
+{
+	if (p->fd < 0 || !p->pp.has_file || p->pp.file_in_memory || p->pp.granularity != PROSPER_GRAN_PAGE) {
+		memcpy(dst, src, n);
+		return;
+	}
+	const uint8_t *in = src;
+	off_t off = (off_t)(dst - p->base);
+	while (n) {
+		ssize_t w = pwrite(p->fd, in, n, off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (!p->pp.error)
+				p->pp.error = w < 0 ? -errno : -EIO;
+			return;
+		}
+		in += w, off += w, n -= (size_t)w;
+	}
 }
