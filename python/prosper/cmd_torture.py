@@ -9,6 +9,12 @@ first checkpoint leaves nothing to resume: the attempt is started again with --f
 lands after the program exited and the pool recorded its exit code (while the supervisor closes
 the pool) leaves a finished pool: that recorded code is the run's exit code.
 
+With --pool-dir on a disk the pool has two tiers (docs/durability.md): checkpoints go into a fast
+pool in memory (here a private directory given as PROSPER_FAST_DIR) and are copied into the pool
+every --durable-every.  --power-cut then removes the fast pool after every kill, as a reboot
+would, so that every resume continues from the durable pool alone.  (The durable pool's writes
+not yet flushed are lost in a real power cut too; `prosper crashtest` covers that part.)
+
 JSON keys: kills, resumes, identical, checkpoints, kills_in_commit_window, fresh_starts,
 native_seconds, supervised_seconds, differences, workdir (kept with --keep)."""
 import json
@@ -71,6 +77,11 @@ def add_arguments(p):
     p.add_argument("--pool-dir", default=None,
                    help="where the pool lives (default /dev/shm when it exists: kill -9 tests process death, "
                         "not power loss, and a memory file system keeps the test fast)")
+    p.add_argument("--durable-every", default=None,
+                   help="with a pool on a disk: how often the fast pool is copied into it (default 1s)")
+    p.add_argument("--power-cut", action="store_true",
+                   help="after every kill remove the fast pool, as a reboot would: each resume continues "
+                        "from the durable pool (needs --pool-dir on a disk)")
     p.add_argument("program", nargs="+", help="-- PROGRAM [ARGS...]")
 
 
@@ -93,6 +104,17 @@ def _epoch(pool):
         return 0
 
 
+def _fast_pools(fast_dir):
+    """The fast pools of two tiers under fast_dir (PROSPER_FAST_DIR/prosper-UID/*.prosper)."""
+    mine = os.path.join(fast_dir, f"prosper-{os.geteuid()}")
+    return [os.path.join(mine, n) for n in os.listdir(mine) if n.endswith(".prosper")] if os.path.isdir(mine) else []
+
+
+def _progress(pool, fast_dir):
+    """The newest committed epoch of the pool or of its fast pool: is the program getting anywhere?"""
+    return max([_epoch(pool)] + [_epoch(f) for f in _fast_pools(fast_dir)])
+
+
 def main(args):
     prog = args.program
     if args.kills < 0:
@@ -110,6 +132,8 @@ def main(args):
     os.mkdir(run_dir)
     pool_dir = args.pool_dir or ("/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else work)
     pool = os.path.join(pool_dir, f"prosper-torture-{os.getpid()}-{os.path.basename(work)}.prosper")
+    # the fast pool of two tiers in a directory of this run's own, on a memory file system
+    fast_dir = tempfile.mkdtemp(prefix="prosper-torture-fast-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
     deadline = time.monotonic() + args.timeout
 
     t0 = time.monotonic()
@@ -124,6 +148,8 @@ def main(args):
         common += ["--metadata", args.metadata]
     if args.host_pids:
         common += ["--host-pids"]
+    if args.durable_every is not None:
+        common += ["--durable-every", args.durable_every]
     kills = resumes = checkpoints = in_window = fresh = 0
     final = None
     errors = []
@@ -141,7 +167,7 @@ def main(args):
             cmd = [sup, "run", "--fresh"] + common + ["--"] + prog
         else:
             cmd = [sup, "resume"] + common
-        env = dict(os.environ)
+        env = dict(os.environ, PROSPER_FAST_DIR=fast_dir)
         hook = kills < args.kills and kills % 2 == 1
         if hook:
             env["PROSPER_TEST_COMMIT_DELAY_US"] = str(COMMIT_DELAY_US)
@@ -168,9 +194,12 @@ def main(args):
                 errf.close()
                 if started:
                     resumes += 1
+                if args.power_cut:
+                    for f in _fast_pools(fast_dir):
+                        os.unlink(f)
                 # killed while the pool was being created: nothing to resume
                 started = os.path.exists(pool)
-                epoch = _epoch(pool) if started else 0
+                epoch = _progress(pool, fast_dir) if started else 0
                 backoff = 1.0 if epoch > last_epoch else min(backoff * 1.5, 50.0)
                 last_epoch = epoch
                 continue
@@ -225,6 +254,7 @@ def main(args):
         "native_seconds": round(native_s, 3), "supervised_seconds": round(supervised_s, 3),
         "differences": differences, "workdir": work if args.keep else None,
     }
+    shutil.rmtree(fast_dir, ignore_errors=True)
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
         # the pool, and what a kill during its creation left under a temporary name

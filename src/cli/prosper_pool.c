@@ -15,7 +15,9 @@
 #include <string.h>
 #include "prosper/crc32c.h"
 #include "prosper/pool.h"
+#include <sys/stat.h>
 #include "cli_util.h"
+#include "fastpool.h"
 
 /* ------------------------------------------------------------------ inspect */
 
@@ -35,8 +37,43 @@ static int cmd_inspect(int argc, char **argv)
 	}
 	if (!path)
 		return die("inspect", "no pool given (usage: prosper inspect [--json] POOL)");
-	if (prosper_pool_inspect_file(path, json, stdout) != 0)
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	if (!mem)
+		return die("inspect", "out of memory");
+	int rc = prosper_pool_inspect_file(path, json, mem);
+	fclose(mem);
+	if (rc != 0) {
+		free(text);
 		return die("inspect", prosper_pool_errormsg());
+	}
+	/* a pool on a disk may have a fast pool holding newer checkpoints (docs/durability.md) */
+	uint8_t uuid[16];
+	uint64_t epoch = 0, fast_epoch = 0;
+	char fast[4096];
+	struct stat st;
+	int has_fast = prosper_pool_peek(path, uuid, &epoch) == 0 && fastpool_path(uuid, fast, sizeof fast, 0) == 0 &&
+		       lstat(fast, &st) == 0 && prosper_pool_peek(fast, uuid, &fast_epoch) == 0;
+	if (json) {
+		while (len && (text[len - 1] == '\n' || text[len - 1] == '}'))
+			text[--len] = 0; /* the object, reopened for one more key */
+		fputs(text, stdout);
+		if (has_fast) {
+			fputs(", \"fast_pool\": {\"path\": \"", stdout);
+			for (const char *c = fast; *c; c++)
+				printf(*c == '"' || *c == '\\' ? "\\%c" : (unsigned char)*c < 0x20 ? "\\u%04x" : "%c", *c);
+			printf("\", \"epoch\": %" PRIu64 "}}\n", fast_epoch);
+		} else {
+			puts(", \"fast_pool\": null}");
+		}
+	} else {
+		fputs(text, stdout);
+		if (has_fast)
+			printf("  the latest checkpoints are in the fast pool %s (epoch %" PRIu64 "); this pool holds the "
+			       "latest durable one\n", fast, fast_epoch);
+	}
+	free(text);
 	return 0;
 }
 

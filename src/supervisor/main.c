@@ -90,8 +90,12 @@ int main(int argc, char **argv)
 	} else if ((rc = run_start(s, &o, pool_path, &c))) {
 		return rc;
 	}
-	if (!realpath(pool_path, s->tree->pool_path))
-		snprintf(s->tree->pool_path, sizeof s->tree->pool_path, "%s", pool_path);
+	const char *work_path = s->tree->tiers.kind == TIER_TWO ? s->tree->tiers.fast_path : pool_path;
+	if (!realpath(work_path, s->tree->pool_path))
+		snprintf(s->tree->pool_path, sizeof s->tree->pool_path, "%s", work_path);
+	char where[9000];
+	tiers_describe(&s->tree->tiers, pool_path, o.cfg.interval_ms, where, sizeof where);
+	fprintf(stderr, "%s: %s\n", sup_command(), where);
 	s->pid = c.pid;
 	s->thr[0].tid = c.pid;
 	s->nthr = 1;
@@ -102,7 +106,7 @@ int main(int argc, char **argv)
 		return refuse(REFUSE_LAUNCH, "%s", "lost the program before it started");
 	if (ended) {
 		pidns_release(&s->tree->ns);
-		prosper_pool_close(&s->tree->pool);
+		tiers_finish(&s->tree->tiers, &s->tree->pool);
 		return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	}
 	if (!o.cfg.resume)
@@ -134,9 +138,10 @@ int main(int argc, char **argv)
 	int code = st < 0 ? 1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	if (st >= 0 && WIFEXITED(st) && prosper_pool_epoch(s->tree->pool) > 0 && poolfile_mark_finished(s->tree->pool, code) != 0)
 		fprintf(stderr, "%s: could not mark the pool finished: %s\n", sup_command(), prosper_pool_errormsg());
+	tiers_after_commit(&s->tree->tiers, s->tree->pool, 1); /* the last state made durable (T3), counted */
 	if (s->cfg.stats_path && stats_write(s, s->cfg.stats_path) != 0)
 		fprintf(stderr, "%s: cannot write %s: %m\n", sup_command(), s->cfg.stats_path);
 	prosper_track_close(&s->track);
-	prosper_pool_close(&s->tree->pool);
+	tiers_finish(&s->tree->tiers, &s->tree->pool);
 	return code;
 }

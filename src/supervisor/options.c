@@ -15,12 +15,18 @@ static const char usage[] =
 	"this directory if --pool is not given) and keeps checkpointing into the same pool.  The stack is\n"
 	"saved Prosper's way (from SP-128 up, 8-byte granules, two-step redo commit); other memory with\n"
 	"libcrpm's protocol.  Exit code: the program's; 2 for refused input, with a one-line reason.\n"
-	"Threads are persisted; an exec is followed; while the program has a child process the\n"
-	"checkpoint waits.  The program runs in a pid namespace of its own, so that a resume gives it\n"
-	"and its threads their ids back (where the system allows; else they change).\n"
+	"Threads, exec and child processes are followed: one checkpoint is one cut of every process\n"
+	"of the program.  It runs in a pid namespace of its own, so that a resume gives every process\n"
+	"and thread its id back (where the system allows; else they change).\n"
 	"\n"
-	"  --pool PATH              the pool file; on /dev/shm commits are fastest (survives process\n"
-	"                           death, not power loss)\n"
+	"  --pool PATH              the pool file.  On a disk (ext4, xfs, ...) checkpoints go into a\n"
+	"                           fast pool in memory and are copied into PATH every --durable-every;\n"
+	"                           on tmpfs (/dev/shm) every checkpoint goes into PATH and survives the\n"
+	"                           program, not a power cut\n"
+	"  --durable-every T        on a disk: the longest a power cut can take back, e.g. 1s (default),\n"
+	"                           250ms; 0 makes every checkpoint durable (an fdatasync per ordering\n"
+	"                           point: slower).  The fast pool lives in $PROSPER_FAST_DIR (default\n"
+	"                           /dev/shm)/prosper-UID\n"
 	"  --fresh                  (run) discard a checkpoint the pool holds; a file that is not a pool\n"
 	"                           is never overwritten\n"
 	"  --interval MS            checkpoint interval (default 10)\n"
@@ -41,6 +47,20 @@ static const char usage[] =
 	"                           (codes: docs/run-resume.md, \"Refusals\")\n"
 	"See docs/run-resume.md.\n";
 
+/* "1s", "250ms", "0.5", "0": seconds, or -1 if malformed or above an hour. */
+static double parse_duration(const char *v)
+{
+	char *end;
+	double x = strtod(v, &end);
+	if (end == v || x < 0)
+		return -1;
+	if (!strcmp(end, "ms"))
+		x /= 1000;
+	else if (*end && strcmp(end, "s"))
+		return -1;
+	return x <= 3600 ? x : -1;
+}
+
 static int tracker_mode(const char *s)
 {
 	return !strcmp(s, "page") ? TRACK_MODE_PAGE : !strcmp(s, "diff") ? TRACK_MODE_DIFF
@@ -51,7 +71,7 @@ static int tracker_mode(const char *s)
 int options_parse(int argc, char **argv, struct opts *o)
 {
 	*o = (struct opts){ .capacity_mib = 8192,
-			    .cfg = { .interval_ms = 10, .stack_mode = TRACK_MODE_DIFF, .heap_mode = TRACK_MODE_DIFF,
+			    .cfg = { .interval_ms = 10, .durable_every_s = -1, .stack_mode = TRACK_MODE_DIFF, .heap_mode = TRACK_MODE_DIFF,
 				     .stack_gran = 8, .heap_gran = 256, .meta_mode = META_LOG } };
 	if (argc < 2 || (strcmp(argv[1], "run") && strcmp(argv[1], "resume")))
 		return refuse(REFUSE_USAGE, "%s", "the first argument is `run` or `resume`");
@@ -82,6 +102,11 @@ int options_parse(int argc, char **argv, struct opts *o)
 		else if (!strcmp(a, "--stats-json")) o->cfg.stats_path = v, i++;
 		else if (!strcmp(a, "--interval")) o->cfg.interval_ms = atof(v), i++;
 		else if (!strcmp(a, "--capacity")) o->capacity_mib = strtoull(v, NULL, 10), i++;
+		else if (!strcmp(a, "--durable-every")) {
+			if ((o->cfg.durable_every_s = parse_duration(v)) < 0)
+				return refuse(REFUSE_USAGE, "--durable-every is a duration: 0, 250ms, 1s, 1.5s (at most 1h)");
+			i++;
+		}
 		else if (!strcmp(a, "--stack-granularity")) stack_gran = atol(v), i++;
 		else if (!strcmp(a, "--heap-granularity")) heap_gran = atol(v), i++;
 		else if (!strcmp(a, "--stack-tracker")) {

@@ -1,5 +1,6 @@
 /* poolfile.c -- lock, state and finished mark of the pool file (poolfile.h). */
 #include "poolfile.h"
+#include "tiers.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -36,8 +37,9 @@ int poolfile_finished(const void *blob, size_t len, int *exit_code)
 	return 1;
 }
 
-enum pool_state poolfile_state(const char *path, char *why, size_t whylen)
+enum pool_state poolfile_state(const char *path, char *why, size_t whylen, char *fast, size_t fastcap)
 {
+	*fast = 0;
 	int lock = poolfile_lock(path);
 	if (lock == -EBUSY)
 		return POOL_BUSY;
@@ -48,11 +50,16 @@ enum pool_state poolfile_state(const char *path, char *why, size_t whylen)
 			close(lock);
 		return POOL_FOREIGN;
 	}
+	/* a fast pool of it holds the newer state (tiers.h, T1) */
+	prosper_pool *newest = p, *f = NULL;
+	if (tiers_fast_path_of(p, fast, fastcap) && prosper_pool_open(fast, &f) == 0)
+		newest = f;
 	size_t len = 0;
 	int code;
-	int done = poolfile_finished(prosper_pool_blob(p, &len), len, &code);
-	int empty = prosper_pool_epoch(p) == 0;
+	int done = poolfile_finished(prosper_pool_blob(newest, &len), len, &code);
+	int empty = prosper_pool_epoch(newest) == 0;
 	prosper_pool_close(&p);
+	prosper_pool_close(&f);
 	close(lock);
 	return done || empty ? POOL_FINISHED : POOL_RESUMABLE;
 }

@@ -18,8 +18,10 @@ enum pool_state { POOL_FOREIGN, POOL_RESUMABLE, POOL_FINISHED, POOL_BUSY };
  * holds it) or another negative errno. */
 int poolfile_lock(const char *path);
 
-/* What an existing file at path is; *why says why it is not a pool (POOL_FOREIGN). */
-enum pool_state poolfile_state(const char *path, char *why, size_t whylen);
+/* What an existing file at path is; *why says why it is not a pool (POOL_FOREIGN).  A fast
+ * pool that belongs to it (tiers.h) is judged in its place, and its path is put in fast
+ * ("" if there is none). */
+enum pool_state poolfile_state(const char *path, char *why, size_t whylen, char *fast, size_t fastcap);
 
 /* Is blob (the committed epoch's) the finished record?  Then *exit_code is the program's. */
 int poolfile_finished(const void *blob, size_t len, int *exit_code);

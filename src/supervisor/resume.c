@@ -79,6 +79,16 @@ int resume_admit(struct sup *s, const char *pool_path, struct img *im)
 		return refuse(REFUSE_POOL_BUSY, "%s is in use by a running prosper (or unreadable)", pool_path);
 	if (prosper_pool_open(pool_path, &s->tree->pool) != 0)
 		return refuse(REFUSE_POOL_CORRUPT, "%s: %s", pool_path, prosper_pool_errormsg());
+	/* the newest state may be in the fast pool of two tiers (tiers.h) */
+	char why_tier[300] = "";
+	struct prosper_pool_config cfg;
+	prosper_pool_config_default(&cfg);
+	cfg.capacity = prosper_pool_capacity(s->tree->pool);
+	prosper_pool_geometry(s->tree->pool, &cfg.seg_size, &cfg.block_size);
+	cfg.max_regions = 4096;
+	if (tiers_choose(&s->tree->tiers, pool_path, s->cfg.durable_every_s, why_tier, sizeof why_tier) != 0 ||
+	    tiers_start_resume(&s->tree->tiers, &s->tree->pool, &cfg, why_tier, sizeof why_tier) != 0)
+		return refuse(REFUSE_POOL_CORRUPT, "%s: %s", pool_path, why_tier);
 	size_t blen = 0;
 	const void *blob = prosper_pool_blob(s->tree->pool, &blen);
 	int code;

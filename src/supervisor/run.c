@@ -20,10 +20,14 @@
 /* The pool's segments: most mappings are small, keep their slots small. */
 static int create_pool(struct sup *s, const struct opts *o, const char *pool_path)
 {
+	struct tiers *t = &s->tree->tiers;
+	char why[300] = "";
+	if (tiers_choose(t, pool_path, o->cfg.durable_every_s, why, sizeof why) != 0)
+		return refuse(REFUSE_POOL_CREATE, "%s", why);
 	struct stat st;
 	if (lstat(pool_path, &st) == 0) {
-		char why[300] = "";
-		switch (poolfile_state(pool_path, why, sizeof why)) {
+		char fast[4096];
+		switch (poolfile_state(pool_path, why, sizeof why, fast, sizeof fast)) {
 		case POOL_BUSY:
 			return refuse(REFUSE_POOL_BUSY, "%s is in use by a running prosper", pool_path);
 		case POOL_FOREIGN:
@@ -41,16 +45,24 @@ static int create_pool(struct sup *s, const struct opts *o, const char *pool_pat
 		}
 		if (unlink(pool_path) != 0)
 			return refuse(REFUSE_POOL_CREATE, "cannot remove %s: %s", pool_path, strerror(errno));
+		if (*fast)
+			unlink(fast);
 	}
 	struct prosper_pool_config cfg;
 	prosper_pool_config_default(&cfg);
 	cfg.capacity = o->capacity_mib << 20;
 	cfg.seg_size = SUP_SEG_SIZE;
 	cfg.max_regions = 4096;
-	if (prosper_pool_create(pool_path, &cfg, &s->tree->pool) != 0)
+	/* a copy may hold a region it replaces and its successor at once: room for both (sparse) */
+	struct prosper_pool_config durable = cfg;
+	if (t->kind == TIER_TWO)
+		durable.capacity *= 2;
+	if (prosper_pool_create(pool_path, &durable, &s->tree->pool) != 0)
 		return refuse(REFUSE_POOL_CREATE, "%s: %s", pool_path, prosper_pool_errormsg());
 	if (poolfile_lock(pool_path) < 0)
 		return refuse(REFUSE_POOL_BUSY, "%s is in use by a running prosper", pool_path);
+	if (tiers_start_run(t, &s->tree->pool, &cfg, why, sizeof why) != 0)
+		return refuse(REFUSE_POOL_CREATE, "%s", why);
 	return 0;
 }
 

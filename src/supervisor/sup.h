@@ -38,6 +38,7 @@
 #include "procfs.h"
 #include "refusal.h"
 #include "socketpairs.h"
+#include "tiers.h"
 #include "prosper/pool.h"
 #include "prosper/track.h"
 
@@ -126,6 +127,7 @@ struct sup_config {
 	int resume;                  /* `prosper resume` (else `prosper run`) */
 	int json;                    /* --json: refusals also as one JSON line on stderr */
 	double interval_ms;
+	double durable_every_s;      /* --durable-every: < 0 the default (1 s on a disk) */
 	int verify;                  /* the soundness oracle: commit while stopped, compare */
 	int stack_mode, heap_mode;   /* enum tracker_mode */
 	uint32_t stack_gran, heap_gran;
@@ -170,8 +172,9 @@ struct sup_stats {
 /* The supervision of the program as a whole: what every process of it shares. */
 struct tree {
 	struct sup_stats stats;
-	prosper_pool *pool;
-	char pool_path[4096];        /* absolute: the program opens it to map its NVM regions */
+	prosper_pool *pool;          /* where checkpoints are committed: the fast pool of two tiers */
+	char pool_path[4096];        /* absolute path of `pool`: the program maps its NVM regions from it */
+	struct tiers tiers;          /* which checkpoints survive a power cut (tiers.h) */
 	int enabled;                 /* checkpointing still on */
 	const char *disabled_reason; /* why it is off (loop.c) */
 	/* how every image of the program is started and says hello (launch.h) */

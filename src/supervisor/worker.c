@@ -17,6 +17,8 @@ int worker_timed_commit(struct sup *s)
 	double t0 = now();
 	int rc = tree_commit(s->tree);
 	s->tree->stats.commit_total += now() - t0;
+	if (!rc)
+		tiers_after_commit(&s->tree->tiers, s->tree->pool, 0); /* outside commit_total: the copy is its own */
 	return rc;
 }
 

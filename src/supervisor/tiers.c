@@ -1,0 +1,242 @@
+/* tiers.c -- the fast pool in memory and its durable copy on a disk (tiers.h). */
+#include "tiers.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <time.h>
+#include <unistd.h>
+#include "fastpool.h"
+#include "sup.h"
+
+#define TMPFS_MAGIC_ 0x01021994
+#define RAMFS_MAGIC_ 0x858458f6
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static const char *fs_name(long magic)
+{
+	switch ((unsigned long)magic) {
+	case TMPFS_MAGIC_: return "tmpfs";
+	case RAMFS_MAGIC_: return "ramfs";
+	case 0xEF53: return "ext4";
+	case 0x58465342: return "xfs";
+	case 0x9123683E: return "btrfs";
+	case 0x2FC12FC1: return "zfs";
+	case 0xF2F52010: return "f2fs";
+	case 0x6969: return "nfs";
+	case 0x794c7630: return "overlay";
+	}
+	return "disk";
+}
+
+/* The directory of path (the pool may not exist yet). */
+static void dir_of(const char *path, char *out, size_t cap)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(out, cap, ".");
+	else if (slash == path)
+		snprintf(out, cap, "/");
+	else
+		snprintf(out, cap, "%.*s", (int)(slash - path), path);
+}
+
+static int fast_name(prosper_pool *p, char *out, size_t cap, int make)
+{
+	uint8_t u[16];
+	prosper_pool_uuid(p, u);
+	return fastpool_path(u, out, cap, make);
+}
+
+int tiers_fast_path_of(prosper_pool *p, char *out, size_t cap)
+{
+	struct stat st;
+	return fast_name(p, out, cap, 0) == 0 && lstat(out, &st) == 0;
+}
+
+int tiers_choose(struct tiers *t, const char *path, double every_s, char *why, size_t whylen)
+{
+	char dir[4096];
+	struct statfs sf;
+	dir_of(path, dir, sizeof dir);
+	if (statfs(dir, &sf) != 0) {
+		snprintf(why, whylen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	snprintf(t->fs, sizeof t->fs, "%s", fs_name(sf.f_type));
+	t->every_s = every_s < 0 ? 1.0 : every_s;
+	if ((unsigned long)sf.f_type == TMPFS_MAGIC_ || (unsigned long)sf.f_type == RAMFS_MAGIC_)
+		t->kind = TIER_MEMORY;
+	else
+		t->kind = t->every_s > 0 ? TIER_TWO : TIER_DISK;
+	if (t->kind == TIER_TWO) {
+		char fd_[4096];
+		if (fastpool_dir(fd_, sizeof fd_, 1) != 0) {
+			snprintf(why, whylen, "%s is not a private directory of yours for the fast pool (set PROSPER_FAST_DIR, "
+				 "or --durable-every 0)", fd_);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The granularity the opened pool got decides PMEM after the fact. */
+static void note_pmem(struct tiers *t, prosper_pool *p)
+{
+	if (t->kind != TIER_MEMORY && prosper_pool_granularity(p) != PROSPER_GRAN_PAGE)
+		t->kind = TIER_PMEM;
+}
+
+/* copy_into -- dst made to hold src's committed epoch, one epoch of dst. */
+static int copy_into(prosper_pool *dst, prosper_pool *src, uint64_t since, struct prosper_pool_copy_stats *st)
+{
+	int rc = prosper_pool_copy_stage(dst, src, since, st);
+	size_t len = 0;
+	const void *blob = prosper_pool_blob(src, &len);
+	return rc ? rc : prosper_pool_commit(dst, blob, len);
+}
+
+int tiers_start_run(struct tiers *t, prosper_pool **work, const struct prosper_pool_config *cfg, char *why,
+		    size_t whylen)
+{
+	note_pmem(t, *work);
+	if (t->kind != TIER_TWO)
+		return 0;
+	if (fast_name(*work, t->fast_path, sizeof t->fast_path, 1) != 0) {
+		snprintf(why, whylen, "no private directory for the fast pool");
+		return -1;
+	}
+	unlink(t->fast_path); /* a name drawn just now: anything there is not ours to keep */
+	prosper_pool *fast = NULL;
+	if (prosper_pool_create(t->fast_path, cfg, &fast) != 0) {
+		snprintf(why, whylen, "%s: %s", t->fast_path, prosper_pool_errormsg());
+		return -1;
+	}
+	t->durable = *work;
+	*work = fast;
+	t->last_copy = 0; /* the first checkpoint is copied at once */
+	return 0;
+}
+
+int tiers_start_resume(struct tiers *t, prosper_pool **work, const struct prosper_pool_config *cfg, char *why,
+		       size_t whylen)
+{
+	note_pmem(t, *work);
+	char path[4096];
+	prosper_pool *fast = NULL;
+	if (tiers_fast_path_of(*work, path, sizeof path) && prosper_pool_open(path, &fast) != 0) {
+		/* T1 says it would be the newer state, but it is not one: keep it for a look, go on
+		 * from the durable checkpoint, and say so. */
+		char aside[4200];
+		snprintf(aside, sizeof aside, "%s.unusable", path);
+		fprintf(stderr, "%s: the fast pool %s is not usable (%s): resuming from the durable checkpoint; "
+			"it is kept as %s\n", sup_command(), path, prosper_pool_errormsg(), aside);
+		rename(path, aside);
+		fast = NULL;
+	}
+	if (fast && t->kind != TIER_TWO) {
+		/* one pool from now on: the newer state goes into it first */
+		if (copy_into(*work, fast, 0, NULL) != 0) {
+			snprintf(why, whylen, "copying %s into the pool: %s", path, prosper_pool_errormsg());
+			prosper_pool_close(&fast);
+			return -1;
+		}
+		prosper_pool_close(&fast);
+		unlink(path);
+		return 0;
+	}
+	if (t->kind != TIER_TWO || (!fast && prosper_pool_epoch(*work) == 0))
+		return 0; /* nothing committed anywhere: the caller says so */
+	if (!fast) {
+		/* after a power cut (or the supervisor's clean end): the fast pool made from the durable one */
+		if (fast_name(*work, path, sizeof path, 1) != 0 || prosper_pool_create(path, cfg, &fast) != 0 ||
+		    copy_into(fast, *work, 0, NULL) != 0) {
+			snprintf(why, whylen, "%s: %s", path, prosper_pool_errormsg());
+			if (fast) {
+				prosper_pool_close(&fast);
+				unlink(path);
+			}
+			return -1;
+		}
+	}
+	snprintf(t->fast_path, sizeof t->fast_path, "%s", path);
+	t->durable = *work;
+	t->durable_epoch = prosper_pool_epoch(t->durable);
+	*work = fast;
+	t->since = 0;             /* this handle has copied nothing yet: compare everything once */
+	t->last_copy = now();     /* the durable pool holds this very state already, or an older one */
+	return 0;
+}
+
+void tiers_after_commit(struct tiers *t, prosper_pool *work, int force)
+{
+	if (t->kind != TIER_TWO || t->failed || !t->durable)
+		return;
+	double t0 = now();
+	if (!force && t->last_copy && t0 - t->last_copy < t->every_s)
+		return;
+	if (t->since == prosper_pool_epoch(work))
+		return; /* it holds this one already */
+	struct prosper_pool_copy_stats st;
+	if (copy_into(t->durable, work, t->since, &st) != 0) {
+		t->failed = 1;
+		fprintf(stderr, "%s: the durable copy into the pool failed (%s): checkpoints go on in memory only (%s), "
+			"they survive the program but not a power cut\n", sup_command(), prosper_pool_errormsg(), t->fast_path);
+		return;
+	}
+	double dt = now() - t0;
+	t->since = prosper_pool_epoch(work);
+	t->last_copy = t0;
+	t->durable_epoch = prosper_pool_epoch(t->durable);
+	t->copies++;
+	t->copy_written += st.written_bytes;
+	t->copy_compared += st.compared_bytes;
+	t->copy_seconds += dt;
+	if (dt > t->copy_max_seconds)
+		t->copy_max_seconds = dt;
+}
+
+int tiers_finish(struct tiers *t, prosper_pool **work)
+{
+	int rc = 0;
+	if (t->kind == TIER_TWO && t->durable && *work) {
+		tiers_after_commit(t, *work, 1);
+		rc = prosper_pool_close(work);
+		if (!t->failed)
+			unlink(t->fast_path); /* T3: everything it held is in the durable pool */
+		int rc2 = prosper_pool_close(&t->durable);
+		return rc ? rc : rc2;
+	}
+	if (t->durable)
+		prosper_pool_close(&t->durable);
+	return *work ? prosper_pool_close(work) : rc;
+}
+
+void tiers_describe(const struct tiers *t, const char *path, double interval_ms, char *out, size_t cap)
+{
+	switch (t->kind) {
+	case TIER_MEMORY:
+		snprintf(out, cap, "checkpoints every %g ms into %s (%s: they survive the program, not a power cut)",
+			 interval_ms, path, t->fs);
+		break;
+	case TIER_PMEM:
+		snprintf(out, cap, "checkpoints every %g ms into %s (persistent memory: every one durable)", interval_ms,
+			 path);
+		break;
+	case TIER_DISK:
+		snprintf(out, cap, "checkpoints every %g ms into %s (%s), every one durable (--durable-every 0)",
+			 interval_ms, path, t->fs);
+		break;
+	default:
+		snprintf(out, cap, "checkpoints every %g ms in memory (%s), durable every %g s in %s (%s)", interval_ms,
+			 t->fast_path, t->every_s, path, t->fs);
+	}
+}

@@ -1,0 +1,77 @@
+/* tiers.h -- where a program's checkpoints go, and which of them survive a power cut
+ * (tiers.c; docs/durability.md).
+ *
+ * The kind follows from the file system of the pool path and --durable-every:
+ *   MEMORY    tmpfs/ramfs: every checkpoint survives the program and the supervisor, none a
+ *             power cut or a reboot.
+ *   PMEM      a mapping with cache-line or byte persistence: every checkpoint is durable.
+ *   DISK      a block file system, --durable-every 0: every checkpoint is durable (one fdatasync
+ *             per ordering point of the commit).
+ *   TWO       a block file system, --durable-every T > 0 (the default, T = 1 s): checkpoints go
+ *             into a FAST pool in memory, <fast dir>/prosper-<uid>/<uuid of the pool>.prosper,
+ *             and at most every T the latest committed one is copied into the pool at the user's
+ *             path (prosper_pool_copy_stage), one failure-atomic epoch of it.
+ *
+ * Invariants
+ *   T1 The pool at the user's path (the durable pool) is written only with copies of the fast
+ *      pool's committed epochs: the fast pool, when present and valid, is never older.
+ *   T2 A fast pool belongs to one durable pool: it is named by that pool's uuid, and a new run
+ *      makes a new durable pool.  The lock on the durable pool's path covers both.
+ *   T3 When the supervisor ends (the program finished, crashed or was killed alone), the last
+ *      checkpoint is copied into the durable pool and the fast pool is removed: only a
+ *      supervisor killed mid-run leaves one, and the resume takes it.
+ */
+#ifndef PROSPER_SUP_TIERS_H
+#define PROSPER_SUP_TIERS_H
+#include <stdint.h>
+#include "prosper/pool.h"
+
+enum tier_kind { TIER_MEMORY = 1, TIER_PMEM, TIER_DISK, TIER_TWO };
+
+struct tiers {
+	int kind;                  /* enum tier_kind */
+	double every_s;            /* TWO: seconds between durable copies */
+	char fs[16];               /* file system holding the pool path ("ext4", "tmpfs", ...) */
+	char fast_path[4096];      /* TWO: the fast pool */
+	prosper_pool *durable;     /* TWO: the pool at the user's path */
+	double last_copy;          /* CLOCK_MONOTONIC seconds of the last durable copy */
+	uint64_t since;            /* fast epoch the durable pool holds through this handle (0: none) */
+	int failed;                /* a durable copy failed: said once, checkpoints go on in memory */
+	/* statistics */
+	uint64_t copies, copy_written, copy_compared;
+	double copy_seconds, copy_max_seconds;
+	uint64_t durable_epoch;
+};
+
+/* Which kind a pool at path gets with --durable-every every_s (< 0: the default).  Fills t->kind,
+ * t->fs, t->every_s.  0, or -1 with a reason in why. */
+int tiers_choose(struct tiers *t, const char *path, double every_s, char *why, size_t whylen);
+
+/* run: the pools are created (the durable one at path, locked, by the caller already as *work
+ * for the one-pool kinds); TWO: *work becomes the fast pool, t->durable the one at path.
+ * 0, or -1 with a reason. */
+int tiers_start_run(struct tiers *t, prosper_pool **work, const struct prosper_pool_config *cfg, char *why,
+		    size_t whylen);
+
+/* resume: *work is the opened pool at path.  A fast pool of it that is present is the newer
+ * state (T1): TWO continues in it; the one-pool kinds first copy it into *work and remove it.
+ * TWO without a fast pool makes one from *work.  0, or -1 with a reason. */
+int tiers_start_resume(struct tiers *t, prosper_pool **work, const struct prosper_pool_config *cfg, char *why,
+		       size_t whylen);
+
+/* After each committed checkpoint of *work (the commit thread): TWO copies it into the durable
+ * pool when every_s has passed since the last copy, or when force is set. */
+void tiers_after_commit(struct tiers *t, prosper_pool *work, int force);
+
+/* The end (T3): a last copy, the fast pool closed and removed, the durable one closed.
+ * *work is closed too.  0, or a negative errno of the last close. */
+int tiers_finish(struct tiers *t, prosper_pool **work);
+
+/* The fast pool that belongs to the durable pool p, if tiers of this kind have one:
+ * 1 and its path in out, or 0. */
+int tiers_fast_path_of(prosper_pool *p, char *out, size_t cap);
+
+/* One line for the user: where checkpoints go and what survives what. */
+void tiers_describe(const struct tiers *t, const char *path, double interval_ms, char *out, size_t cap);
+
+#endif
