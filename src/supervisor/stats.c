@@ -49,6 +49,7 @@ int stats_write(const struct sup *s, const char *path)
 	json_u64(&j, "durable_copy_compared_bytes", t->copy_compared);
 	json_num(&j, "durable_copy_mean_ms", "%.4f", 1e3 * per(t->copy_seconds, t->copies));
 	json_num(&j, "durable_copy_max_ms", "%.4f", 1e3 * t->copy_max_seconds);
+	json_num(&j, "durable_stage_max_ms", "%.4f", 1e3 * t->stage_max_seconds);
 	json_u64(&j, "durable_epoch", t->kind == TIER_TWO ? t->durable_epoch : prosper_pool_epoch(s->tree->pool));
 	uint64_t syncs;
 	double sync_s;

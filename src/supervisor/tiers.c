@@ -176,48 +176,137 @@ int tiers_start_resume(struct tiers *t, prosper_pool **work, const struct prospe
 	return 0;
 }
 
+/* commit_staged -- the staged copy committed into the durable pool, its statistics kept. */
+static void commit_staged(struct tiers *t)
+{
+	int rc = prosper_pool_commit(t->durable, t->blob, t->blob_len);
+	double dt = now() - t->pending_t0;
+	if (t->thread_started)
+		pthread_mutex_lock(&t->mu);
+	if (rc) {
+		t->failed = 1;
+		fprintf(stderr, "%s: the durable copy into the pool failed (%s): checkpoints go on in memory only (%s), "
+			"they survive the program but not a power cut\n", sup_command(), prosper_pool_errormsg(), t->fast_path);
+	} else {
+		t->durable_epoch = prosper_pool_epoch(t->durable);
+		t->copies++;
+		t->copy_written += t->pending_written;
+		t->copy_compared += t->pending_compared;
+		t->copy_seconds += dt;
+		if (dt > t->copy_max_seconds)
+			t->copy_max_seconds = dt;
+	}
+	t->pending = 0;
+	if (t->thread_started) {
+		pthread_cond_broadcast(&t->cv);
+		pthread_mutex_unlock(&t->mu);
+	}
+}
+
+/* The durable thread: commit what the commit thread staged, one copy at a time. */
+static void *durable_main(void *arg)
+{
+	struct tiers *t = arg;
+	for (;;) {
+		pthread_mutex_lock(&t->mu);
+		while (!t->pending && !t->quit)
+			pthread_cond_wait(&t->cv, &t->mu);
+		int work = t->pending;
+		pthread_mutex_unlock(&t->mu);
+		if (!work)
+			return NULL;
+		commit_staged(t);
+	}
+}
+
+/* no_pending -- 1 when no commit of a copy is in flight (waiting for it if wait is set). */
+static int no_pending(struct tiers *t, int wait)
+{
+	if (!t->thread_started)
+		return 1;
+	pthread_mutex_lock(&t->mu);
+	while (wait && t->pending)
+		pthread_cond_wait(&t->cv, &t->mu);
+	int idle = !t->pending;
+	pthread_mutex_unlock(&t->mu);
+	return idle;
+}
+
 void tiers_after_commit(struct tiers *t, prosper_pool *work, int force)
 {
-	if (t->kind != TIER_TWO || t->failed || !t->durable)
+	if (t->kind != TIER_TWO || !t->durable)
 		return;
 	double t0 = now();
 	if (!force && t->last_copy && t0 - t->last_copy < t->every_s)
 		return;
+	if (!no_pending(t, force) || t->failed)
+		return; /* the last copy is still being committed: try at the next checkpoint */
 	if (t->since == prosper_pool_epoch(work))
 		return; /* it holds this one already */
 	struct prosper_pool_copy_stats st;
-	if (copy_into(t->durable, work, t->since, &st) != 0) {
+	size_t len = 0;
+	const void *blob = prosper_pool_blob(work, &len);
+	void *copy = len ? malloc(len) : NULL;
+	if ((len && !copy) || prosper_pool_copy_stage(t->durable, work, t->since, &st) != 0) {
 		t->failed = 1;
 		fprintf(stderr, "%s: the durable copy into the pool failed (%s): checkpoints go on in memory only (%s), "
-			"they survive the program but not a power cut\n", sup_command(), prosper_pool_errormsg(), t->fast_path);
+			"they survive the program but not a power cut\n", sup_command(),
+			copy || !len ? prosper_pool_errormsg() : "out of memory", t->fast_path);
+		free(copy);
 		return;
 	}
-	double dt = now() - t0;
+	if (len)
+		memcpy(copy, blob, len);
+	double staged = now() - t0;
+	if (staged > t->stage_max_seconds)
+		t->stage_max_seconds = staged;
 	t->since = prosper_pool_epoch(work);
 	t->last_copy = t0;
-	t->durable_epoch = prosper_pool_epoch(t->durable);
-	t->copies++;
-	t->copy_written += st.written_bytes;
-	t->copy_compared += st.compared_bytes;
-	t->copy_seconds += dt;
-	if (dt > t->copy_max_seconds)
-		t->copy_max_seconds = dt;
+	if (!t->thread_started) {
+		pthread_mutex_init(&t->mu, NULL);
+		pthread_cond_init(&t->cv, NULL);
+		t->thread_started = pthread_create(&t->thread, NULL, durable_main, t) == 0;
+	}
+	free(t->blob); /* the previous copy's, committed */
+	t->blob = copy;
+	t->blob_len = len;
+	t->pending_t0 = t0;
+	t->pending_written = st.written_bytes;
+	t->pending_compared = st.compared_bytes;
+	if (!t->thread_started) {
+		t->pending = 1;
+		commit_staged(t); /* no thread: here, as before */
+		return;
+	}
+	pthread_mutex_lock(&t->mu);
+	t->pending = 1;
+	pthread_cond_broadcast(&t->cv);
+	pthread_mutex_unlock(&t->mu);
+	if (force)
+		no_pending(t, 1);
 }
 
 int tiers_finish(struct tiers *t, prosper_pool **work)
 {
 	int rc = 0;
-	if (t->kind == TIER_TWO && t->durable && *work) {
+	if (t->kind == TIER_TWO && t->durable && *work)
 		tiers_after_commit(t, *work, 1);
-		rc = prosper_pool_close(work);
-		if (!t->failed)
-			unlink(t->fast_path); /* T3: everything it held is in the durable pool */
-		int rc2 = prosper_pool_close(&t->durable);
-		return rc ? rc : rc2;
+	if (t->thread_started) {
+		pthread_mutex_lock(&t->mu);
+		t->quit = 1;
+		pthread_cond_broadcast(&t->cv);
+		pthread_mutex_unlock(&t->mu);
+		pthread_join(t->thread, NULL);
+		t->thread_started = 0;
 	}
-	if (t->durable)
-		prosper_pool_close(&t->durable);
-	return *work ? prosper_pool_close(work) : rc;
+	free(t->blob);
+	t->blob = NULL;
+	if (*work)
+		rc = prosper_pool_close(work);
+	if (t->kind == TIER_TWO && t->durable && !t->failed)
+		unlink(t->fast_path); /* T3: everything it held is in the durable pool */
+	int rc2 = t->durable ? prosper_pool_close(&t->durable) : 0;
+	return rc ? rc : rc2;
 }
 
 void tiers_describe(const struct tiers *t, const char *path, double interval_ms, char *out, size_t cap)

@@ -23,6 +23,8 @@
  */
 #ifndef PROSPER_SUP_TIERS_H
 #define PROSPER_SUP_TIERS_H
+#include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "prosper/pool.h"
 
@@ -37,9 +39,21 @@ struct tiers {
 	double last_copy;          /* CLOCK_MONOTONIC seconds of the last durable copy */
 	uint64_t since;            /* fast epoch the durable pool holds through this handle (0: none) */
 	int failed;                /* a durable copy failed: said once, checkpoints go on in memory */
+	/* The durable thread: a copy is staged on the commit thread (it reads the fast pool, which
+	 * only that thread may touch) and committed here (the device flushes), while checkpoints go
+	 * on.  The durable pool is touched by one of them at a time: the commit thread stages only
+	 * when no commit is pending. */
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int thread_started, pending, quit;
+	void *blob;                /* the blob of the staged copy */
+	size_t blob_len;
+	double pending_t0;
+	uint64_t pending_written, pending_compared, pending_epoch;
 	/* statistics */
 	uint64_t copies, copy_written, copy_compared;
-	double copy_seconds, copy_max_seconds;
+	double copy_seconds, copy_max_seconds, stage_max_seconds;
 	uint64_t durable_epoch;
 };
 
@@ -60,7 +74,8 @@ int tiers_start_resume(struct tiers *t, prosper_pool **work, const struct prospe
 		       size_t whylen);
 
 /* After each committed checkpoint of *work (the commit thread): TWO copies it into the durable
- * pool when every_s has passed since the last copy, or when force is set. */
+ * pool when every_s has passed since the last copy and the last copy's commit is done; force:
+ * now, waiting for that commit and committing this one before returning. */
 void tiers_after_commit(struct tiers *t, prosper_pool *work, int force);
 
 /* The end (T3): a last copy, the fast pool closed and removed, the durable one closed.
