@@ -12,8 +12,8 @@ Modes:
              Each target is printed beside its measured number as met or not met.
 
 Pools go to a fresh directory under --pool-dir (default /dev/shm) and are deleted after each
-run.  A pool on a disk-backed file system pays msync at each commit; the output says which kind
-of file system held them.  Every supervised run must print the native checksum, also after a
+run.  A pool on a disk-backed file system gets two tiers (a fast pool in memory, copied into the
+pool every second: docs/durability.md); the output says which kind of file system held them.  Every supervised run must print the native checksum, also after a
 resume; a run that does not is a failure (exit 1)."""
 import json
 import os
@@ -394,9 +394,9 @@ def tables(res):
 
 def _preamble(res):
     m = res["machine"]
-    where = (f"pools in {m['pool_dir']} ({m['pool_fs']}, disk-backed: every commit pays msync)"
+    where = (f"pools in {m['pool_dir']} ({m['pool_fs']}, disk-backed: two tiers, durable every 1 s)"
              if m["pool_disk_backed"] else
-             f"pools in {m['pool_dir']} ({m['pool_fs']}, memory: commits pay no msync to a disk)")
+             f"pools in {m['pool_dir']} ({m['pool_fs']}, memory: commits pay no device flush)")
     load = (f"; load average {m['loadavg_1min_start']:.1f} at the start, {m['loadavg_1min_end']:.1f} at the end"
             if "loadavg_1min_end" in m else "")
     return (f"{m['nproc']} CPUs, Linux {m['kernel']}; {where}; interval {res['interval_ms']} ms; "

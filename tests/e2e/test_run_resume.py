@@ -43,8 +43,8 @@ def test_bench_program_survives_kills(name):
 
 
 def test_pool_on_a_disk_file_system(tmp_path):
-    """The default pool lives beside the program, on disk: commits msync, the rate drops, the
-    result does not."""
+    """The default pool lives beside the program, on disk: two tiers (a fast pool in memory, copied
+    into the pool every second); kills of the whole group resume from the fast pool."""
     res = torture(os.path.join(BUILD, "bench", "quicksort"), kills=6, pool_dir=str(tmp_path))
     assert res["identical"], res["differences"]
     assert res["resumes"] >= 3
