@@ -199,6 +199,7 @@ struct prosper_pool_stats {
 	uint64_t redo_bytes;        /* redo-log bytes sealed by commits (headers, records, payload) */
 	uint64_t redo_records;      /* redo records sealed by commits */
 	uint64_t redo_replays;      /* committed redo logs applied again by recovery */
+	uint64_t punched_bytes;     /* file space of freed slots given back (holes punched) */
 };
 void prosper_pool_stats_get(const prosper_pool *pool, struct prosper_pool_stats *out);
 

@@ -354,9 +354,7 @@ int prosper_pool_commit(prosper_pool *p, const void *blob, size_t blob_len)
 		p->regions[w++] = *r;
 	}
 	p->nregions = w;
-	for (uint32_t i = 0; i < p->sb.nslots; i++)
-		if (p->slot_use[i] == SLOT_RELEASED)
-			p->slot_use[i] = SLOT_FREE;
+	slots_after_commit(p);
 	void *nb = blob_len ? malloc(blob_len) : NULL;
 	if (blob_len && nb)
 		memcpy(nb, blob, blob_len);

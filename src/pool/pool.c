@@ -279,6 +279,7 @@ void prosper_pool_abandon(prosper_pool **pool)
 	free(p->slot_use);
 	free(p->slot_reserved);
 	free(p->slot_zero);
+	free(p->slot_punch);
 	free(p->bound_to);
 	free(p->blob);
 	free(p);

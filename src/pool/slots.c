@@ -2,10 +2,12 @@
  * the segments' block bitmaps, region lookup by id, and flushing runs of blocks within a slot.
  *
  * Slots freed by a staged change stay reserved until the commit (SLOT_RELEASED): the committed
- * epoch may still read them.  A layer below commit, direct, redo and recover (pool_internal.h),
+ * epoch may still read them.  A pool file gives a freed slot's space back (a punched hole) one
+ * commit after it was freed, so that the file holds about what the pool holds.  A layer below commit, direct, redo and recover (pool_internal.h),
  * above the persist layer.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,8 +20,9 @@ int pool_alloc_tables(struct prosper_pool *p)
 	p->slot_use = calloc(n, 1);
 	p->slot_reserved = calloc(n, 1);
 	p->slot_zero = calloc(n, 1);
+	p->slot_punch = calloc(n, 1);
 	p->bound_to = malloc(n * sizeof *p->bound_to);
-	if (!p->slot_use || !p->slot_reserved || !p->slot_zero || !p->bound_to)
+	if (!p->slot_use || !p->slot_reserved || !p->slot_zero || !p->slot_punch || !p->bound_to)
 		return pool_err(-ENOMEM, "out of memory for pool tables");
 	for (uint32_t i = 0; i < n; i++)
 		p->bound_to[i] = POOL_SLOT_NONE;
@@ -43,8 +46,9 @@ static int slot_take(struct prosper_pool *p, uint32_t i)
 		if (rc)
 			return rc;
 		p->slot_reserved[i] = 1;
-		p->slot_zero[i] = p->created_here;
+		p->slot_zero[i] = p->created_here || p->slot_punch[i] == PUNCH_DONE;
 	}
+	p->slot_punch[i] = PUNCH_NONE;
 	/* A stale binding on media would make recovery think this slot backs a segment. */
 	if (*bind_entry(p, i) != 0) {
 		prosper_persist_store64(&p->pp, PSITE_BIND, bind_entry(p, i), 0);
@@ -179,5 +183,26 @@ void media_copy(struct prosper_pool *p, uint8_t *dst, const void *src, size_t n)
 			return;
 		}
 		in += w, off += w, n -= (size_t)w;
+	}
+}
+
+void slots_after_commit(struct prosper_pool *p)
+{
+	uint64_t seg = p->sb.seg_size;
+	for (uint32_t i = 0; i < p->sb.nslots; i++) {
+		if (p->slot_punch[i] == PUNCH_NEXT && slot_is_free(p, i)) {
+			if (p->fd >= 0 && fallocate(p->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+						    (off_t)(p->sb.data_off + i * seg), (off_t)seg) == 0) {
+				p->slot_reserved[i] = 0;
+				p->slot_punch[i] = PUNCH_DONE;
+				p->stats.punched_bytes += seg;
+			} else {
+				p->slot_punch[i] = PUNCH_NONE; /* in memory, or a file system without holes */
+			}
+		}
+		if (p->slot_use[i] == SLOT_RELEASED) {
+			p->slot_use[i] = SLOT_FREE;
+			p->slot_punch[i] = PUNCH_NEXT;
+		}
 	}
 }

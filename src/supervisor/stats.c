@@ -82,6 +82,7 @@ int stats_write(const struct sup *s, const char *path)
 	json_u64(&j, "new_mapping_bytes", b->new_bytes);
 	json_u64(&j, "pool_data_bytes", ps.data_bytes);
 	json_u64(&j, "pool_catchup_bytes", ps.catchup_bytes);
+	json_u64(&j, "pool_punched_bytes", ps.punched_bytes);
 	json_u64(&j, "mismatches", b->mismatches);
 	json_u64(&j, "verified_bytes", b->verified_bytes);
 	json_u64(&j, "epoch", prosper_pool_epoch(s->tree->pool));

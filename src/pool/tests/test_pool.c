@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "prosper/crc32c.h"
 #include "prosper/pool.h"
@@ -590,6 +591,57 @@ static void test_redo_inspect(void)
 	}
 }
 
+static uint64_t disk_bytes(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? (uint64_t)st.st_blocks * 512 : 0;
+}
+
+/* A pool file on a disk writes with pwrite and gives a freed slot's space back one commit
+ * later; a slot used again after that reads as zeros where nothing was written, and the bytes
+ * of every epoch read back. */
+static void test_file_space_given_back(void)
+{
+	char path[256];
+	path_of(path, "punch.pool");
+	struct prosper_pool_config cfg;
+	prosper_pool_config_default(&cfg);
+	cfg.capacity = 64ull << 20;
+	cfg.seg_size = 64 << 10;
+	prosper_pool *p = NULL;
+	CHECK(prosper_pool_create(path, &cfg, &p) == 0);
+	size_t n = 8 << 20;
+	uint8_t *mem = malloc(n), *back = malloc(n);
+	fill(mem, n, 7);
+	int big = prosper_pool_region_add(p, "big", PROSPER_KIND_HEAP, PROSPER_REGION_BUFFERED, 0x100000, n, 3);
+	CHECK(big >= 0 && prosper_pool_write(p, (uint32_t)big, 0, mem, n) == 0);
+	CHECK(prosper_pool_commit(p, NULL, 0) == 0);
+	uint64_t full = disk_bytes(path);
+	CHECK(full >= n);
+	CHECK(prosper_pool_region_remove(p, (uint32_t)big) == 0);
+	CHECK(prosper_pool_commit(p, NULL, 0) == 0);   /* freed: the previous epoch still reads it */
+	CHECK(disk_bytes(path) >= n);
+	CHECK(prosper_pool_commit(p, NULL, 0) == 0);   /* one commit later: given back */
+	struct prosper_pool_stats st;
+	prosper_pool_stats_get(p, &st);
+	CHECK(st.punched_bytes >= n && disk_bytes(path) + n / 2 <= full);
+	/* the slots again: zeros where nothing was written, the written bytes where they were */
+	int again = prosper_pool_region_add(p, "again", PROSPER_KIND_HEAP, PROSPER_REGION_BUFFERED, 0x100000, n, 3);
+	CHECK(again >= 0 && prosper_pool_write(p, (uint32_t)again, 4096, mem, 300) == 0);
+	CHECK(prosper_pool_commit(p, NULL, 0) == 0);
+	CHECK(prosper_pool_close(&p) == 0 && prosper_pool_open(path, &p) == 0);
+	CHECK(prosper_pool_region_read(p, (uint32_t)again, 0, back, n) == 0);
+	memset(mem + 300, 0, n - 300);
+	CHECK(memcmp(back + 4096, mem, 300) == 0);
+	int zeros = 1;
+	for (size_t i = 0; i < n; i++)
+		zeros &= (i >= 4096 && i < 4096 + 300) || back[i] == 0;
+	CHECK(zeros);
+	CHECK(prosper_pool_close(&p) == 0);
+	free(mem);
+	free(back);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
@@ -602,6 +654,7 @@ int main(void)
 	test_redo_inspect();
 	test_refusals();
 	test_corruption_sweep();
+	test_file_space_given_back();
 	char cmd[300];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
 	if (system(cmd) != 0) fails++;
