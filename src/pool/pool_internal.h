@@ -53,7 +53,11 @@ struct region {
 };
 
 enum slot_use { SLOT_FREE = 0, SLOT_USED = 1, SLOT_RELEASED = 2 /* free after next commit */ };
-enum slot_punch { PUNCH_NONE = 0, PUNCH_NEXT = 1 /* freed by the last commit */, PUNCH_DONE = 2 /* a hole */ };
+/* A freed slot's file space is given back (a hole punched) once it stayed free PUNCH_AFTER
+ * commits: never at the commit that freed it (the epoch before may still be rolled back to), and
+ * not for a program that frees and takes space again every interval (each hole, and each
+ * reservation of it again, is a journal update the next fdatasync waits for). */
+enum { PUNCH_NONE = 0, PUNCH_AFTER = 100, PUNCH_DONE = 255 };
 
 struct prosper_pool {
 	uint8_t *base;
@@ -73,8 +77,8 @@ struct prosper_pool {
 	uint8_t *slot_reserved;       /* file space reserved (posix_fallocate done) */
 	uint8_t *slot_zero;           /* known to read as zeros: a hole of a file this handle created
 				       * or punched, reserved just now and not written since (DRAM only) */
-	uint8_t *slot_punch;          /* enum slot_punch: a freed slot's file space given back one
-				       * commit later (slots.c) */
+	uint8_t *slot_punch;          /* a free slot: commits since it was freed (1..PUNCH_AFTER), or
+				       * PUNCH_NONE / PUNCH_DONE (its file space given back, slots.c) */
 	bool created_here;            /* this handle created the file: unreserved slots are holes */
 	uint32_t *bound_to;           /* slot -> main slot it backs up, or POOL_SLOT_NONE */
 	uint32_t nbackups;            /* slots currently bound as backups */
@@ -148,9 +152,8 @@ int slot_alloc(struct prosper_pool *p, uint32_t *slot);
 /* Take n consecutive free slots (first-fit); from > 0 asks for exactly [from, from + n). */
 int slot_alloc_run(struct prosper_pool *p, uint32_t n, uint32_t from, uint32_t *first);
 void slot_release(struct prosper_pool *p, uint32_t slot);
-/* At a commit, after it is durable: the file space of slots freed by the commit before is given
- * back (a hole), and the slots this commit freed become free and are given back at the next.
- * One commit later, because the epoch before the committed one may still be rolled back to. */
+/* At a commit, after it is durable: the slots this commit freed become free, and the file space of
+ * slots free for PUNCH_AFTER commits is given back (a hole). */
 void slots_after_commit(struct prosper_pool *p);
 int seg_bitmaps_alloc(struct prosper_pool *p, struct seg *s);
 void region_free_segs(struct region *r, uint32_t from);

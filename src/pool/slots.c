@@ -2,8 +2,8 @@
  * the segments' block bitmaps, region lookup by id, and flushing runs of blocks within a slot.
  *
  * Slots freed by a staged change stay reserved until the commit (SLOT_RELEASED): the committed
- * epoch may still read them.  A pool file gives a freed slot's space back (a punched hole) one
- * commit after it was freed, so that the file holds about what the pool holds.  A layer below commit, direct, redo and recover (pool_internal.h),
+ * epoch may still read them.  A pool file gives a freed slot's space back (a punched hole) once
+ * it stayed free PUNCH_AFTER commits, so that the file holds about what the pool holds.  A layer below commit, direct, redo and recover (pool_internal.h),
  * above the persist layer.
  */
 #include <errno.h>
@@ -190,7 +190,9 @@ void slots_after_commit(struct prosper_pool *p)
 {
 	uint64_t seg = p->sb.seg_size;
 	for (uint32_t i = 0; i < p->sb.nslots; i++) {
-		if (p->slot_punch[i] == PUNCH_NEXT && slot_is_free(p, i)) {
+		if (p->slot_punch[i] != PUNCH_NONE && p->slot_punch[i] != PUNCH_DONE && !slot_is_free(p, i))
+			p->slot_punch[i] = PUNCH_NONE; /* bound as a backup meanwhile */
+		if (p->slot_punch[i] != PUNCH_NONE && p->slot_punch[i] != PUNCH_DONE && ++p->slot_punch[i] > PUNCH_AFTER) {
 			if (p->fd >= 0 && fallocate(p->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 						    (off_t)(p->sb.data_off + i * seg), (off_t)seg) == 0) {
 				p->slot_reserved[i] = 0;
@@ -202,7 +204,7 @@ void slots_after_commit(struct prosper_pool *p)
 		}
 		if (p->slot_use[i] == SLOT_RELEASED) {
 			p->slot_use[i] = SLOT_FREE;
-			p->slot_punch[i] = PUNCH_NEXT;
+			p->slot_punch[i] = 1;
 		}
 	}
 }
