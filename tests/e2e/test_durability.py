@@ -149,3 +149,13 @@ def test_a_resume_with_every_checkpoint_durable_takes_the_newer_fast_pool(tmp_pa
 def test_durable_every_must_be_a_duration(tmp_path, value):
     r = prosper("run", "--durable-every", value, "--pool", tmp_path / "u.prosper", "--", "/bin/true")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--durable-every" in r.stderr, r.stderr
+
+
+def test_nvm_memory_survives_power_cuts(tmp_path):
+    """NVM-resident regions (direct mode) live in the fast pool and are copied like the rest; after a
+    power cut the fast pool made from the durable one is what the program maps again."""
+    nvmuser = os.path.join(BUILD, "tests", "supervisor", "nvmuser")
+    res = torture(nvmuser, "mixed", "2", "2000", kills=8, pool_dir=str(tmp_path),
+                  extra=["--seed", "5", "--power-cut", "--durable-every", "100ms"])
+    assert res["identical"], res["differences"]
+    assert res["resumes"] >= 4, res
