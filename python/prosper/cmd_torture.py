@@ -16,7 +16,8 @@ would, so that every resume continues from the durable pool alone.  (The durable
 not yet flushed are lost in a real power cut too; `prosper crashtest` covers that part.)
 
 JSON keys: kills, resumes, identical, checkpoints, kills_in_commit_window, fresh_starts,
-native_seconds, supervised_seconds, differences, workdir (kept with --keep)."""
+native_seconds, supervised_seconds, differences, workdir and pool (kept with --keep, and whenever
+the run differed)."""
 import json
 import os
 import random
@@ -72,7 +73,7 @@ def add_arguments(p):
     p.add_argument("--host-pids", action="store_true",
                    help="the program keeps the system's ids, which change at every resume (prosper run --host-pids)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-    p.add_argument("--keep", action="store_true", help="keep the working directory for inspection")
+    p.add_argument("--keep", action="store_true", help="keep the working directory and the pool for inspection (a run that differed always keeps them)")
     p.add_argument("--timeout", type=float, default=600.0, help="give up after this many seconds (default 600)")
     p.add_argument("--pool-dir", default=None,
                    help="where the pool lives (default /dev/shm when it exists: kill -9 tests process death, "
@@ -248,14 +249,16 @@ def main(args):
     for name in sorted(set(fa) | set(fb)):
         if fa.get(name) != fb.get(name):
             differences.append(f"file {name} differs")
+    # a run that differed keeps what it left (attempts' stderr, outputs, the pool) for a look
+    keep = args.keep or bool(differences)
     result = {
         "program": prog, "kills": kills, "resumes": resumes, "identical": not differences,
         "checkpoints": checkpoints, "kills_in_commit_window": in_window, "fresh_starts": fresh,
         "native_seconds": round(native_s, 3), "supervised_seconds": round(supervised_s, 3),
-        "differences": differences, "workdir": work if args.keep else None,
+        "differences": differences, "workdir": work if keep else None, "pool": pool if keep else None,
     }
     shutil.rmtree(fast_dir, ignore_errors=True)
-    if not args.keep:
+    if not keep:
         shutil.rmtree(work, ignore_errors=True)
         # the pool, and what a kill during its creation left under a temporary name
         for name in os.listdir(pool_dir):
@@ -267,6 +270,8 @@ def main(args):
         print(f"{' '.join(prog)}: {kills} kills ({in_window} with the commit window widened), {resumes} resumes, "
               f"{checkpoints} checkpoints, {fresh} fresh starts")
         print("identical to the native run" if not differences else "DIFFERENT: " + "; ".join(differences))
+        if keep:
+            print(f"kept: {work} and the pool {pool}")
     return 0 if not differences else 1
 
 

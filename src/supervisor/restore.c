@@ -204,11 +204,27 @@ static int rebuild_map(struct sup *s, struct rctx *r, const struct img *im, stru
 	for (int j = 0; j < nf; j++) {
 		if (fresh[j].start > r->in.gate || r->in.gate >= fresh[j].end)
 			continue;
-		int kept = 0;
-		for (uint32_t i = 0; i < im->h->nvmas; i++)
+		int kept = 0, near = -1;
+		for (uint32_t i = 0; i < im->h->nvmas; i++) {
 			kept |= same_vma(im, &im->vmas[i], &fresh[j]);
-		if (!kept)
-			FAIL("the preloaded libraries differ from the checkpoint's");
+			if (im->vmas[i].start <= r->in.gate && r->in.gate < im->vmas[i].end)
+				near = (int)i;
+		}
+		if (!kept) {
+			/* say which mapping differs: the next occurrence is data, not a guess */
+			const struct img_vma *c = near >= 0 ? &im->vmas[near] : NULL;
+			const char *cp = c ? img_s(im, c->path) : NULL;
+			if (!c)
+				FAIL("the preloaded libraries differ from the checkpoint's (now %#llx-%#llx %.4s %s +%#llx; "
+				     "the checkpoint has nothing mapped there)", (unsigned long long)fresh[j].start,
+				     (unsigned long long)fresh[j].end, fresh[j].perms, fresh[j].path,
+				     (unsigned long long)fresh[j].offset);
+			FAIL("the preloaded libraries differ from the checkpoint's (now %#llx-%#llx %.4s %s +%#llx; "
+			     "checkpoint %#llx-%#llx %.4s %s +%#llx)", (unsigned long long)fresh[j].start,
+			     (unsigned long long)fresh[j].end, fresh[j].perms, fresh[j].path, (unsigned long long)fresh[j].offset,
+			     (unsigned long long)c->start, (unsigned long long)c->end, c->perms, cp ? cp : "",
+			     (unsigned long long)c->offset);
+		}
 	}
 	if (s->start_brk != im->h->start_brk)
 		FAIL("the program break starts elsewhere than at the checkpoint");

@@ -26,7 +26,7 @@ def torture(tmp_path, *prog, kills=KILLS, path=PATH):
                        capture_output=True, text=True, timeout=900, env=env)
     assert r.returncode in (0, 1), r.stderr
     res = json.loads(r.stdout)
-    assert res["identical"], res["differences"]
+    assert res["identical"], (res["differences"], res["workdir"], res["pool"])
     # most kills land after a checkpoint of the exec'd image and are resumed from it
     assert res["resumes"] >= kills // 2, res
     return res
