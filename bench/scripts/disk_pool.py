@@ -4,7 +4,11 @@ checkpoints per second, slowdown against native, the bytes each checkpoint sends
 the device flush latency, at --durable-every 1 s, 100 ms and 0 (every checkpoint durable).
 Writes bench/results/disk_pool.{json,md}.
 
-    bench/scripts/disk_pool.py [--reps R] [--quick] [--programs a,b] [--disk-dir DIR]
+    bench/scripts/disk_pool.py [--reps R] [--quick] [--programs a,b] [--disk-dir DIR] [--seconds S]
+
+--seconds S lengthens every program whose work is a count (the micro-benchmarks' rounds, kv's
+operations) so that its native run takes about S seconds; pr and sssp keep their graph.  A
+one-second program makes a 10 % wall-time target smaller than the machine's noise.
 
 Every program (the bench programs of `prosper bench overhead`) runs R times in each of five
 configurations, interleaved round-robin so that the machine's drift hits all alike: native;
@@ -36,6 +40,9 @@ BUILD = os.environ.get("PROSPER_BUILD", os.path.join(ROOT, "build"))
 SUPERVISOR = os.path.join(BUILD, "src", "supervisor", "prosper-supervise")
 CONFIGS = [("shm", None), ("disk 1s", "1s"), ("disk 100ms", "100ms"), ("disk 0", "0")]
 QUICKSORT_CLASS = ("random", "stream", "sparse", "quicksort", "recursive-4", "normal", "poisson")
+# the count each program does by default (bench/micro, bench/workloads/kv.c): --seconds scales it
+DEFAULT_COUNT = {"random": 1000, "stream": 50000, "sparse": 100000, "quicksort": 150, "recursive-4": 800,
+                 "normal": 1000000, "poisson": 400000, "kv": 10000000}
 DEFAULT_PROGRAMS = list(QUICKSORT_CLASS) + ["pr", "sssp", "kv"]
 
 
@@ -81,15 +88,19 @@ def median(rows, key):
     return statistics.median(r[key] for r in rows)
 
 
-def measure(name, reps, dirs, fast_dir):
+def measure(name, reps, dirs, fast_dir, seconds=None):
     argv = [os.path.join(BUILD, "bench", PROGRAMS[name][0][0]), *PROGRAMS[name][0][1:]]
     native, runs = [], {c: [] for c, _ in CONFIGS}
-    expect = run_native(argv)[1]
+    t, expect = run_native(argv)
+    if seconds and name in DEFAULT_COUNT:
+        argv.append(str(max(1, round(DEFAULT_COUNT[name] * seconds / t))))
+        expect = run_native(argv)[1]
     for _ in range(reps):
         native.append(run_native(argv)[0])
         for c, every in CONFIGS:
             runs[c].append(run_supervised(argv, dirs[c], every, expect, fast_dir))
-    out = {"native_s": statistics.median(native), "native_spread": max(native) / min(native), "configs": {}}
+    out = {"argv": [os.path.basename(argv[0]), *argv[1:]], "native_s": statistics.median(native),
+           "native_spread": max(native) / min(native), "configs": {}}
     for c, _ in CONFIGS:
         rows = runs[c]
         m = {k: median(rows, k) for k in rows[0] if k != "tier"}
@@ -116,7 +127,9 @@ def markdown(res):
         f"Measured {res['date']} on {m['nproc']} CPUs, kernel {m['kernel']}; disk pools in `{m['disk_dir']}` "
         f"({m['disk_fs']}), memory pools and fast pools in /dev/shm (tmpfs); load average "
         f"{m['loadavg_start']:.2f} at the start, {m['loadavg_end']:.2f} at the end; {res['reps']} repetitions, "
-        "interleaved; medians.  `disk 1s`/`disk 100ms`: two tiers (fast pool in memory, copied into the disk "
+        "interleaved; medians; "
+        + (f"counted programs lengthened to about {res['seconds']:g} s native (argv in the JSON). "
+           if res.get("seconds") else "default program sizes. ") + "  `disk 1s`/`disk 100ms`: two tiers (fast pool in memory, copied into the disk "
         "pool at that period); `disk 0`: one pool on the disk, every checkpoint durable.", "",
         "## Checkpoints per second and slowdown", "",
         "| program | native s (spread) | shm ckpt/s | shm slowdown | disk 1s ckpt/s (vs shm) | disk 1s wall vs shm "
@@ -163,6 +176,8 @@ def main():
     ap.add_argument("--disk-dir", default=os.path.join(ROOT, "bench"),
                     help="a directory on the disk to measure (default: the project's own file system)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"), help="where disk_pool.{json,md} go")
+    ap.add_argument("--seconds", type=float, default=None,
+                    help="lengthen the counted programs to about this many native seconds")
     a = ap.parse_args()
     names = a.programs.split(",") if a.programs else (["quicksort", "pr", "kv"] if a.quick else DEFAULT_PROGRAMS)
     bad = [n for n in names if n not in PROGRAMS]
@@ -177,12 +192,12 @@ def main():
     dirs = {"shm": shm, "disk 1s": disk, "disk 100ms": disk, "disk 0": disk}
     if fs_type(disk) in ("tmpfs", "ramfs"):
         sys.exit(f"disk_pool: {a.disk_dir} is not on a disk ({fs_type(disk)})")
-    res = {"date": time.strftime("%Y-%m-%d %H:%M"), "reps": reps, "programs": {},
+    res = {"date": time.strftime("%Y-%m-%d %H:%M"), "reps": reps, "seconds": a.seconds, "programs": {},
            "machine": {"nproc": os.cpu_count(), "kernel": platform.release(), "disk_dir": a.disk_dir,
                        "disk_fs": fs_type(disk), "loadavg_start": os.getloadavg()[0]}}
     try:
         for n in names:
-            res["programs"][n] = measure(n, reps, dirs, fast)
+            res["programs"][n] = measure(n, reps, dirs, fast, a.seconds)
             c = res["programs"][n]["configs"]
             print(f"{n}: shm {c['shm']['ckpt_per_s']:.0f}/s, disk 1s {c['disk 1s']['ckpt_per_s']:.0f}/s, "
                   f"disk 0 {c['disk 0']['ckpt_per_s']:.0f}/s", file=sys.stderr)
