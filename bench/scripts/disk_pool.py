@@ -84,6 +84,13 @@ def run_supervised(argv, pool_dir, every, expect, fast_dir):
             "fdatasyncs": st["fdatasyncs"], "fdatasync_mean_ms": st["fdatasync_mean_ms"]}
 
 
+def where(path):
+    """A directory as the results name it: relative to the project when inside it, so that a
+    results file says nothing of the machine it was made on."""
+    rel = os.path.relpath(os.path.realpath(path), os.path.realpath(ROOT))
+    return path if rel.startswith("..") else f"<project>/{rel}"
+
+
 def median(rows, key):
     return statistics.median(r[key] for r in rows)
 
@@ -193,7 +200,7 @@ def main():
     if fs_type(disk) in ("tmpfs", "ramfs"):
         sys.exit(f"disk_pool: {a.disk_dir} is not on a disk ({fs_type(disk)})")
     res = {"date": time.strftime("%Y-%m-%d %H:%M"), "reps": reps, "seconds": a.seconds, "programs": {},
-           "machine": {"nproc": os.cpu_count(), "kernel": platform.release(), "disk_dir": a.disk_dir,
+           "machine": {"nproc": os.cpu_count(), "kernel": platform.release(), "disk_dir": where(a.disk_dir),
                        "disk_fs": fs_type(disk), "loadavg_start": os.getloadavg()[0]}}
     try:
         for n in names:
