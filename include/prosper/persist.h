@@ -104,6 +104,10 @@ void prosper_persist_store64(struct prosper_persist *pp, int site, uint64_t *dst
 
 const char *prosper_granularity_name(int g);
 
+/* Is a file system of this statfs(2) f_type memory (tmpfs, ramfs)?  Its page cache is all there
+ * is: a file there survives the process, never a power cut (file_in_memory above). */
+int prosper_fs_is_memory(long f_type);
+
 /* Drains (ordering points: sfence, or the end of a page-granularity persist) executed by every
  * pool of this process so far; simulated persistence is not counted.  For benchmarks (fences
  * per epoch, libcrpm Table 1b). */

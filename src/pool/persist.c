@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -47,6 +48,11 @@ static const char *const site_names[PSITE_COUNT] = {
 const char *prosper_persist_site_name(int site)
 {
 	return site >= 0 && site < PSITE_COUNT && site_names[site] ? site_names[site] : "?";
+}
+
+int prosper_fs_is_memory(long f_type)
+{
+	return (unsigned long)f_type == TMPFS_MAGIC || (unsigned long)f_type == RAMFS_MAGIC;
 }
 
 const char *prosper_granularity_name(int g)

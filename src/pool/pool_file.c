@@ -40,8 +40,7 @@ static int map_file(int fd, struct pool_file *f, int force_gran)
 	default: f->granularity = PROSPER_GRAN_PAGE; break;
 	}
 	struct statfs sf;
-	f->in_memory = fstatfs(fd, &sf) == 0 && ((unsigned long)sf.f_type == 0x01021994 /* tmpfs */ ||
-						 (unsigned long)sf.f_type == 0x858458f6 /* ramfs */);
+	f->in_memory = fstatfs(fd, &sf) == 0 && prosper_fs_is_memory((long)sf.f_type);
 	/* A caller may ask for a coarser (never a finer) granularity than the mapping gives. */
 	if (force_gran > f->granularity)
 		f->granularity = force_gran;

@@ -1,6 +1,7 @@
 /* tiers.c -- the fast pool in memory and its durable copy on a disk (tiers.h). */
 #include "tiers.h"
 #include <errno.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,9 +11,6 @@
 #include <unistd.h>
 #include "fastpool.h"
 #include "sup.h"
-
-#define TMPFS_MAGIC_ 0x01021994
-#define RAMFS_MAGIC_ 0x858458f6
 
 static double now(void)
 {
@@ -24,15 +22,15 @@ static double now(void)
 static const char *fs_name(long magic)
 {
 	switch ((unsigned long)magic) {
-	case TMPFS_MAGIC_: return "tmpfs";
-	case RAMFS_MAGIC_: return "ramfs";
-	case 0xEF53: return "ext4";
-	case 0x58465342: return "xfs";
-	case 0x9123683E: return "btrfs";
-	case 0x2FC12FC1: return "zfs";
-	case 0xF2F52010: return "f2fs";
-	case 0x6969: return "nfs";
-	case 0x794c7630: return "overlay";
+	case TMPFS_MAGIC: return "tmpfs";
+	case RAMFS_MAGIC: return "ramfs";
+	case EXT4_SUPER_MAGIC: return "ext4";
+	case XFS_SUPER_MAGIC: return "xfs";
+	case BTRFS_SUPER_MAGIC: return "btrfs";
+	case 0x2FC12FC1: return "zfs"; /* not in linux/magic.h */
+	case F2FS_SUPER_MAGIC: return "f2fs";
+	case NFS_SUPER_MAGIC: return "nfs";
+	case OVERLAYFS_SUPER_MAGIC: return "overlay";
 	}
 	return "disk";
 }
@@ -73,7 +71,7 @@ int tiers_choose(struct tiers *t, const char *path, double every_s, char *why, s
 	}
 	snprintf(t->fs, sizeof t->fs, "%s", fs_name(sf.f_type));
 	t->every_s = every_s < 0 ? 1.0 : every_s;
-	if ((unsigned long)sf.f_type == TMPFS_MAGIC_ || (unsigned long)sf.f_type == RAMFS_MAGIC_)
+	if (prosper_fs_is_memory((long)sf.f_type))
 		t->kind = TIER_MEMORY;
 	else
 		t->kind = t->every_s > 0 ? TIER_TWO : TIER_DISK;
