@@ -187,6 +187,10 @@ struct tree {
 	/* the program's processes (tree.h): procs[0] is the first, parents before their children */
 	struct sup **procs;
 	int nprocs, procs_cap;
+	/* the processes of the cut being committed: the commit thread reads only these, while the
+	 * loop goes on adding the children forked meanwhile to procs (tree.c) */
+	struct sup **cut;
+	int ncut, cut_cap;
 	struct img_buf blob;         /* the epoch blob of a cut of several processes (tree_image.h) */
 	struct sock_end *socks;      /* the socketpairs kept at this cut (socketpairs.h) */
 	int nsocks;

@@ -326,9 +326,27 @@ static int pipe_contents(const struct seen_pipe *p, uint8_t **buf, uint32_t *len
 
 #define MAX_SEEN_PIPES 256
 
+/* The commit of a cut runs on the commit thread while the loop goes on: it sees the processes
+ * of its cut, copied here, never tree->procs, which a fork or a new thread's first stop changes
+ * meanwhile (and may move when it grows). */
+static int cut_members(struct tree *t)
+{
+	if (t->nprocs > t->cut_cap) {
+		struct sup **c = realloc(t->cut, (size_t)t->procs_cap * sizeof *c);
+		if (!c)
+			return -ENOMEM;
+		t->cut = c, t->cut_cap = t->procs_cap;
+	}
+	memcpy(t->cut, t->procs, (size_t)t->nprocs * sizeof *t->cut);
+	t->ncut = t->nprocs;
+	return 0;
+}
+
 int tree_capture(struct tree *t)
 {
 	int rc = tree_drop_gone(t);
+	if (!rc)
+		rc = cut_members(t);
 	shm_begin(t);
 	if (!rc)
 		rc = socketpairs_scan(t); /* before the captures: their fds name the pairs kept */
@@ -404,24 +422,24 @@ int tree_capture(struct tree *t)
 
 int tree_commit(struct tree *t)
 {
-	struct ckpt_stats each[t->nprocs], cs = { 0 };
+	struct ckpt_stats each[t->ncut], cs = { 0 };
 	memset(each, 0, sizeof each);
-	for (int i = 0; i < t->nprocs; i++) {
+	for (int i = 0; i < t->ncut; i++) {
 		/* a process that exits while its cut is committed is still in that cut */
-		int rc = t->procs[i]->captured ? sup_write_batch(t->procs[i], &each[i]) : 0;
+		int rc = t->cut[i]->captured ? sup_write_batch(t->cut[i], &each[i]) : 0;
 		if (rc)
 			return rc;
 	}
-	struct sup *first = t->procs[0];
+	struct sup *first = t->cut[0];
 	if (first->cfg.commit_delay_us)
 		usleep((useconds_t)first->cfg.commit_delay_us);
 	const struct img_buf *blob = t->blob.len ? &t->blob : &first->batch.blob;
 	int rc = prosper_pool_commit(t->pool, blob->p, blob->len);
 	if (rc)
 		return rc;
-	for (int i = 0; i < t->nprocs; i++) {
-		if (t->procs[i]->captured)
-			sup_committed(t->procs[i], &each[i]);
+	for (int i = 0; i < t->ncut; i++) {
+		if (t->cut[i]->captured)
+			sup_committed(t->cut[i], &each[i]);
 		cs.stack += each[i].stack, cs.stack_pages += each[i].stack_pages, cs.stack_exact += each[i].stack_exact;
 		cs.other += each[i].other, cs.other_pages += each[i].other_pages, cs.new_bytes += each[i].new_bytes;
 	}
@@ -429,9 +447,9 @@ int tree_commit(struct tree *t)
 	if (!st->checkpoints)
 		st->meta_first_bytes = st->meta.bytes;
 	st->checkpoints++;
-	st->trees += t->nprocs > 1;
-	if ((uint64_t)t->nprocs > st->max_processes)
-		st->max_processes = (uint64_t)t->nprocs;
+	st->trees += t->ncut > 1;
+	if ((uint64_t)t->ncut > st->max_processes)
+		st->max_processes = (uint64_t)t->ncut;
 	st->bytes.stack += cs.stack;
 	st->bytes.stack_pages += cs.stack_pages;
 	st->bytes.stack_exact += cs.stack_exact;
