@@ -336,7 +336,9 @@ int prosper_pool_region_get(const prosper_pool *p, int idx, struct prosper_regio
 	return pool_err(-ENOENT, "no region %d", idx);
 }
 
-int prosper_pool_region_find(const prosper_pool *p, const char *name)
+/* The index of the live region named name, or -1; the pool's last error stays as it was (an
+ * existence check is not an error). */
+static int region_index(const prosper_pool *p, const char *name)
 {
 	int n = 0;
 	for (uint32_t i = 0; i < p->nregions; i++) {
@@ -346,7 +348,13 @@ int prosper_pool_region_find(const prosper_pool *p, const char *name)
 			return n;
 		n++;
 	}
-	return pool_err(-ENOENT, "no region named %s", name);
+	return -1;
+}
+
+int prosper_pool_region_find(const prosper_pool *p, const char *name)
+{
+	int n = region_index(p, name);
+	return n >= 0 ? n : pool_err(-ENOENT, "no region named %s", name);
 }
 
 const void *prosper_pool_blob(const prosper_pool *p, size_t *len)
@@ -428,7 +436,7 @@ int prosper_pool_region_add(prosper_pool *p, const char *name, uint32_t kind, ui
 		return pool_err(-EINVAL, "unknown region mode %u", mode);
 	if (!name || !*name || strlen(name) >= PROSPER_REGION_NAME_MAX)
 		return pool_err(-EINVAL, "region name must be 1..%d bytes", PROSPER_REGION_NAME_MAX - 1);
-	if (prosper_pool_region_find(p, name) >= 0)
+	if (region_index(p, name) >= 0)
 		return pool_err(-EEXIST, "region %s exists", name);
 	if ((uint32_t)prosper_pool_region_count(p) >= p->sb.max_regions)
 		return pool_err(-ENOSPC, "too many regions (max %u)", p->sb.max_regions);

@@ -95,7 +95,8 @@ static int stage(struct sup *s, struct vma *v, uint64_t a, uint64_t b, int whole
 }
 
 /* stage_read -- read every staged range from the child, many ranges per system call (a random
- * write pattern names thousands of separate pages per interval). */
+ * write pattern names thousands of separate pages per interval; proc_mem_readv splits what the
+ * kernel moves at most per call). */
 #define READ_BATCH 1024
 
 static int stage_read(struct sup *s)
@@ -104,22 +105,27 @@ static int stage_read(struct sup *s)
 	struct batch *bt = &s->batch;
 	for (size_t i = 0; i < bt->nchunks;) {
 		size_t k = 0;
-		ssize_t want = 0;
 		for (; k < READ_BATCH && i + k < bt->nchunks; k++) {
 			const struct chunk *c = &bt->chunks[i + k];
 			local[k] = (struct iovec){ bt->data + c->at, c->len };
 			remote[k] = (struct iovec){ (void *)(uintptr_t)c->addr, c->len };
-			want += (ssize_t)c->len;
 		}
-		if (process_vm_readv(s->pid, local, k, remote, k, 0) != want)
+		uint64_t bad = 0;
+		if (proc_mem_readv(s->pid, local, remote, k, &bad) != 0) {
+			snprintf(s->tree->cut_err, sizeof s->tree->cut_err,
+				 "cannot read the program's memory at %#llx (pid %d): %s", (unsigned long long)bad,
+				 (int)s->pid, strerror(errno));
 			return -EIO;
+		}
 		i += k;
 	}
 	return 0;
 }
 
 /* A new mapping: its pages that hold something.  A region starts zero-filled, so untouched
- * anonymous pages need no copy; a file mapping's absent pages are the file's, so all of it. */
+ * anonymous pages need no copy; a file mapping's absent pages are the file's, so all of it.
+ * Called before the mapping is write-protected (prosper_track_add): the protection leaves a
+ * marker in every empty page's entry, which the kernel reports as a swapped page. */
 static int stage_new(struct sup *s, struct vma *v, uint64_t a, uint64_t b)
 {
 	if (v->path[0] == '/')
@@ -211,9 +217,9 @@ static int follow_map(struct sup *s, int n, const struct vma *prev, int nprev)
 				if ((rc = prosper_pool_region_resize(s->tree->pool, (uint32_t)old->region, nv->end - nv->start)) != 0)
 					return rc;
 				if (nv->end > old->end) {
-					if ((rc = prosper_track_add(&s->track, old->end, nv->end)) != 0)
-						return rc;
 					if ((rc = stage_new(s, old, old->end, nv->end)) != 0)
+						return rc;
+					if ((rc = prosper_track_add(&s->track, old->end, nv->end)) != 0)
 						return rc;
 				}
 				old->end = nv->end;
@@ -232,9 +238,9 @@ static int follow_map(struct sup *s, int n, const struct vma *prev, int nprev)
 		*v = *nv;
 		v->region = id;
 		v->seen = 1;
-		if ((rc = prosper_track_add(&s->track, v->start, v->end)) != 0)
-			return rc;
 		if ((rc = stage_new(s, v, v->start, v->end)) != 0)
+			return rc;
+		if ((rc = prosper_track_add(&s->track, v->start, v->end)) != 0)
 			return rc;
 	}
 	for (int i = 0; i < s->nvmas; i++) {
@@ -671,9 +677,8 @@ int sup_verify(struct sup *s)
 				break;
 			}
 		}
-		struct iovec l = { live, len }, r = { (void *)(uintptr_t)(v->start + from), len };
 		if (prosper_pool_region_read(s->tree->pool, (uint32_t)v->region, from, img, len) ||
-		    process_vm_readv(s->pid, &l, 1, &r, 1, 0) != (ssize_t)len) {
+		    proc_mem_read(s->pid, v->start + from, live, len) != 0) {
 			rc = -EIO;
 			break;
 		}

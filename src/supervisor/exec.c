@@ -304,9 +304,7 @@ void sup_exec(struct sup *s, struct worker *w)
 	/* the commit of the old image's last checkpoint ends first: the pool has one user */
 	int rc = w ? worker_wait(w) : 0;
 	if (rc) {
-		snprintf(why, sizeof why, "checkpoint failed: %s (%s)", strerror(-rc),
-			 s->track.err[0] ? s->track.err : prosper_pool_errormsg());
-		sup_disable(s, why);
+		sup_checkpoint_failed(s, rc);
 		ptrace(PTRACE_CONT, pid, 0, 0);
 		return;
 	}

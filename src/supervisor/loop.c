@@ -47,11 +47,11 @@ void sup_disable(struct sup *s, const char *why)
 		(unsigned long long)(s->tree->pool ? prosper_pool_epoch(s->tree->pool) : 0));
 }
 
-static void checkpoint_failed(struct sup *s, int rc)
+void sup_checkpoint_failed(struct sup *s, int rc)
 {
 	static char why[400];
 	snprintf(why, sizeof why, "checkpoint failed: %s (%s)", strerror(-rc),
-		 s->track.err[0] ? s->track.err : prosper_pool_errormsg());
+		 s->tree->cut_err[0] ? s->tree->cut_err : s->track.err[0] ? s->track.err : prosper_pool_errormsg());
 	sup_disable(s, why);
 }
 
@@ -61,7 +61,7 @@ static void checkpoint(struct sup *s, struct worker *w)
 {
 	int rc = worker_wait(w);
 	if (rc)
-		checkpoint_failed(s, rc);
+		sup_checkpoint_failed(s, rc);
 	if (!s->tree->enabled)
 		return;
 	double t0 = now();
@@ -76,7 +76,7 @@ static void checkpoint(struct sup *s, struct worker *w)
 	if (dt > s->tree->stats.stop_max)
 		s->tree->stats.stop_max = dt;
 	if (rc)
-		checkpoint_failed(s, rc);
+		sup_checkpoint_failed(s, rc);
 	else if (!s->cfg.verify)
 		worker_start_commit(w);
 }
@@ -92,7 +92,7 @@ static int nvm_stop(struct sup *s, struct worker *w, pid_t tid, int sig)
 	if (w) {
 		int rc = worker_wait(w);
 		if (rc)
-			checkpoint_failed(s, rc);
+			sup_checkpoint_failed(s, rc);
 	}
 	char why[300];
 	if (sup_nvm_serve(s, tid, sig, why, sizeof why) != 0) {
@@ -315,7 +315,7 @@ out:
 	if (have_worker) {
 		int rc = worker_stop(&w);
 		if (rc)
-			checkpoint_failed(s, rc);
+			sup_checkpoint_failed(s, rc);
 	}
 	tree_release(tree); /* what the program left running goes on, as it would natively */
 	return st;

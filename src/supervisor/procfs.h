@@ -50,6 +50,13 @@ struct proc_status {
  * the mapping's protection applies); 0 or -EIO. */
 int proc_mem_read(pid_t pid, uint64_t addr, void *to, size_t n);
 int proc_mem_write(pid_t pid, uint64_t addr, const void *from, size_t n);
+/* The same for n pairs of ranges, local[i] and remote[i] of equal length, of any total size: the
+ * kernel moves at most MAX_RW_COUNT (2 GiB - 4 KiB) per call and returns the count it moved, so
+ * the rest is asked for again.  The iovecs are consumed.  0, or -EIO with *bad the remote
+ * address where it stopped (unmapped or protected). */
+struct iovec;
+int proc_mem_readv(pid_t pid, struct iovec *local, struct iovec *remote, size_t n, uint64_t *bad);
+int proc_mem_writev(pid_t pid, struct iovec *local, struct iovec *remote, size_t n, uint64_t *bad);
 /* The name of thread tid of process pid (/proc/PID/task/TID/comm) into comm[16]; 0 or -1. */
 int proc_thread_comm(pid_t pid, pid_t tid, char comm[16]);
 int proc_status(pid_t pid, struct proc_status *out);

@@ -323,12 +323,9 @@ struct fill {
 
 static int fill_flush(struct sup *s, struct fill *f)
 {
-	ssize_t want = 0;
-	for (int i = 0; i < f->n; i++)
-		want += (ssize_t)f->local[i].iov_len;
-	ssize_t got = f->n ? process_vm_writev(s->pid, f->local, (unsigned long)f->n, f->remote, (unsigned long)f->n, 0) : 0;
+	int rc = proc_mem_writev(s->pid, f->local, f->remote, (size_t)f->n, NULL);
 	f->n = 0;
-	return got == want ? 0 : -EIO;
+	return rc;
 }
 
 static int fill_memory(struct sup *s, struct rctx *r, const struct img *im)

@@ -191,6 +191,7 @@ struct tree {
 	 * loop goes on adding the children forked meanwhile to procs (tree.c) */
 	struct sup **cut;
 	int ncut, cut_cap;
+	char cut_err[200];           /* why the capture of the cut failed, when not the pool's error */
 	struct img_buf blob;         /* the epoch blob of a cut of several processes (tree_image.h) */
 	struct sock_end *socks;      /* the socketpairs kept at this cut (socketpairs.h) */
 	int nsocks;
@@ -290,6 +291,9 @@ struct sup {
  * last checkpoint stays resumable, the program runs on. */
 int sup_supervise(struct sup *s, int sigfd);
 void sup_disable(struct sup *s, const char *why);
+/* Checkpointing stops after a failed capture or commit (rc < 0): the reason given is the capture's
+ * own (tree->cut_err), the tracker's, or the pool's last error, in that order. */
+void sup_checkpoint_failed(struct sup *s, int rc);
 
 /* exec.c: the program exec'd (its PTRACE_EVENT_EXEC stop): the new image is followed -- the next
  * checkpoint is of it -- or checkpointing stops with the reason.  The program goes on either way. */

@@ -344,6 +344,7 @@ static int cut_members(struct tree *t)
 
 int tree_capture(struct tree *t)
 {
+	t->cut_err[0] = 0;
 	int rc = tree_drop_gone(t);
 	if (!rc)
 		rc = cut_members(t);
