@@ -58,16 +58,26 @@ static int slot_take(struct prosper_pool *p, uint32_t i)
 	return 0;
 }
 
+void slot_freed(struct prosper_pool *p, uint32_t i)
+{
+	if (i < p->free_from)
+		p->free_from = i;
+}
+
 int slot_alloc(struct prosper_pool *p, uint32_t *slot)
 {
-	for (uint32_t i = 0; i < p->sb.nslots; i++) {
-		if (!slot_is_free(p, i))
-			continue;
-		int rc = slot_take(p, i);
-		if (rc)
-			return rc;
-		*slot = i;
-		return 0;
+	/* first fit from free_from; below it only if a change to free was not reported (slot_freed) */
+	for (uint32_t pass = 0, from = p->free_from; pass < 2; pass++, from = 0) {
+		for (uint32_t i = from; i < p->sb.nslots; i++) {
+			if (!slot_is_free(p, i))
+				continue;
+			int rc = slot_take(p, i);
+			if (rc)
+				return rc;
+			*slot = i;
+			p->free_from = i + 1;
+			return 0;
+		}
 	}
 	return pool_err(-ENOSPC, "pool is full (%u segments of %u bytes)", p->sb.nslots, p->sb.seg_size);
 }
@@ -95,7 +105,7 @@ int slot_alloc_run(struct prosper_pool *p, uint32_t n, uint32_t at, uint32_t *fi
 		int rc = slot_take(p, i);
 		if (rc) {
 			while (i-- > start)
-				p->slot_use[i] = SLOT_FREE; /* nothing was written to them */
+				p->slot_use[i] = SLOT_FREE, slot_freed(p, i); /* nothing was written to them */
 			return rc;
 		}
 	}
@@ -204,6 +214,7 @@ void slots_after_commit(struct prosper_pool *p)
 		}
 		if (p->slot_use[i] == SLOT_RELEASED) {
 			p->slot_use[i] = SLOT_FREE;
+			slot_freed(p, i);
 			p->slot_punch[i] = 1;
 		}
 	}
