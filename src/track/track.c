@@ -84,9 +84,17 @@ static long scan(struct prosper_track *t, uint64_t start, uint64_t end, uint64_t
 				out[n - 1].end = vec[i].end;
 				continue;
 			}
-			if ((size_t)n == max) {
+			if ((size_t)n == max && n == 0) {
 				errno = ENOSPC;
-				return fail(t, "too many dirty ranges");
+				return fail(t, "no room for a dirty range");
+			}
+			if ((size_t)n == max) {
+				/* out of room: the last range grows over the clean pages up to this one.  A
+				 * superset is sound (more bytes are read and compared); failing is not an
+				 * option once the kernel has re-protected what it returned. */
+				out[n - 1].end = vec[i].end;
+				t->ranges_merged++;
+				continue;
 			}
 			out[n++] = (struct prosper_range){ vec[i].start, vec[i].end };
 		}
