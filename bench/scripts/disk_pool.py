@@ -6,16 +6,18 @@ Writes bench/results/disk_pool.{json,md}.
 
     bench/scripts/disk_pool.py [--reps R] [--quick] [--programs a,b] [--disk-dir DIR] [--seconds S]
 
---seconds S lengthens every program whose work is a count (the micro-benchmarks' rounds, kv's
-operations) so that its native run takes about S seconds; pr and sssp keep their graph.  A
-one-second program makes a 10 % wall-time target smaller than the machine's noise.
+--seconds S lengthens every program by the count of its work (the micro-benchmarks' rounds, kv's
+operations, pr's iterations, sssp's sources; the graph stays) so that its native run takes about
+S seconds.  A one-second program makes a 10 % wall-time target smaller than the machine's noise.
 
 Every program (the bench programs of `prosper bench overhead`) runs R times in each of five
-configurations, interleaved round-robin so that the machine's drift hits all alike: native;
+configurations, one of each per repetition in an order rotated between repetitions, so that the
+machine's drift hits all alike: native;
 `shm` (pool in /dev/shm: every checkpoint survives the program, none a power cut); `disk 1s` and
 `disk 100ms` (two tiers: a fast pool in memory, copied into the pool on the disk every 1 s /
-100 ms); `disk 0` (one pool on the disk, every checkpoint durable).  Medians are shown; native
-shows its spread (max/min) so a slowdown can be read against the noise.  Every supervised run
+100 ms); `disk 0` (one pool on the disk, every checkpoint durable).  Medians are shown; a ratio
+to shm is the median of the ratios within each repetition (paired), with their range; native shows
+its spread (max/min) so a slowdown can be read against the noise.  Every supervised run
 must print the native output, or the script fails.
 
 Targets (docs/durability.md): at 1 s, disk checkpoints >= 0.9x and wall time <= 1.1x those of
@@ -40,9 +42,11 @@ BUILD = os.environ.get("PROSPER_BUILD", os.path.join(ROOT, "build"))
 SUPERVISOR = os.path.join(BUILD, "src", "supervisor", "prosper-supervise")
 CONFIGS = [("shm", None), ("disk 1s", "1s"), ("disk 100ms", "100ms"), ("disk 0", "0")]
 QUICKSORT_CLASS = ("random", "stream", "sparse", "quicksort", "recursive-4", "normal", "poisson")
-# the count each program does by default (bench/micro, bench/workloads/kv.c): --seconds scales it
+# the count each program does by default (bench/micro, bench/workloads): --seconds scales it; the
+# arguments before it, where the count is not the first (pr and sssp: the graph's scale)
 DEFAULT_COUNT = {"random": 1000, "stream": 50000, "sparse": 100000, "quicksort": 150, "recursive-4": 800,
-                 "normal": 1000000, "poisson": 400000, "kv": 10000000}
+                 "normal": 1000000, "poisson": 400000, "kv": 10000000, "pr": 20, "sssp": 8}
+COUNT_AFTER = {"pr": ["18"], "sssp": ["18"]}
 DEFAULT_PROGRAMS = list(QUICKSORT_CLASS) + ["pr", "sssp", "kv"]
 
 
@@ -100,11 +104,19 @@ def measure(name, reps, dirs, fast_dir, seconds=None):
     native, runs = [], {c: [] for c, _ in CONFIGS}
     t, expect = run_native(argv)
     if seconds and name in DEFAULT_COUNT:
-        argv.append(str(max(1, round(DEFAULT_COUNT[name] * seconds / t))))
+        c1 = DEFAULT_COUNT[name]
+        c2 = max(1, round(c1 * seconds / t))
+        t2, expect = run_native(argv + COUNT_AFTER.get(name, []) + [str(c2)])
+        if c2 != c1 and abs(t2 - seconds) > 0.2 * seconds and t2 > t:
+            # a fixed part (pr's and sssp's graph): fit time = fixed + count x per-round
+            c2 = max(1, round(c2 + (seconds - t2) * (c2 - c1) / (t2 - t)))
+        argv += COUNT_AFTER.get(name, []) + [str(c2)]
         expect = run_native(argv)[1]
-    for _ in range(reps):
+    for rep in range(reps):
+        # every configuration once per repetition, in an order rotated from one repetition to the
+        # next: a ratio of two runs of the same repetition sees the same state of the machine
         native.append(run_native(argv)[0])
-        for c, every in CONFIGS:
+        for c, every in CONFIGS[rep % len(CONFIGS):] + CONFIGS[:rep % len(CONFIGS)]:
             runs[c].append(run_supervised(argv, dirs[c], every, expect, fast_dir))
     out = {"argv": [os.path.basename(argv[0]), *argv[1:]], "native_s": statistics.median(native),
            "native_spread": max(native) / min(native), "configs": {}}
@@ -114,11 +126,16 @@ def measure(name, reps, dirs, fast_dir, seconds=None):
         m["tier"] = rows[0]["tier"]
         m["slowdown"] = m["wall"] / out["native_s"]
         out["configs"][c] = m
-    shm = out["configs"]["shm"]
     for c in ("disk 1s", "disk 100ms", "disk 0"):
         d = out["configs"][c]
-        d["ckpt_vs_shm"] = d["ckpt_per_s"] / shm["ckpt_per_s"] if shm["ckpt_per_s"] else None
-        d["wall_vs_shm"] = d["wall"] / shm["wall"]
+        # paired: the ratio within each repetition, then their median and range
+        pairs = list(zip(runs[c], runs["shm"]))
+        ck = [a["ckpt_per_s"] / b["ckpt_per_s"] for a, b in pairs if b["ckpt_per_s"]]
+        wall = [a["wall"] / b["wall"] for a, b in pairs]
+        d["ckpt_vs_shm"] = statistics.median(ck) if ck else None
+        d["ckpt_vs_shm_range"] = [min(ck), max(ck)] if ck else None
+        d["wall_vs_shm"] = statistics.median(wall)
+        d["wall_vs_shm_range"] = [min(wall), max(wall)]
     one = out["configs"]["disk 1s"]
     out["targets"] = {"1s_ckpt_vs_shm>=0.9": one["ckpt_vs_shm"] is not None and one["ckpt_vs_shm"] >= 0.9,
                       "1s_wall_vs_shm<=1.1": one["wall_vs_shm"] <= 1.1}
@@ -134,7 +151,8 @@ def markdown(res):
         f"Measured {res['date']} on {m['nproc']} CPUs, kernel {m['kernel']}; disk pools in `{m['disk_dir']}` "
         f"({m['disk_fs']}), memory pools and fast pools in /dev/shm (tmpfs); load average "
         f"{m['loadavg_start']:.2f} at the start, {m['loadavg_end']:.2f} at the end; {res['reps']} repetitions, "
-        "interleaved; medians; "
+        "each running every configuration once in a rotated order; medians; a ratio to shm is the median of the "
+        "ratios within each repetition, with their range; "
         + (f"counted programs lengthened to about {res['seconds']:g} s native (argv in the JSON). "
            if res.get("seconds") else "default program sizes. ") + "  `disk 1s`/`disk 100ms`: two tiers (fast pool in memory, copied into the disk "
         "pool at that period); `disk 0`: one pool on the disk, every checkpoint durable.", "",
@@ -148,9 +166,11 @@ def markdown(res):
         lines.append(
             f"| {name} | {r['native_s']:.2f} ({r['native_spread']:.2f}x) | {c['shm']['ckpt_per_s']:.0f} | "
             f"{c['shm']['slowdown']:.2f}x | {c['disk 1s']['ckpt_per_s']:.0f} ({c['disk 1s']['ckpt_vs_shm']:.2f}x) | "
-            f"{c['disk 1s']['wall_vs_shm']:.2f}x | {c['disk 100ms']['ckpt_per_s']:.0f} "
+            f"{c['disk 1s']['wall_vs_shm']:.2f}x ({c['disk 1s']['wall_vs_shm_range'][0]:.2f}-"
+            f"{c['disk 1s']['wall_vs_shm_range'][1]:.2f}) | {c['disk 100ms']['ckpt_per_s']:.0f} "
             f"({c['disk 100ms']['ckpt_vs_shm']:.2f}x) | {c['disk 0']['ckpt_per_s']:.0f} "
-            f"({c['disk 0']['ckpt_vs_shm']:.2f}x) | {c['disk 0']['wall_vs_shm']:.2f}x |")
+            f"({c['disk 0']['ckpt_vs_shm']:.2f}x) | {c['disk 0']['wall_vs_shm']:.2f}x ({c['disk 0']['wall_vs_shm_range'][0]:.2f}-"
+            f"{c['disk 0']['wall_vs_shm_range'][1]:.2f}) |")
     lines += ["", "## What reaches the disk", "",
               "Bytes per checkpoint: what the durable pool was sent, over all checkpoints of the run (two tiers: "
               "the copies' changed blocks; disk 0: the checkpoint's data and caught-up blocks).  Copy: one durable "

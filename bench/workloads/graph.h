@@ -81,4 +81,18 @@ static inline int arg_scale(int argc, char **argv, int dflt)
 	}
 	return s;
 }
+
+/* argv[2], a count of rounds of the program's work (1..1e6), or dflt when absent: the benchmarks
+ * lengthen a run by it without changing the graph. */
+static inline int arg_rounds(int argc, char **argv, int dflt)
+{
+	if (argc < 3)
+		return dflt;
+	int n = atoi(argv[2]);
+	if (n < 1 || n > 1000000 || argc > 3) {
+		fprintf(stderr, "usage: %s [SCALE 4..26 [ROUNDS 1..1000000]]\n", argv[0]);
+		exit(2);
+	}
+	return n;
+}
 #endif

@@ -1,5 +1,6 @@
-/* pr -- GAPBS-style PageRank (pull direction, damping 0.85, 20 iterations) on an RMAT graph of
- * edge factor 16.  Prints a checksum of the ranks quantized to 1e-12.  usage: pr [SCALE] */
+/* pr -- GAPBS-style PageRank (pull direction, damping 0.85, 20 iterations by default) on an RMAT
+ * graph of edge factor 16.  Prints a checksum of the ranks quantized to 1e-12.
+ * usage: pr [SCALE [ITERATIONS]] */
 #include "graph.h"
 
 static double __attribute__((noinline)) iterate(const struct csr *in, const uint32_t *outdeg, double *rank,
@@ -22,7 +23,7 @@ static double __attribute__((noinline)) iterate(const struct csr *in, const uint
 
 int main(int argc, char **argv)
 {
-	int scale = arg_scale(argc, argv, 18);
+	int scale = arg_scale(argc, argv, 18), iterations = arg_rounds(argc, argv, 20);
 	struct csr in = rmat(scale, 16, 1);
 	uint32_t *outdeg = calloc(in.n, 4);
 	for (uint64_t e = 0; e < in.m; e++)
@@ -31,7 +32,7 @@ int main(int argc, char **argv)
 	for (uint32_t v = 0; v < in.n; v++)
 		rank[v] = 1.0 / in.n;
 	double err = 0;
-	for (int it = 0; it < 20; it++) {
+	for (int it = 0; it < iterations; it++) {
 		err = iterate(&in, outdeg, rank, next);
 		double *t = rank; rank = next; next = t;
 	}

@@ -1,6 +1,6 @@
 /* sssp -- Graph500-style single-source shortest paths (Dijkstra, binary heap) on an RMAT graph
- * of edge factor 16 with weights 1..255, from 8 sources.  Prints a checksum of the distances.
- * usage: sssp [SCALE] */
+ * of edge factor 16 with weights 1..255, from 8 sources by default.  Prints a checksum of the distances.
+ * usage: sssp [SCALE [SOURCES]] */
 #include "graph.h"
 
 struct heap { uint64_t *key; uint32_t *v; uint32_t n; };
@@ -44,12 +44,12 @@ static void __attribute__((noinline)) pop(struct heap *h, uint64_t *k, uint32_t 
 
 int main(int argc, char **argv)
 {
-	int scale = arg_scale(argc, argv, 18);
+	int scale = arg_scale(argc, argv, 18), sources = arg_rounds(argc, argv, 8);
 	struct csr g = rmat(scale, 16, 0);
 	uint64_t *dist = malloc((size_t)g.n * 8);
 	struct heap h = { malloc(g.m * 8 + 8), malloc(g.m * 4 + 4), 0 };
 	uint64_t sum = 0;
-	for (int s = 0; s < 8; s++) {
+	for (int s = 0; s < sources; s++) {
 		uint32_t src = (uint32_t)(g_next() % g.n);
 		for (uint32_t v = 0; v < g.n; v++)
 			dist[v] = UINT64_MAX;
