@@ -38,6 +38,9 @@ static int buffered_touch(struct prosper_pool *p, struct seg *s)
 	uint32_t target = valid == s->main_slot ? s->back_slot : s->main_slot;
 	if (POOL_MUTANT(MUT_WRITE_VALID) && valid != POOL_SLOT_NONE)
 		target = valid;
+	int rc = slot_reserve(p, target); /* its first write (pool_internal.h) */
+	if (rc)
+		return rc;
 	uint8_t *dst = slot_addr(p, target);
 	if (valid == POOL_SLOT_NONE) {
 		/* A fresh copy starts zero-filled; a slot known to read as zeros already is (writing

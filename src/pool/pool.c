@@ -252,9 +252,16 @@ int prosper_pool_open(const char *path, prosper_pool **out)
 		pool_file_close(&f);
 		return rc;
 	}
-	/* Slots the committed epoch uses have their space; the rest is reserved on first use. */
+	/* Slots the committed epoch uses have their space, except a buffered segment's, which may be
+	 * a hole never written (slot_reserve before its first write); the rest on first use. */
 	for (uint32_t i = 0; i < p->sb.nslots; i++)
 		p->slot_reserved[i] = p->slot_use[i] != SLOT_FREE || p->bound_to[i] != POOL_SLOT_NONE;
+	FOR_EACH_SEG(p, r, g)
+		if (r->info.mode == PROSPER_REGION_BUFFERED) {
+			p->slot_reserved[g->main_slot] = 0;
+			if (g->back_slot != POOL_SLOT_NONE)
+				p->slot_reserved[g->back_slot] = 0;
+		}
 	*out = p;
 	return 0;
 }
@@ -393,9 +400,10 @@ static int region_set_segments(struct prosper_pool *p, struct region *r, uint64_
 			memset(s, 0, sizeof *s);
 			s->back_slot = POOL_SLOT_NONE;
 			s->written_epoch = p->epoch + 1;
-			int rc = slot_alloc(p, &s->main_slot);
-			if (!rc && r->info.mode == PROSPER_REGION_BUFFERED)
-				rc = slot_alloc(p, &s->back_slot);
+			int buffered = r->info.mode == PROSPER_REGION_BUFFERED; /* reserved at first write */
+			int rc = slot_alloc_as(p, &s->main_slot, !buffered);
+			if (!rc && buffered)
+				rc = slot_alloc_as(p, &s->back_slot, 0);
 			if (!rc)
 				rc = seg_bitmaps_alloc(p, s);
 			if (rc) {

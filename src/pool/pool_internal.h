@@ -150,8 +150,14 @@ int sb_validate(const struct pool_sb *sb, size_t file_size);
 int find_committed(const struct pool_sb *sb, const uint8_t *base, uint64_t *epoch, int *valid_words);
 int meta_validate(const struct pool_sb *sb, const uint8_t *meta, uint64_t epoch);
 
-/* slots (pool.c) */
+/* slots (slots.c).  A slot's file space is reserved (posix_fallocate) before anything is written
+ * to it, so that a full file system is an error of the write, never a SIGBUS of a store through
+ * the mapping: at allocation (slot_alloc), or -- for a buffered segment's two copies, most of which
+ * a large sparse mapping never writes -- at the segment's first write (slot_alloc_as(.., 0), then
+ * slot_reserve in buffered_touch). */
 int slot_alloc(struct prosper_pool *p, uint32_t *slot);
+int slot_alloc_as(struct prosper_pool *p, uint32_t *slot, int reserve_now);
+int slot_reserve(struct prosper_pool *p, uint32_t slot);
 /* Take n consecutive free slots (first-fit); from > 0 asks for exactly [from, from + n). */
 int slot_alloc_run(struct prosper_pool *p, uint32_t n, uint32_t from, uint32_t *first);
 void slot_release(struct prosper_pool *p, uint32_t slot);

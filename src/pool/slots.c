@@ -35,17 +35,27 @@ static bool slot_is_free(const struct prosper_pool *p, uint32_t i)
 	return p->slot_use[i] == SLOT_FREE && p->bound_to[i] == POOL_SLOT_NONE;
 }
 
-/* slot_take -- make free slot i usable: file space reserved, no binding left on media. */
-static int slot_take(struct prosper_pool *p, uint32_t i)
+int slot_reserve(struct prosper_pool *p, uint32_t i)
 {
-	/* A hole of a file we created was never written: reserving it yields zeros (after a reopen an
-	 * unreserved slot may hold an earlier run's bytes, so only then). */
+	if (p->slot_reserved[i])
+		return 0;
+	int rc = pool_file_reserve(p->fd, p->sb.data_off + (uint64_t)i * p->sb.seg_size, p->sb.seg_size);
+	if (!rc)
+		p->slot_reserved[i] = 1;
+	return rc;
+}
+
+/* slot_take -- make free slot i usable: file space reserved now or (reserve_now == 0) left to
+ * slot_reserve before its first write, no binding left on media. */
+static int slot_take(struct prosper_pool *p, uint32_t i, int reserve_now)
+{
+	/* A hole of a file we created was never written: it reads as zeros, reserved or not (after a
+	 * reopen an unreserved slot may hold an earlier run's bytes, so only then). */
 	p->slot_zero[i] = 0;
 	if (!p->slot_reserved[i]) {
-		int rc = pool_file_reserve(p->fd, p->sb.data_off + (uint64_t)i * p->sb.seg_size, p->sb.seg_size);
+		int rc = reserve_now ? slot_reserve(p, i) : 0;
 		if (rc)
 			return rc;
-		p->slot_reserved[i] = 1;
 		p->slot_zero[i] = p->created_here || p->slot_punch[i] == PUNCH_DONE;
 	}
 	p->slot_punch[i] = PUNCH_NONE;
@@ -64,14 +74,16 @@ void slot_freed(struct prosper_pool *p, uint32_t i)
 		p->free_from = i;
 }
 
-int slot_alloc(struct prosper_pool *p, uint32_t *slot)
+int slot_alloc(struct prosper_pool *p, uint32_t *slot) { return slot_alloc_as(p, slot, 1); }
+
+int slot_alloc_as(struct prosper_pool *p, uint32_t *slot, int reserve_now)
 {
 	/* first fit from free_from; below it only if a change to free was not reported (slot_freed) */
 	for (uint32_t pass = 0, from = p->free_from; pass < 2; pass++, from = 0) {
 		for (uint32_t i = from; i < p->sb.nslots; i++) {
 			if (!slot_is_free(p, i))
 				continue;
-			int rc = slot_take(p, i);
+			int rc = slot_take(p, i, reserve_now);
 			if (rc)
 				return rc;
 			*slot = i;
@@ -102,7 +114,7 @@ int slot_alloc_run(struct prosper_pool *p, uint32_t n, uint32_t at, uint32_t *fi
 	if (start == POOL_SLOT_NONE)
 		return pool_err(-ENOSPC, "no run of %u free segments", n);
 	for (uint32_t i = start; i < start + n; i++) {
-		int rc = slot_take(p, i);
+		int rc = slot_take(p, i, 1);
 		if (rc) {
 			while (i-- > start)
 				p->slot_use[i] = SLOT_FREE, slot_freed(p, i); /* nothing was written to them */

@@ -644,6 +644,50 @@ static void test_file_space_given_back(void)
 	free(back);
 }
 
+/* A large buffered region of which a few bytes are written reserves file space for the segments
+ * written, not for the whole region (two copies of each segment), also after a reopen; every
+ * byte reads back, the rest as zeros. */
+static void test_sparse_region_reserves_what_it_writes(void)
+{
+	char path[256];
+	path_of(path, "sparse.pool");
+	struct prosper_pool_config cfg;
+	prosper_pool_config_default(&cfg);
+	cfg.capacity = 4ull << 30;
+	cfg.seg_size = 64 << 10;
+	prosper_pool *p = NULL;
+	CHECK(prosper_pool_create(path, &cfg, &p) == 0);
+	uint64_t empty = disk_bytes(path), n = 1ull << 30;
+	const uint64_t at[] = { 0, 700ull << 20, n - 300 };
+	uint8_t mem[300], back[300];
+	fill(mem, sizeof mem, 11);
+	int big = prosper_pool_region_add(p, "big", PROSPER_KIND_ANON, PROSPER_REGION_BUFFERED, 0x100000, n, 3);
+	CHECK(big >= 0);
+	for (int i = 0; i < 2; i++)
+		CHECK(prosper_pool_write(p, (uint32_t)big, at[i], mem, sizeof mem) == 0);
+	CHECK(prosper_pool_commit(p, NULL, 0) == 0);
+	CHECK(disk_bytes(path) < empty + (4u << 20)); /* not 2 GiB */
+	CHECK(prosper_pool_close(&p) == 0 && prosper_pool_open(path, &p) == 0);
+	CHECK(prosper_pool_write(p, (uint32_t)big, at[2], mem, sizeof mem) == 0);
+	CHECK(prosper_pool_write(p, (uint32_t)big, at[0], mem + 1, 10) == 0);
+	CHECK(prosper_pool_commit(p, NULL, 0) == 0);
+	CHECK(disk_bytes(path) < empty + (4u << 20));
+	uint8_t first[300];
+	memcpy(first, mem, sizeof first);
+	memcpy(first, mem + 1, 10);
+	for (int i = 0; i < 3; i++) {
+		CHECK(prosper_pool_region_read(p, (uint32_t)big, at[i], back, sizeof back) == 0);
+		CHECK(memcmp(back, i == 0 ? first : mem, sizeof back) == 0);
+	}
+	CHECK(prosper_pool_region_read(p, (uint32_t)big, 300ull << 20, back, sizeof back) == 0);
+	int zeros = 1;
+	for (size_t i = 0; i < sizeof back; i++)
+		zeros &= back[i] == 0;
+	CHECK(zeros);
+	CHECK(prosper_pool_close(&p) == 0);
+	unlink(path);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
@@ -657,6 +701,7 @@ int main(void)
 	test_refusals();
 	test_corruption_sweep();
 	test_file_space_given_back();
+	test_sparse_region_reserves_what_it_writes();
 	char cmd[300];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
 	if (system(cmd) != 0) fails++;
