@@ -41,8 +41,21 @@ def _usage():
     return "\n".join(lines)
 
 
+def version():
+    """The project's version: the VERSION file at its root (one place, read by the build too)."""
+    from prosper.paths import ROOT
+    try:
+        with open(os.path.join(ROOT, "VERSION")) as f:
+            return f.read().strip()
+    except OSError:
+        return "unknown"
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in ("-V", "--version"):
+        print(f"prosper {version()}")
+        return 0
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(_usage(), file=sys.stdout if argv else sys.stderr)
         return 0 if argv else 2
