@@ -597,19 +597,26 @@ static uint64_t disk_bytes(const char *path)
 	return stat(path, &st) == 0 ? (uint64_t)st.st_blocks * 512 : 0;
 }
 
+/* A new pool file `name` in the test directory (its path into path[256]) of 64 KiB segments. */
+static prosper_pool *file_pool(char *path, const char *name, uint64_t capacity)
+{
+	path_of(path, name);
+	struct prosper_pool_config cfg;
+	prosper_pool_config_default(&cfg);
+	cfg.capacity = capacity;
+	cfg.seg_size = 64 << 10;
+	prosper_pool *p = NULL;
+	CHECK(prosper_pool_create(path, &cfg, &p) == 0);
+	return p;
+}
+
 /* A pool file on a disk writes with pwrite and gives a freed slot's space back once it stayed
  * free 100 commits; a slot used again after that reads as zeros where nothing was written, and
  * the bytes of every epoch read back. */
 static void test_file_space_given_back(void)
 {
 	char path[256];
-	path_of(path, "punch.pool");
-	struct prosper_pool_config cfg;
-	prosper_pool_config_default(&cfg);
-	cfg.capacity = 64ull << 20;
-	cfg.seg_size = 64 << 10;
-	prosper_pool *p = NULL;
-	CHECK(prosper_pool_create(path, &cfg, &p) == 0);
+	prosper_pool *p = file_pool(path, "punch.pool", 64ull << 20);
 	size_t n = 8 << 20;
 	uint8_t *mem = malloc(n), *back = malloc(n);
 	fill(mem, n, 7);
@@ -650,13 +657,7 @@ static void test_file_space_given_back(void)
 static void test_sparse_region_reserves_what_it_writes(void)
 {
 	char path[256];
-	path_of(path, "sparse.pool");
-	struct prosper_pool_config cfg;
-	prosper_pool_config_default(&cfg);
-	cfg.capacity = 4ull << 30;
-	cfg.seg_size = 64 << 10;
-	prosper_pool *p = NULL;
-	CHECK(prosper_pool_create(path, &cfg, &p) == 0);
+	prosper_pool *p = file_pool(path, "sparse.pool", 4ull << 30);
 	uint64_t empty = disk_bytes(path), n = 1ull << 30;
 	const uint64_t at[] = { 0, 700ull << 20, n - 300 };
 	uint8_t mem[300], back[300];
