@@ -70,7 +70,9 @@ def main(argv=None):
     module = importlib.import_module(target)
     if hasattr(module, "direct"):
         return module.direct(name, argv[1:]) or 0
+    example = getattr(module, "EXAMPLE", None)   # every subcommand shows one (tests/e2e/test_cli.py)
     parser = _Parser(prog=f"prosper {name}", description=(module.__doc__ or help_).strip(),
+                     epilog=f"example:\n  {example}" if example else None,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     module.add_arguments(parser)
     args = parser.parse_args(argv[1:])

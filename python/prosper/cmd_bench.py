@@ -29,6 +29,8 @@ import time
 from prosper.procs import wait_group_gone
 from prosper.paths import BUILD, die, tool
 
+EXAMPLE = "prosper bench overhead --programs quicksort,pr --reps 3"  # shown by --help
+
 SUPERVISOR = "src/supervisor/prosper-supervise"
 INTERVAL_MS = 10
 TRACKERS = ("page", "diff", "full")

@@ -13,6 +13,8 @@ import subprocess
 
 from prosper.paths import PROSPER
 
+EXAMPLE = "source <(prosper completion bash)"  # shown by --help
+
 
 def add_arguments(parser):
     parser.add_argument("shell", choices=["bash"], help="the shell (bash)")

@@ -6,6 +6,8 @@ reordered) and require that each is caught.  Exit 0 only if no state was inconsi
 mutant was caught."""
 from .paths import exec_tool
 
+EXAMPLE = "prosper crashtest --workload pool --states 20000"  # shown by --help
+
 
 def add_arguments(p):
     p.add_argument("--workload", choices=["pool", "crpm", "all"], default="all",

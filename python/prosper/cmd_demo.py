@@ -24,6 +24,8 @@ import time
 
 from .paths import BUILD, PROSPER, tool
 
+EXAMPLE = "prosper demo --generations 5"  # shown by --help
+
 
 def add_arguments(p):
     p.add_argument("--generations", type=int, default=300, help="length of the computation (default 300)")

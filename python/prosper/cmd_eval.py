@@ -38,6 +38,8 @@ from . import eval_experiments as ex
 from . import eval_report
 from .paths import BUILD, die
 
+EXAMPLE = "prosper eval --quick --out /tmp/eval"  # shown by --help
+
 TIMEOUT = {"tiny": 600, "quick": 900, "full": 6 * 3600}
 
 

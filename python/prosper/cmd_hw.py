@@ -21,6 +21,8 @@ import tempfile
 from . import valgrind
 from .paths import die, program_command
 
+EXAMPLE = "prosper hw --gran 8,64 -- build/bench/recursive 8"  # shown by --help
+
 
 def add_arguments(p):
     p.add_argument("--gran", default="8,16,32,64,128", help="granularities in bytes (default 8,16,32,64,128)")

@@ -2,6 +2,8 @@
 states and checksum status of a pool.  Never modifies the pool, never runs recovery."""
 from .paths import exec_tool
 
+EXAMPLE = "prosper inspect --json /dev/shm/pi.prosper"  # shown by --help
+
 
 def add_arguments(p):
     p.add_argument("pool", help="path of the pool file")

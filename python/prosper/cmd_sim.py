@@ -31,6 +31,8 @@ import tempfile
 
 from .paths import ROOT, die, tool
 
+EXAMPLE = "prosper sim /tmp/t.trace --stack prosper,dirtybit,ssp-10us,romulus"  # shown by --help
+
 # The studies are the modules prosper/study_NAME.py beside this file.
 STUDIES = sorted(f[len("study_"):-len(".py")].replace("_", "-")
                  for f in os.listdir(os.path.dirname(os.path.abspath(__file__)))
@@ -44,6 +46,7 @@ def direct(name, argv):
         listed = subprocess.run([tool(os.path.join("sim", "prosper-sim")), "--list"], capture_output=True, text=True)
         print("\nMechanisms:\n" + listed.stdout.rstrip())
         print("\nStudies: " + ", ".join(STUDIES))
+        print(f"\nexample:\n  {EXAMPLE}")
         return 0
     if "--study" in argv or any(a.startswith("--study=") for a in argv):
         return study(argv)

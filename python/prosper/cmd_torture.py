@@ -31,6 +31,8 @@ import time
 from prosper.paths import die, tool
 from prosper.procs import wait_group_gone
 
+EXAMPLE = "prosper torture --kills 10 -- sh -c 'seq 1 3000000 | md5sum'"  # shown by --help
+
 SUPERVISOR = "src/supervisor/prosper-supervise"
 POOL_TOOL = "src/cli/prosper-pool"
 COMMIT_DELAY_US = 3000

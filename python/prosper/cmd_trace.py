@@ -16,6 +16,8 @@ import tempfile
 from . import valgrind
 from .paths import die, program_command
 
+EXAMPLE = "prosper trace --out /tmp/t.trace -- build/bench/recursive 8"  # shown by --help
+
 
 def add_arguments(p):
     p.add_argument("--out", required=True, help="the trace file to write (zstd-compressed)")

@@ -45,7 +45,11 @@ static const char usage[] =
 	"  --json                   a refusal is also one JSON object on stderr, with a stable code:\n"
 	"                           {\"refused\": \"finished\", \"message\": ..., \"exit_code\": 0}\n"
 	"                           (codes: docs/run-resume.md, \"Refusals\")\n"
-	"See docs/run-resume.md.\n";
+	"See docs/run-resume.md.\n"
+	"\n"
+	"example:\n"
+	"  prosper run --pool /dev/shm/pi.prosper -- bc -lq pi.bc > pi.txt    # kill -9 it at any time\n"
+	"  prosper resume --pool /dev/shm/pi.prosper >> pi.txt                # ... and it goes on\n";
 
 /* "1s", "250ms", "0.5", "0": seconds, or -1 if malformed or above an hour. */
 static double parse_duration(const char *v)

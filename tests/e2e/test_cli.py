@@ -38,6 +38,18 @@ def test_bash_completion_offers_subcommands_and_their_real_options():
     assert complete(script, ["prosper", "run", "--", "--dur"]) == []
 
 
+def test_every_subcommand_help_gives_an_example_of_itself():
+    with open(f"{ROOT}/python/prosper/subcommands.tsv") as f:
+        names = [line.split("\t")[0] for line in f if line.strip() and not line.startswith("#")]
+    assert "run" in names and "completion" in names
+    for name in names:
+        r = prosper(name, "--help")
+        assert r.returncode == 0, (name, r.stderr)
+        text = r.stdout.split("example:\n", 1)
+        assert len(text) == 2, f"prosper {name} --help shows no example"
+        assert f"prosper {name} " in text[1], (name, text[1])
+
+
 def test_unknown_shell_is_a_usage_error():
     r = prosper("completion", "zsh")
     assert r.returncode == 2 and "invalid choice" in r.stderr
