@@ -31,7 +31,6 @@ struct prosper_track {
 	pid_t pid;
 	int uffd;          /* the child's userfaultfd (page tracker), or -1 */
 	int pagemap_fd;    /* /proc/PID/pagemap */
-	uint64_t ranges_merged; /* ranges that did not fit in `max` and were covered by the one before */
 	char err[160];
 };
 
@@ -51,7 +50,7 @@ int prosper_track_unprotect(struct prosper_track *t, uint64_t start, uint64_t en
 int prosper_track_rearm(struct prosper_track *t, uint64_t start, uint64_t end);
 /* Written pages of [start, end) since the last call (or since add), re-armed atomically.
  * Writes up to max ranges to out; returns the count, or negative on error (t->err).  Past max
- * ranges the last one grows to cover the rest: a superset, never a loss (ranges_merged counts). */
+ * ranges the last one grows to cover the rest: a superset, never a loss. */
 long prosper_track_collect(struct prosper_track *t, uint64_t start, uint64_t end, struct prosper_range *out,
 			   size_t max);
 /* The same for a stack whose live part begins inside the page at `start` (the page of SP - 128):

@@ -79,22 +79,16 @@ static long scan(struct prosper_track *t, uint64_t start, uint64_t end, uint64_t
 		if (got < 0)
 			return fail(t, "PAGEMAP_SCAN");
 		for (long i = 0; i < got; i++) {
-			/* coalesce with the previous range */
-			if (n && out[n - 1].end == vec[i].start) {
+			/* coalesce with the previous range; out of room, the last range grows over the clean
+			 * pages up to this one: a superset is sound (more bytes are read and compared), and
+			 * failing is no option once the kernel has re-protected what it returned */
+			if (n && (out[n - 1].end == vec[i].start || (size_t)n == max)) {
 				out[n - 1].end = vec[i].end;
 				continue;
 			}
-			if ((size_t)n == max && n == 0) {
+			if (max == 0) {
 				errno = ENOSPC;
 				return fail(t, "no room for a dirty range");
-			}
-			if ((size_t)n == max) {
-				/* out of room: the last range grows over the clean pages up to this one.  A
-				 * superset is sound (more bytes are read and compared); failing is not an
-				 * option once the kernel has re-protected what it returned. */
-				out[n - 1].end = vec[i].end;
-				t->ranges_merged++;
-				continue;
 			}
 			out[n++] = (struct prosper_range){ vec[i].start, vec[i].end };
 		}
