@@ -8,7 +8,7 @@ PREFIX     ?= /usr/local
 PYTHON     := .venv/bin/python
 CMAKE_GEN  := -G Ninja
 
-.PHONY: all setup build build-asan build-fuzz demo test test-long test-unit test-asan test-e2e test-fuzz install clean
+.PHONY: all setup build build-asan build-fuzz demo test test-long test-unit test-asan test-e2e test-fuzz install uninstall clean
 
 all: build
 
@@ -53,8 +53,13 @@ test: test-unit test-asan test-fuzz test-e2e
 test-long:
 	@PROSPER_LONG=1 $(MAKE) test
 
+# Everything a user runs or links, under PREFIX (DESTDIR= for packagers): cmake/install.cmake
+# says what goes where.  uninstall removes what the last install from this build put in place.
 install: build
-	@cmake --install $(BUILD) --prefix $(PREFIX)
+	@DESTDIR=$(DESTDIR) cmake --install $(BUILD) --prefix $(PREFIX)
+
+uninstall:
+	@scripts/uninstall $(BUILD)/install_manifest.txt
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

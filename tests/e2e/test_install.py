@@ -1,0 +1,196 @@
+"""The installed tool, as a user gets it: `make install PREFIX=DIR` from a fresh clone, the clone
+deleted, then only what is under DIR used -- `prosper run`/kill -9/`resume`, `torture`, `hw`,
+`trace`, `sim`, `prosper-sim`, man pages and completion, and a crpm, an asl and an nvm client
+built through pkg-config.  `make uninstall` leaves nothing of ours behind.
+
+PROSPER_INSTALLED=DIR runs the same checks against a tree installed otherwise (the Debian
+package: scripts/deb-test), without building anything."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import ROOT, BUILD
+
+CLIENTS = {"ring.c": "lib/crpm/examples/ring.c", "document.cpp": "lib/asl/examples/document.cpp",
+           "nvmuser.c": "tests/supervisor/nvmuser.c"}
+# Nothing of the source tree or of the developer's environment may leak into the installed runs.
+CLEAN_ENV = {k: v for k, v in os.environ.items()
+             if not k.startswith(("PROSPER_", "PYTHON", "VIRTUAL_ENV", "PKG_CONFIG"))}
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """(prefix, env, user dir): an installed tree whose source is gone, and a user's directory
+    holding copies of the example clients."""
+    base = tmp_path_factory.mktemp("install")
+    user = base / "user"
+    user.mkdir()
+    given = os.environ.get("PROSPER_INSTALLED")
+    if given:
+        prefix = given
+        for name, rel in CLIENTS.items():
+            shutil.copy(os.path.join(ROOT, rel), user / name)
+    else:
+        clone, prefix = base / "clone", str(base / "prefix")
+        subprocess.run(["git", "clone", "-q", ROOT, str(clone)], check=True)
+        r = subprocess.run(["make", "-C", str(clone), "install", f"PREFIX={prefix}"], env=CLEAN_ENV,
+                           capture_output=True, text=True, timeout=1200)
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+        for name, rel in CLIENTS.items():
+            shutil.copy(clone / rel, user / name)
+        shutil.rmtree(clone)
+    env = dict(CLEAN_ENV, PATH=f"{prefix}/bin:/usr/bin:/bin", PKG_CONFIG_PATH=f"{prefix}/lib/pkgconfig")
+    env.pop("PKG_CONFIG_PATH") if prefix == "/usr" else None
+    return prefix, env, user
+
+
+def run(installed, *argv, **kw):
+    prefix, env, user = installed
+    kw.setdefault("capture_output", True)
+    kw.setdefault("text", True)
+    kw.setdefault("timeout", 600)
+    return subprocess.run([str(a) for a in argv], env=env, cwd=user, **kw)
+
+
+def bench(installed, name):
+    return os.path.join(installed[0], "lib", "prosper", "build", "bench", name)
+
+
+def pkg_config(installed, *pkgs):
+    r = run(installed, "pkg-config", "--cflags", "--libs", *pkgs)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.split()
+
+
+def test_the_installed_front_end_is_self_contained(installed):
+    prefix, env, user = installed
+    r = run(installed, "prosper", "--version")
+    assert r.returncode == 0, r.stderr
+    with open(os.path.join(ROOT, "VERSION")) as f:
+        assert r.stdout.strip() == f"prosper {f.read().strip()}"
+    assert os.path.realpath(shutil.which("prosper", path=env["PATH"])).startswith(os.path.realpath(prefix))
+    r = run(installed, "prosper", "--help")
+    assert r.returncode == 0 and "run" in r.stdout and "eval" in r.stdout
+    # the report's plotting works from the installed packages, not from a developer's virtualenv
+    r = run(installed, "prosper", "eval", "--help")
+    assert r.returncode == 0, r.stderr
+    for page in ["prosper", "prosper-run", "prosper-sim", "prosper-cc", "prosper-eval"]:
+        assert os.path.isfile(os.path.join(prefix, "share", "man", "man1", f"{page}.1")), page
+    r = run(installed, "man", "-l", os.path.join(prefix, "share", "man", "man1", "prosper-run.1"))
+    assert r.returncode == 0 and "--durable-every" in r.stdout
+    completion = os.path.join(prefix, "share", "bash-completion", "completions", "prosper")
+    r = run(installed, "bash", "-c", f"source {completion}; COMP_WORDS=(prosper re); COMP_CWORD=1; "
+            "_prosper; echo ${COMPREPLY[@]}")
+    assert r.stdout.split() == ["resume"], r.stdout + r.stderr
+
+
+def wait_epoch(installed, pool, epoch, p):
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and p.poll() is None:
+        r = run(installed, "prosper", "inspect", "--json", pool)
+        if r.returncode == 0 and json.loads(r.stdout)["epoch"] >= epoch:
+            return
+        time.sleep(0.02)
+    pytest.fail("no checkpoint was committed before the program ended")
+
+
+def test_run_kill_resume_of_a_shell_script(installed, pool_dir):
+    """A `#!/usr/bin/env sh` script that runs bc: killed with its whole process group, resumed with
+    its output appended to the same file -- byte-identical to a native run."""
+    prefix, env, user = installed
+    script = user / "count.sh"
+    script.write_text("#!/usr/bin/env sh\nfor i in $(seq 1 400); do echo \"$i^3 + 7\" | bc; done\n")
+    script.chmod(0o755)
+    native = run(installed, script)
+    pool = os.path.join(pool_dir, "count.prosper")
+    out = user / "count.out"
+    with open(out, "w") as f:
+        p = subprocess.Popen(["prosper", "run", "--pool", pool, "--", str(script)], stdout=f,
+                             stderr=subprocess.PIPE, env=env, cwd=user, start_new_session=True)
+        wait_epoch(installed, pool, 5, p)
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+    time.sleep(0.05)
+    with open(out, "a") as f:
+        r = run(installed, "prosper", "resume", "--pool", pool, stdout=f)
+    assert r.returncode == 0, r.stderr
+    assert out.read_text() == native.stdout
+
+
+def test_torture_of_an_nvm_client_built_with_pkg_config(installed):
+    exe = installed[2] / "nvmuser"
+    r = run(installed, "cc", "-O2", "nvmuser.c", *pkg_config(installed, "prosper-nvm"), "-lpthread", "-o", exe)
+    assert r.returncode == 0, r.stderr
+    r = run(installed, "prosper", "torture", "--kills", 5, "--seed", 3, "--json", "--", exe, "mixed", 2, 800)
+    assert r.returncode in (0, 1), r.stderr
+    res = json.loads(r.stdout)
+    assert res["identical"], res["differences"]
+    assert res["resumes"] >= 2
+
+
+def test_crpm_client_built_with_pkg_config_and_prosper_cc(installed, pool_dir):
+    user = installed[2]
+    for exe, cmd in [("ring_plain", ["cc", "-O2", "ring.c", *pkg_config(installed, "prosper-crpm")]),
+                     ("ring_inst", ["prosper-cc", "-O2", "ring.c"])]:
+        r = run(installed, *cmd, "-o", user / exe)
+        assert r.returncode == 0, r.stderr
+        path = os.path.join(pool_dir, f"{exe}.crpm")
+        p = subprocess.Popen([user / exe, path, "default", "run"], stdout=subprocess.PIPE, env=installed[1])
+        time.sleep(0.3)
+        p.send_signal(signal.SIGKILL)
+        lines = p.communicate()[0].decode().split("\n")[:-1]
+        assert lines, f"{exe} printed no checkpoint in 0.3 s"
+        r = run(installed, user / exe, path, "default", "check")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert int(r.stdout.split()[0]) in (int(lines[-1]), int(lines[-1]) + 1)
+
+
+def test_asl_client_built_with_pkg_config(installed, pool_dir):
+    user = installed[2]
+    r = run(installed, "c++", "-O2", "document.cpp", *pkg_config(installed, "prosper-asl"), "-o", user / "document")
+    assert r.returncode == 0, r.stderr
+    rt = os.path.join(pool_dir, "doc")
+    for word in ["hello", "world"]:
+        assert run(installed, user / "document", rt, word).returncode == 0
+    r = run(installed, user / "document", rt)
+    assert r.returncode == 0 and r.stdout.startswith("hello\nworld\n"), r.stdout + r.stderr
+
+
+def test_hw_trace_and_sim(installed):
+    user = installed[2]
+    qs = bench(installed, "quicksort")
+    r = run(installed, "prosper", "hw", "--json", "--", qs, 5)
+    assert r.returncode == 0, r.stderr
+    hw = json.loads(r.stdout)
+    assert hw["checkpoints"] > 0 and hw["exact_bytes_per_ckpt"] > 0
+    trace = user / "qs.trace"
+    r = run(installed, "prosper", "trace", "--out", trace, "--", qs, 3)
+    assert r.returncode == 0 and trace.stat().st_size > 0, r.stderr
+    r = run(installed, "prosper", "sim", trace, "--stack", "prosper,dirtybit", "--json")
+    assert r.returncode == 0, r.stderr
+    assert "prosper" in r.stdout and "dirtybit" in r.stdout
+    r = run(installed, "prosper-sim", "--list")
+    assert r.returncode == 0 and "romulus" in r.stdout
+
+
+def test_uninstall_leaves_nothing_of_ours(tmp_path):
+    """`make uninstall` after `make install` into an empty prefix: the prefix holds no file."""
+    if os.environ.get("PROSPER_INSTALLED"):
+        pytest.skip("the tree was installed by a package manager")
+    prefix = tmp_path / "p"
+    r = subprocess.run(["make", "-C", ROOT, "install", f"PREFIX={prefix}", f"BUILD={BUILD}"],
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert (prefix / "bin" / "prosper").is_symlink()
+    r = subprocess.run(["make", "-C", ROOT, "uninstall", f"BUILD={BUILD}"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    left = [os.path.join(d, f) for d, _, files in os.walk(prefix) for f in files]
+    left += [os.path.join(d, f) for d, dirs, _ in os.walk(prefix) for f in dirs
+             if os.path.islink(os.path.join(d, f))]
+    assert left == []
+    assert not (prefix / "lib" / "prosper").exists()
