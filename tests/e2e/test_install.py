@@ -51,7 +51,10 @@ def installed(tmp_path_factory):
 
 def run(installed, *argv, **kw):
     prefix, env, user = installed
-    kw.setdefault("capture_output", True)
+    if "stdout" in kw:
+        kw.setdefault("stderr", subprocess.PIPE)
+    else:
+        kw.setdefault("capture_output", True)
     kw.setdefault("text", True)
     kw.setdefault("timeout", 600)
     return subprocess.run([str(a) for a in argv], env=env, cwd=user, **kw)
@@ -96,7 +99,7 @@ def wait_epoch(installed, pool, epoch, p):
         if r.returncode == 0 and json.loads(r.stdout)["epoch"] >= epoch:
             return
         time.sleep(0.02)
-    pytest.fail("no checkpoint was committed before the program ended")
+    pytest.fail(f"epoch {epoch} was not committed before the program ended: {p.stderr.read().decode()}")
 
 
 def test_run_kill_resume_of_a_shell_script(installed, pool_dir):
@@ -104,7 +107,7 @@ def test_run_kill_resume_of_a_shell_script(installed, pool_dir):
     its output appended to the same file -- byte-identical to a native run."""
     prefix, env, user = installed
     script = user / "count.sh"
-    script.write_text("#!/usr/bin/env sh\nfor i in $(seq 1 400); do echo \"$i^3 + 7\" | bc; done\n")
+    script.write_text("#!/usr/bin/env sh\nfor i in $(seq 1 600); do echo \"$i^3 + 7\" | bc; done\n")
     script.chmod(0o755)
     native = run(installed, script)
     pool = os.path.join(pool_dir, "count.prosper")
@@ -112,7 +115,7 @@ def test_run_kill_resume_of_a_shell_script(installed, pool_dir):
     with open(out, "w") as f:
         p = subprocess.Popen(["prosper", "run", "--pool", pool, "--", str(script)], stdout=f,
                              stderr=subprocess.PIPE, env=env, cwd=user, start_new_session=True)
-        wait_epoch(installed, pool, 5, p)
+        wait_epoch(installed, pool, 2, p)
         os.killpg(p.pid, signal.SIGKILL)
         p.wait()
     time.sleep(0.05)
