@@ -8,7 +8,7 @@ PREFIX     ?= /usr/local
 PYTHON     := .venv/bin/python
 CMAKE_GEN  := -G Ninja
 
-.PHONY: all setup build build-asan build-fuzz demo test test-long test-unit test-asan test-e2e test-fuzz install uninstall clean
+.PHONY: all setup build build-asan build-fuzz demo test test-long test-unit test-asan test-e2e test-fuzz install uninstall deb test-deb clean
 
 all: build
 
@@ -51,7 +51,7 @@ test: test-unit test-asan test-fuzz test-e2e
 
 # The long mode of every torture/fuzz/crash test.
 test-long:
-	@PROSPER_LONG=1 $(MAKE) test
+	@PROSPER_LONG=1 $(MAKE) test test-deb
 
 # Everything a user runs or links, under PREFIX (DESTDIR= for packagers): cmake/install.cmake
 # says what goes where.  uninstall removes what the last install from this build put in place.
@@ -61,5 +61,13 @@ install: build
 uninstall:
 	@scripts/uninstall $(BUILD)/install_manifest.txt
 
+# The Debian package (build-deb/prosper_VERSION_amd64.deb, lintian-checked), and the installed-
+# tree tests against it once apt has installed it (removed again afterwards).
+deb: setup
+	@scripts/deb
+
+test-deb: deb
+	@scripts/deb-test
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) build-deb
