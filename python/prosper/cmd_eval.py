@@ -36,6 +36,7 @@ import time
 
 from . import eval_experiments as ex
 from . import eval_report
+from . import eval_verdicts
 from .paths import BUILD, die
 
 EXAMPLE = "prosper eval --quick --out /tmp/eval"  # shown by --help
@@ -161,11 +162,13 @@ def collect_figures(records, raw):
     producers = {fid: name for name, fids in ex.PRODUCES.items() for fid in fids}
     figures = []
     known = set()
-    for fid, paper_name, title in ex.FIGURES:
+    for fid, paper_name, title, ylabel in ex.FIGURES:
         known.add(fid)
-        f = {"id": fid, "paper_name": paper_name, "title": title}
+        f = {"id": fid, "paper_name": paper_name, "title": title, "ylabel": ylabel}
         if fid in found:
             f.update(status="ok", **found[fid])
+            f["verdict"], f["verdict_reason"] = eval_verdicts.verdict(fid, f["ours"], f["paper"])
+            f["thin_rows"] = eval_verdicts.thin_rows(f["ours"])
         else:
             exp = producers.get(fid)
             reason = why.get(exp) if exp else None
@@ -176,7 +179,9 @@ def collect_figures(records, raw):
         figures.append(f)
     for fid, v in found.items():
         if fid not in known:
-            figures.append({"id": fid, "paper_name": v["experiment"], "title": fid, "status": "ok", **v})
+            figures.append({"id": fid, "paper_name": v["experiment"], "title": fid, "ylabel": "value", "status": "ok",
+                            "verdict": eval_verdicts.NOT_COMPARED, "verdict_reason": "a figure the report does not list",
+                            "thin_rows": eval_verdicts.thin_rows(v["ours"]), **v})
     return figures
 
 
@@ -186,7 +191,7 @@ def prepare_out(path):
         if not os.path.isdir(path):
             die(f"eval: {path} exists and is not a directory")
         entries = set(os.listdir(path))
-        ours = {"report.html", "report.md", "results.json", "raw", "plots"}
+        ours = {"report.html", "report.md", "results.json", "raw", "plots", "screenshot.png"}
         if entries and not (entries <= ours and "results.json" in entries):
             die(f"eval: {path} is not empty and holds no earlier report; choose another --out")
         for name in entries:

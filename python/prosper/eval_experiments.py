@@ -231,6 +231,18 @@ def dict_rows(rows):
     return table(cols, [[r.get(c) for c in cols] for r in rows])
 
 
+# The columns of each Kindle figure drawn together (one unit: the figure's y axis in FIGURES).
+KINDLE_PLOT = {
+    "kindle-fig4": ["persistent ms", "rebuild ms", "volatile ms"],
+    "kindle-table3": ["persistent ms", "rebuild ms", "volatile ms"],
+    "kindle-table4": ["persistent ms", "rebuild ms", "volatile ms"],
+    "kindle-fig5": ["1 ms", "5 ms", "10 ms"],
+    "kindle-fig6": ["Th-5", "Th-25", "Th-50"],
+    "kindle-table5": ["Th-5 migrated", "Th-25 migrated", "Th-50 migrated"],
+    "kindle-table6": ["page selection %", "page copy %"],
+}
+
+
 def kindle_figures(d):
     """The Kindle studies already write the report's shape: figures {id: {title, ours, paper, notes}}."""
     out = {}
@@ -241,9 +253,9 @@ def kindle_figures(d):
         elif not isinstance(paper, str):
             paper = json.dumps(paper)
         ours = dict_rows(f["ours"])
-        timed = [c for c in ours["columns"] if c.endswith(" ms") and "resume" not in c]
-        if timed:
-            ours["plot"] = timed
+        drawn = [c for c in KINDLE_PLOT.get(fid, []) if c in ours["columns"]]
+        if drawn:
+            ours["plot"] = drawn
         out[fid] = (ours, paper, f.get("notes", ""))
     return out
 
@@ -312,41 +324,74 @@ PRODUCES = {
     "asl": ["pronto-fig7", "pronto-fig8", "pronto-fig12", "pronto-fig13", "pronto-recovery"],
 }
 
-# Every figure the report covers, in report order: id -> (paper, title).  A figure that no
-# experiment of this run produced is reported as missing with the reason.
+# Every figure the report covers, in report order: (id, paper, title, what its plot's y axis shows,
+# with the unit).  A figure that no experiment of this run produced is reported as missing with
+# the reason.
 FIGURES = [
-    ("prosper-fig2", "Prosper (HPCA 2024)", "Fig 2: stack stores beyond the interval's final SP"),
-    ("prosper-fig3", "Prosper (HPCA 2024)", "Fig 3: flush / undo / redo with and without SP-awareness"),
-    ("prosper-fig4", "Prosper (HPCA 2024)", "Fig 4: stack bytes per checkpoint, page vs 8 B"),
-    ("prosper-fig8", "Prosper (HPCA 2024)", "Fig 8: stack persistence mechanisms"),
-    ("prosper-fig9", "Prosper (HPCA 2024)", "Fig 9: heap + stack combinations"),
-    ("prosper-fig10a", "Prosper (HPCA 2024)", "Fig 10a: checkpoint size by tracking granularity"),
-    ("prosper-fig10b", "Prosper (HPCA 2024)", "Fig 10b: checkpoint time by tracking granularity"),
-    ("prosper-fig11", "Prosper (HPCA 2024)", "Fig 11: checkpoint size by interval"),
-    ("prosper-fig12", "Prosper (HPCA 2024)", "Fig 12: tracking overhead"),
-    ("prosper-fig13", "Prosper (HPCA 2024)", "Fig 13: bitmap traffic vs HWM / LWM"),
-    ("crpm-fig7", "libcrpm (DAC 2022)", "Fig 7: persistent map / unordered_map throughput"),
-    ("crpm-table1a", "libcrpm (DAC 2022)", "Table 1a: checkpoint bytes per operation"),
-    ("crpm-table1b", "libcrpm (DAC 2022)", "Table 1b: persist fences per epoch"),
-    ("crpm-fig8", "libcrpm (DAC 2022)", "Fig 8: MPI application with checkpoints"),
-    ("pronto-fig7", "Pronto (ASPLOS 2020)", "Fig 7: latency, volatile vs persistent"),
-    ("pronto-fig8", "Pronto (ASPLOS 2020)", "Fig 8: concurrent hash map scaling"),
-    ("pronto-fig12", "Pronto (ASPLOS 2020)", "Fig 12: hiding logging behind operations"),
-    ("pronto-fig13", "Pronto (ASPLOS 2020)", "Fig 13: snapshot phases vs heap size"),
-    ("pronto-recovery", "Pronto (ASPLOS 2020)", "Recovery time vs heap size"),
-    ("kindle-fig4", "Kindle", "Fig 4: page tables, sequential allocation"),
-    ("kindle-table3", "Kindle", "Table III: persistent vs rebuild page tables"),
-    ("kindle-table4", "Kindle", "Table IV: rebuild cost vs interval"),
-    ("kindle-fig5", "Kindle", "Fig 5: SSP consistency intervals"),
-    ("kindle-fig6", "Kindle", "Fig 6: HSCC"),
-    ("kindle-table5", "Kindle", "Table V: HSCC pages migrated"),
-    ("kindle-table6", "Kindle", "Table VI: HSCC selection vs copy time"),
-    ("ours-overhead", "Prosper (this project)", "prosper run overhead per program"),
-    ("ours-stack-bytes", "Prosper (this project)", "Stack bytes per checkpoint: page, 8 B diff, exact"),
-    ("ours-resume", "Prosper (this project)", "Resume time and restore bandwidth"),
-    ("ours-crashtest", "Prosper (this project)", "Crash-test statistics of the pool protocol and libcrpm containers"),
-    ("ours-torture", "Prosper (this project)", "kill -9 / resume torture"),
-    ("ours-sim-speed", "Prosper (this project)", "Simulator speed"),
+    ("prosper-fig2", "Prosper (HPCA 2024)", "Fig 2: stack stores beyond the interval's final SP",
+     "fraction of stack stores (0-1)"),
+    ("prosper-fig3", "Prosper (HPCA 2024)", "Fig 3: flush / undo / redo with and without SP-awareness",
+     "execution time / DRAM (x, model)"),
+    ("prosper-fig4", "Prosper (HPCA 2024)", "Fig 4: stack bytes per checkpoint, page vs 8 B",
+     "stack bytes per checkpoint (B)"),
+    ("prosper-fig8", "Prosper (HPCA 2024)", "Fig 8: stack persistence mechanisms",
+     "execution time / no persistence (x, model)"),
+    ("prosper-fig9", "Prosper (HPCA 2024)", "Fig 9: heap + stack combinations",
+     "execution time / no persistence (x, model)"),
+    ("prosper-fig10a", "Prosper (HPCA 2024)", "Fig 10a: checkpoint size by tracking granularity",
+     "stack bytes per checkpoint (B)"),
+    ("prosper-fig10b", "Prosper (HPCA 2024)", "Fig 10b: checkpoint time by tracking granularity",
+     "checkpoint time, Prosper / Dirtybit (x)"),
+    ("prosper-fig11", "Prosper (HPCA 2024)", "Fig 11: checkpoint size by interval",
+     "stack bytes per checkpoint (B)"),
+    ("prosper-fig12", "Prosper (HPCA 2024)", "Fig 12: tracking overhead",
+     "execution time / no tracking (x, model)"),
+    ("prosper-fig13", "Prosper (HPCA 2024)", "Fig 13: bitmap traffic vs HWM / LWM",
+     "bitmap accesses (count)"),
+    ("crpm-fig7", "libcrpm (DAC 2022)", "Fig 7: persistent map / unordered_map throughput",
+     "throughput (million operations/s)"),
+    ("crpm-table1a", "libcrpm (DAC 2022)", "Table 1a: checkpoint bytes per operation",
+     "checkpoint bytes per operation (B)"),
+    ("crpm-table1b", "libcrpm (DAC 2022)", "Table 1b: persist fences per epoch",
+     "persist fences per epoch (count)"),
+    ("crpm-fig8", "libcrpm (DAC 2022)", "Fig 8: MPI application with checkpoints",
+     "wall time (s)"),
+    ("pronto-fig7", "Pronto (ASPLOS 2020)", "Fig 7: latency, volatile vs persistent",
+     "latency per insert (us)"),
+    ("pronto-fig8", "Pronto (ASPLOS 2020)", "Fig 8: concurrent hash map scaling",
+     "throughput (million operations/s)"),
+    ("pronto-fig12", "Pronto (ASPLOS 2020)", "Fig 12: hiding logging behind operations",
+     "latency per operation (us)"),
+    ("pronto-fig13", "Pronto (ASPLOS 2020)", "Fig 13: snapshot phases vs heap size",
+     "phase time (ms)"),
+    ("pronto-recovery", "Pronto (ASPLOS 2020)", "Recovery time vs heap size",
+     "time (ms)"),
+    ("kindle-fig4", "Kindle", "Fig 4: page tables, sequential allocation",
+     "simulated time (ms)"),
+    ("kindle-table3", "Kindle", "Table III: persistent vs rebuild page tables",
+     "simulated time (ms)"),
+    ("kindle-table4", "Kindle", "Table IV: rebuild cost vs interval",
+     "simulated time (ms)"),
+    ("kindle-fig5", "Kindle", "Fig 5: SSP consistency intervals",
+     "execution time / no persistence (x, model)"),
+    ("kindle-fig6", "Kindle", "Fig 6: HSCC",
+     "time with migration / without (x, model)"),
+    ("kindle-table5", "Kindle", "Table V: HSCC pages migrated",
+     "pages (count)"),
+    ("kindle-table6", "Kindle", "Table VI: HSCC selection vs copy time",
+     "share of the migration work (%)"),
+    ("ours-overhead", "Prosper (this project)", "prosper run overhead per program",
+     "slowdown vs native (fraction: 0.03 = 3%)"),
+    ("ours-stack-bytes", "Prosper (this project)", "Stack bytes per checkpoint: page, 8 B diff, exact",
+     "stack bytes per checkpoint (B)"),
+    ("ours-resume", "Prosper (this project)", "Resume time and restore bandwidth",
+     "restore bandwidth (GB/s)"),
+    ("ours-crashtest", "Prosper (this project)", "Crash-test statistics of the pool protocol and libcrpm containers",
+     "count"),
+    ("ours-torture", "Prosper (this project)", "kill -9 / resume torture",
+     "count"),
+    ("ours-sim-speed", "Prosper (this project)", "Simulator speed",
+     "trace events per second"),
 ]
 
 

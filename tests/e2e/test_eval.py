@@ -13,6 +13,7 @@ from conftest import PROSPER, ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "python"))
 from prosper.eval_experiments import FIGURES  # noqa: E402  (the report's table of contents)
+from prosper import browser  # noqa: E402
 
 
 def values(node, out):
@@ -48,7 +49,7 @@ def report(tmp_path_factory):
 def test_every_figure_present_or_marked_missing(report):
     out, _, r = report
     ids = [f["id"] for f in r["figures"]]
-    assert ids[:len(FIGURES)] == [fid for fid, _, _ in FIGURES]
+    assert ids[:len(FIGURES)] == [fid for fid, *_ in FIGURES]
     html = (out / "report.html").read_text()
     md = (out / "report.md").read_text()
     for f in r["figures"]:
@@ -111,3 +112,53 @@ def test_an_experiment_that_wrote_results_but_exited_non_zero_is_a_problem(tmp_p
     figs = {f["id"]: f for f in cmd_eval.collect_figures([rec], str(raw))}
     assert figs["fake-fig"]["status"] == "ok" and figs["fake-fig"]["ours"]["rows"] == [[7]]
     assert "reported a problem" in figs["fake-fig"]["notes"]
+
+
+def test_every_figure_has_a_verdict_and_a_labelled_plot(report):
+    out, _, r = report
+    html = (out / "report.html").read_text()
+    ylabels = {fid: y for fid, _, _, y in FIGURES}
+    for f in r["figures"]:
+        if f["status"] != "ok":
+            continue
+        assert f["verdict"] in ("matches", "same trend", "deviates", "not compared"), f["id"]
+        assert f["verdict_reason"], f["id"]
+        assert escape(f"Verdict: {f['verdict']} -- {f['verdict_reason']}") in html, f["id"]
+        assert f.get("plot"), (f["id"], f.get("plot_error"))
+        axes = f["plot_axes"]
+        assert axes["x"] and axes["y"] == ylabels[f["id"]], f["id"]
+        # the paper beside ours: a panel of its numbers or its statement as a note
+        assert axes["paper"] in ("panel", "note"), f["id"]
+
+
+def test_rows_at_quick_sizes_measure_something(report):
+    """--tiny runs the tracker experiments at their --quick sizes (three programs): every row has
+    at least 5 checkpoints and no row is all zeros."""
+    _, _, r = report
+    hw = [f for f in r["figures"] if f["status"] == "ok" and f["experiment"] == "hw"]
+    assert len(hw) >= 5
+    for f in hw:
+        assert f["thin_rows"] == [], (f["id"], f["thin_rows"])
+
+
+def test_the_report_in_a_browser(report, tmp_path):
+    """Headless Chromium loads every image of report.html, every plot is a <figure> with a
+    caption, and the run kept its screenshot; a broken image is noticed."""
+    out, _, r = report
+    seen = browser.inspect(str(out / "report.html"))
+    plotted = [f for f in r["figures"] if f.get("plot")]
+    assert len(seen["images"]) == len(plotted) >= 20
+    assert all(i["loaded"] for i in seen["images"]), [i for i in seen["images"] if not i["loaded"]]
+    assert [g["id"] for g in seen["figures"]] == [f"fig-{f['id']}" for f in plotted]
+    for g, f in zip(seen["figures"], plotted):
+        assert g["images"] == 1 and g["caption"].startswith(f"{f['id']}: ") and f["verdict"] in g["caption"].lower()
+    assert r["screenshot"] == "screenshot.png", r.get("screenshot_missing")
+    shot = (out / "screenshot.png").read_bytes()
+    assert shot[:8] == b"\x89PNG\r\n\x1a\n" and len(shot) > 20000
+    # the check can fail: one plot truncated in a copy of the report
+    import shutil
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy, ignore=shutil.ignore_patterns("raw"))
+    (copy / plotted[0]["plot"]).write_bytes(b"\x89PNG\r\n")
+    seen = browser.inspect(str(copy / "report.html"))
+    assert [i["src"] for i in seen["images"] if not i["loaded"]] == [plotted[0]["plot"]]

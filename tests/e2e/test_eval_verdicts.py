@@ -1,0 +1,55 @@
+"""The verdicts of `prosper eval` are computed from the numbers, both ways: a table that agrees
+with the paper gets `matches` or `same trend`, one that contradicts it `deviates`, and one that
+lacks the rows the comparison needs `not compared` -- never a crash."""
+import os
+import sys
+
+from conftest import ROOT
+
+sys.path.insert(0, os.path.join(ROOT, "python"))
+from prosper.eval_verdicts import verdict, thin_rows  # noqa: E402
+
+
+def table(columns, rows):
+    return {"columns": columns, "rows": rows}
+
+
+FIG4_PAPER = table(["program", "Dirtybit / Prosper reduction"], [["Gapbs_pr", "300x"], ["Ycsb_mem", "33x"]])
+FIG4_COLS = ["program", "checkpoints", "Dirtybit B/ckpt", "Prosper 8 B B/ckpt", "exact B/ckpt"]
+
+
+def test_fig4_matches_within_2x_and_deviates_when_prosper_saves_nothing():
+    close = table(FIG4_COLS, [["Gapbs_pr", 9, 3000.0, 12.0, 10.0], ["Ycsb_mem", 9, 3300.0, 120.0, 100.0]])
+    assert verdict("prosper-fig4", close, FIG4_PAPER)[0] == "matches"
+    trend = table(FIG4_COLS, [["Gapbs_pr", 9, 3000.0, 300.0, 10.0], ["Ycsb_mem", 9, 3300.0, 1000.0, 100.0]])
+    v, why = verdict("prosper-fig4", trend, FIG4_PAPER)
+    assert v == "same trend" and "10x" in why and "300x" in why
+    worse = table(FIG4_COLS, [["Gapbs_pr", 9, 3000.0, 4000.0, 10.0], ["Ycsb_mem", 9, 3300.0, 120.0, 100.0]])
+    assert verdict("prosper-fig4", worse, FIG4_PAPER)[0] == "deviates"
+    other = table(FIG4_COLS, [["Random", 9, 3000.0, 12.0, 10.0]])
+    assert verdict("prosper-fig4", other, FIG4_PAPER)[0] == "not compared"
+
+
+def test_fig8_romulus_must_be_highest_and_ssp_about_2x_prosper():
+    cols = ["program", "romulus", "ssp-10us", "ssp-100us", "ssp-1ms", "dirtybit", "prosper"]
+    good = table(cols, [["a", 3.0, 1.5, 1.3, 1.2, 1.3, 1.2], ["b", 2.5, 1.4, 1.2, 1.1, 1.2, 1.2]])
+    assert verdict("prosper-fig8", good, "")[0] == "matches"
+    romulus_low = table(cols, [["a", 1.2, 1.5, 1.3, 1.2, 1.3, 1.2]])
+    v, why = verdict("prosper-fig8", romulus_low, "")
+    assert v == "deviates" and "not highest on a" in why
+
+
+def test_our_targets_and_kindle_direction():
+    cols = ["program", "restore bytes", "resume s", "memory s", "restore GB/s"]
+    assert verdict("ours-resume", table(cols, [["pr", 1, 0.1, 0.01, 4.0]]), "")[0] == "matches"
+    assert verdict("ours-resume", table(cols, [["pr", 1, 0.1, 0.01, 1.5]]), "")[0] == "deviates"
+    kcols = ["panel", "size", "persistent ms", "rebuild ms"]
+    assert verdict("kindle-fig4", table(kcols, [["a", "64 MB", 10.0, 30.0]]), "")[0] == "same trend"
+    assert verdict("kindle-fig4", table(kcols, [["a", "64 MB", 10.0, 5.0]]), "")[0] == "deviates"
+
+
+def test_unknown_shapes_are_not_compared_and_thin_rows_are_named():
+    assert verdict("prosper-fig8", table(["program", "x"], [["a", 1.0]]), "")[0] == "not compared"
+    assert verdict("no-such-figure", table(["a"], [[1]]), "")[0] == "not compared"
+    t = table(["program", "checkpoints", "bytes"], [["Rec-8", 1, 0.0], ["Poisson", 0, 0.0], ["Sparse", 9, 5.0]])
+    assert thin_rows(t) == [("Rec-8", "1 checkpoint(s), fewer than 5"), ("Poisson", "every value is 0")]
