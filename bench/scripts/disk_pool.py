@@ -36,17 +36,12 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "python"))
-from prosper.cmd_bench import PROGRAMS, fs_type  # noqa: E402  (the one program table)
+from prosper.cmd_bench import PROGRAMS, fs_type, lengthened  # noqa: E402  (the one program table)
 
 BUILD = os.environ.get("PROSPER_BUILD", os.path.join(ROOT, "build"))
 SUPERVISOR = os.path.join(BUILD, "src", "supervisor", "prosper-supervise")
 CONFIGS = [("shm", None), ("disk 1s", "1s"), ("disk 100ms", "100ms"), ("disk 0", "0")]
 QUICKSORT_CLASS = ("random", "stream", "sparse", "quicksort", "recursive-4", "normal", "poisson")
-# the count each program does by default (bench/micro, bench/workloads): --seconds scales it; the
-# arguments before it, where the count is not the first (pr and sssp: the graph's scale)
-DEFAULT_COUNT = {"random": 1000, "stream": 50000, "sparse": 100000, "quicksort": 150, "recursive-4": 800,
-                 "normal": 1000000, "poisson": 400000, "kv": 10000000, "pr": 20, "sssp": 8}
-COUNT_AFTER = {"pr": ["18"], "sssp": ["18"]}
 DEFAULT_PROGRAMS = list(QUICKSORT_CLASS) + ["pr", "sssp", "kv"]
 
 
@@ -102,16 +97,9 @@ def median(rows, key):
 def measure(name, reps, dirs, fast_dir, seconds=None):
     argv = [os.path.join(BUILD, "bench", PROGRAMS[name][0][0]), *PROGRAMS[name][0][1:]]
     native, runs = [], {c: [] for c, _ in CONFIGS}
-    t, expect = run_native(argv)
-    if seconds and name in DEFAULT_COUNT:
-        c1 = DEFAULT_COUNT[name]
-        c2 = max(1, round(c1 * seconds / t))
-        t2, expect = run_native(argv + COUNT_AFTER.get(name, []) + [str(c2)])
-        if c2 != c1 and abs(t2 - seconds) > 0.2 * seconds and t2 > t:
-            # a fixed part (pr's and sssp's graph): fit time = fixed + count x per-round
-            c2 = max(1, round(c2 + (seconds - t2) * (c2 - c1) / (t2 - t)))
-        argv += COUNT_AFTER.get(name, []) + [str(c2)]
-        expect = run_native(argv)[1]
+    if seconds:
+        argv = lengthened(name, argv, seconds)
+    expect = run_native(argv)[1]
     for rep in range(reps):
         # every configuration once per repetition, in an order rotated from one repetition to the
         # next: a ratio of two runs of the same repetition sees the same state of the machine

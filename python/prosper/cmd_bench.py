@@ -53,6 +53,13 @@ PROGRAMS = {
     "prodcons": (["prodcons"], "threads"),
 }
 ALIASES = {"recursive": ["recursive-4", "recursive-8", "recursive-16"]}
+# The count of work each program does by default (its rounds, operations, iterations or sources:
+# bench/micro, bench/workloads), which --seconds scales, and the arguments that come before the
+# count where it is not next (pr and sssp: the graph's scale, which stays).
+DEFAULT_COUNT = {"random": 1000, "stream": 50000, "sparse": 100000, "quicksort": 150, "recursive-4": 800,
+                 "recursive-8": 400, "recursive-16": 200, "normal": 1000000, "poisson": 400000,
+                 "kv": 10000000, "pr": 20, "sssp": 8, "prodcons": 400000}
+COUNT_AFTER = {"pr": ["18"], "sssp": ["18"]}
 
 # Targets (fractions / ratios / GB/s).  The slowdown target applies to the default (diff) mode.
 TARGETS = {
@@ -69,6 +76,10 @@ def add_arguments(p):
                    help="comma-separated subset of: " + ", ".join(PROGRAMS) + " (recursive = all three depths)")
     p.add_argument("--reps", type=int, default=3, help="repetitions of each timed run (default 3)")
     p.add_argument("--quick", action="store_true", help="one repetition")
+    p.add_argument("--seconds", type=float, default=None, metavar="S",
+                   help="the long mode: lengthen every program's work so that it runs about S s natively "
+                        "(e.g. 5), so that a 3%% target is above the machine's noise; the arguments used are "
+                        "in the table")
     p.add_argument("--pool-dir", default=None,
                    help="where pools are made (default /dev/shm when it exists, else the temporary directory)")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout; the table goes to stderr")
@@ -162,6 +173,22 @@ def supervise_argv(pool, stats, tracker, extra=()):
             "--stack-tracker", tracker, "--heap-tracker", tracker, "--stats-json", stats, *extra, "--"]
 
 
+def lengthened(name, argv, seconds):
+    """ARGV with NAME's count of work scaled so that its native run takes about SECONDS (a
+    program of one second makes a 3 % target smaller than the machine's noise).  A count is
+    proportional to time but for a fixed part (pr's and sssp's graph build): a second probe fits
+    time = fixed + count x per-round.  Programs without a count (pr_mt) stay as they are."""
+    if name not in DEFAULT_COUNT:
+        return argv
+    c1 = DEFAULT_COUNT[name]
+    t1, _ = run_native(argv)
+    c2 = max(1, round(c1 * seconds / t1))
+    t2, _ = run_native(argv + COUNT_AFTER.get(name, []) + [str(c2)])
+    if c2 != c1 and abs(t2 - seconds) > 0.2 * seconds and t2 > t1:
+        c2 = max(1, round(c2 + (seconds - t2) * (c2 - c1) / (t2 - t1)))
+    return argv + COUNT_AFTER.get(name, []) + [str(c2)]
+
+
 def run_supervised(argv, tmp, tag, tracker, expect, extra=()):
     pool, stats = os.path.join(tmp, f"{tag}.pool"), os.path.join(tmp, f"{tag}.stats.json")
     try:
@@ -252,11 +279,14 @@ def _target(value, limit, lower_is_better=True):
     return {"target": limit, "measured": value, "met": value <= limit if lower_is_better else value >= limit}
 
 
-def measure_program(name, reps, tmp, log):
+def measure_program(name, reps, tmp, log, seconds=None):
     rel, kind = PROGRAMS[name]
     argv = [os.path.join(BUILD, "bench", rel[0])] + rel[1:]
     if not os.access(argv[0], os.X_OK):
         raise BenchError(f"build/bench/{rel[0]} is not built")
+    if seconds:
+        argv = lengthened(name, argv, seconds)
+        rel = [os.path.basename(argv[0])] + argv[1:]
     modes = ["native"] + list(TRACKERS)
     walls = {m: [] for m in modes}
     stats = {m: [] for m in TRACKERS}
@@ -359,10 +389,13 @@ def _met(t):
 def tables(res):
     """(title, header, rows) for the text and markdown renderings."""
     progs = res["programs"]
+
+    def label(r):  # the long mode shows the lengthened arguments
+        return f"{r['program']} ({' '.join(r['argv'][1:])})" if res.get("seconds") else r["program"]
     t1 = ("Wall time (median of %d) and slowdown vs native" % res["reps"],
           ["program", "native s", "native spread", "page s", "page", "diff s", "diff", "full s", "full",
            "ckpts", "late", "stop ms", "threads", "us/thread"],
-          [[r["program"], f"{r['native_s']:.3f}", f"{100 * r['native_spread']:.0f}%",
+          [[label(r), f"{r['native_s']:.3f}", f"{100 * r['native_spread']:.0f}%",
             f"{r['page']['median_s']:.3f}", _pct(r["page"]["slowdown"]),
             f"{r['diff']['median_s']:.3f}", _pct(r["diff"]["slowdown"]),
             f"{r['full']['median_s']:.3f}", _pct(r["full"]["slowdown"]),
@@ -401,8 +434,9 @@ def _preamble(res):
              f"pools in {m['pool_dir']} ({m['pool_fs']}, memory: commits pay no device flush)")
     load = (f"; load average {m['loadavg_1min_start']:.1f} at the start, {m['loadavg_1min_end']:.1f} at the end"
             if "loadavg_1min_end" in m else "")
+    long = f"; programs lengthened to about {res['seconds']:g} s natively" if res.get("seconds") else ""
     return (f"{m['nproc']} CPUs, Linux {m['kernel']}; {where}; interval {res['interval_ms']} ms; "
-            f"{res['reps']} repetition(s), interleaved round-robin{load}")
+            f"{res['reps']} repetition(s), interleaved round-robin{long}{load}")
 
 
 def render_text(res):
@@ -446,6 +480,8 @@ def overhead(args):
     reps = 1 if args.quick else args.reps
     if reps < 1:
         die("bench: --reps must be at least 1")
+    if args.seconds is not None and args.seconds <= 0:
+        die("bench: --seconds must be positive")
     names = list(PROGRAMS)
     if args.programs:
         names = []
@@ -464,9 +500,10 @@ def overhead(args):
     log = (lambda s: print(s, file=sys.stderr, flush=True))
     res = {"benchmark": "overhead",
            "command": "prosper bench overhead" + (" --quick" if args.quick else f" --reps {reps}")
-           + (f" --programs {args.programs}" if args.programs else ""),
+           + (f" --programs {args.programs}" if args.programs else "")
+           + (f" --seconds {args.seconds:g}" if args.seconds else ""),
            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-           "machine": machine(pool_dir), "interval_ms": INTERVAL_MS, "reps": reps,
+           "machine": machine(pool_dir), "interval_ms": INTERVAL_MS, "reps": reps, "seconds": args.seconds,
            "trackers": {"page": "page tracker, whole pages", "diff": "stack 8 B diff, other memory 256 B diff",
                         "full": "every page"},
            "targets": TARGETS, "programs": [], "failures": []}
@@ -475,7 +512,7 @@ def overhead(args):
     try:
         for n in names:
             try:
-                row = measure_program(n, reps, tmp, log)
+                row = measure_program(n, reps, tmp, log, args.seconds)
                 res["programs"].append(row)
                 if not row["resume_output_matches"]:
                     res["failures"].append(f"{n}: after the kill and resume it printed {row['resume_output']!r}, "

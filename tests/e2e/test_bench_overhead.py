@@ -47,3 +47,18 @@ def test_bench_overhead_quick_quicksort(tmp_path):
 def test_bench_unknown_program_is_a_usage_error():
     r = prosper("bench", "overhead", "--programs", "nosuch")
     assert r.returncode == 2 and "unknown program" in r.stderr
+
+
+def test_the_long_mode_scales_the_work_and_refuses_nonsense():
+    """--seconds S lengthens a program by its count of work in proportion to the time asked for
+    (the benchmark, not this test, reports how long the runs took)."""
+    import sys
+    from conftest import BUILD, ROOT
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    from prosper.cmd_bench import lengthened
+    argv = [os.path.join(BUILD, "bench", "recursive"), "4"]
+    short, long = (int(lengthened("recursive-4", argv, s)[-1]) for s in (0.2, 0.8))
+    assert 2 <= long / short <= 8, (short, long)
+    assert lengthened("pr_mt", ["pr_mt", "18", "3"], 5) == ["pr_mt", "18", "3"]  # no count to scale
+    r = prosper("bench", "overhead", "--programs", "random", "--seconds", "0")
+    assert r.returncode == 2 and "--seconds must be positive" in r.stderr
