@@ -4,15 +4,15 @@
 # usage: bench/scripts/asl_bench.sh [--ops N] [--quick] [--out DIR]   (DIR default bench/results)
 # Logs and snapshots go to /dev/shm with PMEM2_FORCE_GRANULARITY=CACHE_LINE (clwb + sfence):
 # persistent memory emulated as the paper's Optane, durable across process crashes only.
-# PROSPER_BUILD=dir uses an existing build instead of `make build`.
+# PROSPER_BUILD=dir uses an existing build instead of `make build` (brought up to date when it is
+# a CMake build directory; an installed tree's is used as it is).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-if [ -n "${PROSPER_BUILD:-}" ]; then
-  build=$PROSPER_BUILD
+build=${PROSPER_BUILD:-build}
+if [ -f "$build/CMakeCache.txt" ]; then
   cmake --build "$build" --target asl_bench >/dev/null
-else
+elif [ -z "${PROSPER_BUILD:-}" ]; then
   make -s build >/dev/null
-  build=build
 fi
 outdir=bench/results args=()
 while (($#)); do

@@ -12,8 +12,12 @@ import json
 import math
 import os
 import textwrap
+import warnings
 
-import matplotlib
+# An installed tree carries its own matplotlib (lib/prosper/python-deps); where Debian's is also
+# installed, matplotlib warns that its 3-D toolkit comes from the other copy.  No plot here is 3-D.
+warnings.filterwarnings("ignore", message="Unable to import Axes3D")
+import matplotlib  # noqa: E402
 
 from . import browser
 

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, BUILD
+from conftest import ROOT
 
 CLIENTS = {"ring.c": "lib/crpm/examples/ring.c", "document.cpp": "lib/asl/examples/document.cpp",
            "nvmuser.c": "tests/supervisor/nvmuser.c"}
@@ -43,6 +43,7 @@ def installed(tmp_path_factory):
         assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
         for name, rel in CLIENTS.items():
             shutil.copy(clone / rel, user / name)
+        shutil.copy(clone / "build" / "install_manifest.txt", base / "install_manifest.txt")  # for uninstall
         shutil.rmtree(clone)
     env = dict(CLEAN_ENV, PATH=f"{prefix}/bin:/usr/bin:/bin", PKG_CONFIG_PATH=f"{prefix}/lib/pkgconfig")
     env.pop("PKG_CONFIG_PATH") if prefix == "/usr" else None
@@ -189,19 +190,27 @@ def test_hw_trace_and_sim(installed):
     assert r.returncode == 0 and "romulus" in r.stdout
 
 
-def test_uninstall_leaves_nothing_of_ours(tmp_path):
-    """`make uninstall` after `make install` into an empty prefix: the prefix holds no file."""
+def test_eval_runs_from_the_installed_tree(installed):
+    """The bench scripts and programs `eval` runs are installed too: one experiment, its report,
+    and the screenshot."""
+    out = installed[2] / "eval"
+    r = run(installed, "prosper", "eval", "--tiny", "--only", "torture", "--out", out, "--json")
+    assert r.returncode == 0, r.stderr[-2000:]
+    res = json.loads((out / "results.json").read_text())
+    [torture] = [f for f in res["figures"] if f["id"] == "ours-torture"]
+    assert torture["status"] == "ok" and torture["verdict"] == "matches", torture
+    assert (out / "report.html").is_file()
+
+
+def test_uninstall_leaves_nothing_of_ours(installed):
+    """Last: `make uninstall` (scripts/uninstall with the install's manifest) empties the prefix."""
     if os.environ.get("PROSPER_INSTALLED"):
         pytest.skip("the tree was installed by a package manager")
-    prefix = tmp_path / "p"
-    r = subprocess.run(["make", "-C", ROOT, "install", f"PREFIX={prefix}", f"BUILD={BUILD}"],
-                       capture_output=True, text=True, timeout=900)
-    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
-    assert (prefix / "bin" / "prosper").is_symlink()
-    r = subprocess.run(["make", "-C", ROOT, "uninstall", f"BUILD={BUILD}"], capture_output=True, text=True)
+    prefix = installed[0]
+    manifest = installed[2].parent / "install_manifest.txt"
+    r = subprocess.run([os.path.join(ROOT, "scripts", "uninstall"), str(manifest)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    left = [os.path.join(d, f) for d, _, files in os.walk(prefix) for f in files]
-    left += [os.path.join(d, f) for d, dirs, _ in os.walk(prefix) for f in dirs
-             if os.path.islink(os.path.join(d, f))]
+    left = [os.path.join(d, f) for d, dirs, files in os.walk(prefix) for f in files + dirs
+            if not os.path.isdir(os.path.join(d, f)) or os.path.islink(os.path.join(d, f))]
     assert left == []
-    assert not (prefix / "lib" / "prosper").exists()
+    assert not os.path.exists(os.path.join(prefix, "lib", "prosper"))
