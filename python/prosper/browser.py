@@ -6,6 +6,7 @@ Chromium runs with --no-sandbox only as root (its sandbox refuses root) and with
 throw-away profile; a page's scripts never run (the report has none): the check runs in a
 separate page of ours that loads the report in a frame, which --allow-file-access-from-files
 lets it read."""
+import html
 import json
 import os
 import shutil
@@ -80,6 +81,6 @@ def inspect(page):
         raise RuntimeError(f"chromium exit code {r.returncode}: {r.stderr.strip()[-300:]}")
     text = r.stdout[start + len('<pre id="out">'):r.stdout.index("</pre>", start)]
     try:
-        return json.loads(text.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"'))
+        return json.loads(html.unescape(text))
     except ValueError:
         raise RuntimeError(f"the check page answered {text[:200]!r}")

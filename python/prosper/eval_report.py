@@ -132,7 +132,6 @@ def plot(fig, path):
             note = note[:4]
             note[-1] = note[-1][:140] + " ... (full text beside the plot)"
         f.text(0.01, 0.01, "\n".join(note), fontsize=7, va="bottom", ha="left", style="italic")
-        f.subplots_adjust(bottom=0.1 + 0.035 * len(note))
         shown = "note"
     f.suptitle(fig["title"], fontsize=10)
     if shown == "note":
