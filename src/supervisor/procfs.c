@@ -13,7 +13,9 @@
 #include "procfs.h"
 
 /* The supervisor reads a few /proc files of its child at every stop: they stay open (per pid)
- * and are read whole with one pread each; sscanf/stdio cost more than the kernel's side. */
+ * and are read whole with one pread each; sscanf/stdio cost more than the kernel's side.  An
+ * empty read opens the file again once: a maps file opened before an exec shows the old memory
+ * map, which is empty. */
 enum { PF_MAPS, PF_STATUS, PF_STAT, PF_N };
 static pid_t pf_pid;
 static int pf_fd[PF_N] = { -1, -1, -1 };
@@ -45,8 +47,9 @@ static int read_proc(pid_t pid, int which, char **buf, size_t *cap, size_t *len)
 			*cap = ncap;
 		}
 		ssize_t got = pread(pf_fd[which], *buf + *len, *cap - *len - 1, (off_t)*len);
-		if (got < 0 && *len == 0 && !reopened) {
-			/* the process this file was opened for is gone; its id may be another's now */
+		if (got <= 0 && *len == 0 && !reopened) {
+			/* the process this file was opened for is gone (its id may be another's now), or
+			 * it executed a program: the maps file of its old memory map reads empty */
 			reopened = 1;
 			close(pf_fd[which]);
 			char path[64];
@@ -127,7 +130,7 @@ int proc_maps(pid_t pid, struct vma *out, int max, int *n)
 		out[(*n)++] = v;
 		p = *eol ? eol + 1 : eol;
 	}
-	return 0;
+	return *n ? 0 : -ESRCH; /* a process always has a mapping, until it is gone */
 }
 
 int vma_is_special(const struct vma *v)

@@ -18,7 +18,7 @@ struct vma {
 	int copy_whole;   /* checkpoints left that copy it whole, unprotected (it was found dense) */
 };
 
-/* /proc/PID/maps, in address order. */
+/* /proc/PID/maps, in address order.  0, -ESRCH when it has no mapping (gone), or -errno. */
 int proc_maps(pid_t pid, struct vma *out, int max, int *n);
 
 /* Kernel-provided mappings that are never saved or rebuilt. */

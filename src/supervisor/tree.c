@@ -354,6 +354,15 @@ int tree_capture(struct tree *t)
 	for (int i = 0; i < t->nprocs && !rc; i++)
 		if ((t->procs[i]->captured = !t->procs[i]->exited))
 			rc = sup_capture(t->procs[i]);
+	/* A process killed during its capture (SIGKILL ends a stopped tracee too) may have been read
+	 * half gone: an empty map, no fds.  The kernel drops a dying process's memory before its
+	 * files, so one that still has its memory now was read whole; one that does not fails the
+	 * cut instead of committing it. */
+	for (int i = 0; i < t->nprocs && !rc; i++)
+		if (t->procs[i]->captured && proc_gone(t->procs[i]->pid)) {
+			snprintf(t->cut_err, sizeof t->cut_err, "process %d ended during the checkpoint", (int)t->procs[i]->pid);
+			rc = -ESRCH;
+		}
 	if (!t->procs[0]->own_pid)
 		t->procs[0]->own_pid = t->procs[0]->thr[0].own ? t->procs[0]->thr[0].own : t->procs[0]->pid;
 	if (rc)
