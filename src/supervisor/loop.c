@@ -105,6 +105,9 @@ static int nvm_stop(struct sup *s, struct worker *w, pid_t tid, int sig)
 
 /* While the program has a child, a due checkpoint is looked at again this often (seconds). */
 #define CHILD_POLL 0.002
+/* The longest a cut keeps the program stopped waiting for a vforked child to execute a program
+ * (seconds); past it the cut is given up and tried again CHILD_POLL later. */
+#define VFORK_WAIT 0.02
 
 static void new_child(struct sup *s, pid_t child)
 {
@@ -125,14 +128,23 @@ static int pipe_in_flight(struct sup *s)
 static int is_stop_signal(int sig) { return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU; }
 
 /* Every thread of every process of the program (an exited process waits for its parent: it has
- * no thread to stop).  A vforked child is never held: its parent waits for it in the kernel and
- * stops only once it has executed a program (or exited), and no cut is taken before (tree.h). */
+ * no thread to stop).  A vforked child is never interrupted: its parent waits for it in the kernel
+ * and cannot stop before it executes a program (it then joins the cut: PTRACE_EVENT_EXEC) or
+ * exits, so the cut waits for that, at most VFORK_WAIT (tree.h). */
 static int all_stopped(struct tree *t)
 {
 	for (int i = 0; i < t->nprocs; i++)
-		if (!t->procs[i]->exited && !t->procs[i]->vforked && !threads_all_stopped(t->procs[i]))
+		if (!t->procs[i]->exited && (t->procs[i]->vforked || !threads_all_stopped(t->procs[i])))
 			return 0;
 	return 1;
+}
+
+static int vfork_pending(struct tree *t)
+{
+	for (int i = 0; i < t->nprocs; i++)
+		if (!t->procs[i]->exited && t->procs[i]->vforked)
+			return 1;
+	return 0;
 }
 
 static void resume_all(struct tree *t)
@@ -181,7 +193,7 @@ int sup_supervise(struct sup *s, int sigfd)
 	int have_worker = w.done_fd[0] >= 0;
 	double iv = s->cfg.interval_ms / 1e3, next = now() + iv;
 	int interrupting = 0, late = 0, st = -1;
-	double interrupt_sent = 0;
+	double interrupt_sent = 0, cut_started = 0;
 	for (;;) {
 		/* every stop and exit that is pending */
 		pid_t pid;
@@ -242,17 +254,14 @@ int sup_supervise(struct sup *s, int sigfd)
 				if (!interrupting || m->vforked) /* a new thread's or process's first stop, or a group stop */
 					threads_resume_all(m);
 			} else if (event == PTRACE_EVENT_EXEC) {
-				if (interrupting) { /* the cut asked for was of the old image: the others go on */
-					t->stopped = 0; /* this one stays in its exec stop for sup_exec */
-					resume_all(tree);
-					interrupting = 0;
-				}
+				/* The new image runs to its shim's hello (sup_exec) and joins a cut under way:
+				 * the others stay stopped (its parent, if it was vforked, stops now too).  The schedule is kept: a script that
+				 * executes a program every few ms must not push its checkpoints away. */
 				sup_exec(m, have_worker ? &w : NULL); /* continues it */
 				m->vforked = 0;
 				m->untracked = m != s && m->track.pagemap_fd < 0;
 				t = &m->thr[0];
-				t->stopped = 0;
-				next = now() + iv;
+				t->stopped = 0; /* asked to stop below if a cut is under way */
 			} else if (event) {
 				ptrace(PTRACE_CONT, pid, 0, 0);
 			} else if (!nvm_stop(m, have_worker ? &w : NULL, pid, sig)) {
@@ -287,18 +296,25 @@ int sup_supervise(struct sup *s, int sigfd)
 				late = 1;
 			} else {
 				interrupting = 1;
-				interrupt_sent = t;
+				interrupt_sent = cut_started = t;
 				late = 0;
 				interrupt_all(tree, 0);
 				continue; /* the stops may be pending already */
 			}
+		}
+		if (interrupting && t - cut_started > VFORK_WAIT && vfork_pending(tree)) {
+			/* a vforked child works long before it executes a program: let the others go on */
+			s->tree->stats.waited_for_children++;
+			interrupting = 0;
+			resume_all(tree);
+			next = t + CHILD_POLL;
 		}
 		if (interrupting && t - interrupt_sent > 0.1) {
 			/* a thread that has not stopped yet: ask again */
 			interrupt_all(tree, 1);
 			interrupt_sent = t;
 		}
-		int timeout = interrupting ? 100 : !s->tree->enabled ? -1 : busy && t >= next ? -1 : (int)((next - t) * 1e3) + 1;
+		int timeout = interrupting ? (int)(VFORK_WAIT * 1e3) + 1 : !s->tree->enabled ? -1 : busy && t >= next ? -1 : (int)((next - t) * 1e3) + 1;
 		struct pollfd pf[2] = { { sigfd, POLLIN, 0 }, { have_worker ? w.done_fd[0] : -1, POLLIN, 0 } };
 		if (poll(pf, 2, timeout) < 0 && errno != EINTR)
 			goto out_lost;

@@ -14,9 +14,9 @@
  *
  * Invariants
  *   - A cut includes every process of the program or is not taken: it waits while a process
- *     shares its parent's memory (vfork, posix_spawn: until it execs), lost its parent (an
- *     orphan), or is not tracked yet; and while the program uses NVM memory and has more than
- *     one process.
+ *     shares its parent's memory (vfork, posix_spawn: until it execs, then the new image joins
+ *     the cut; loop.c gives up after VFORK_WAIT), or is not tracked yet; and while the program
+ *     uses NVM memory and has more than one process.
  *   - A process that exited leaves the pool at the next cut: its regions leave with that epoch,
  *     never while a commit is under way.  Until its parent waits for it, the cuts keep its wait
  *     status (tree_image.h); then it leaves the tree.

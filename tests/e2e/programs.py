@@ -116,6 +116,18 @@ done
 """)]
 
 
+def exec_loop(d):
+    """A shell loop that runs a short program on every round (dash starts it with vfork): most
+    of the time one of its processes is between a vfork and an exec, or in a loader."""
+    return [script(f"{d}/exec_loop.sh", """#!/bin/sh
+i=0
+while [ $i -lt 700 ]; do
+  i=$((i + 1))
+  expr $i \\* 7919 % 10007
+done
+""")]
+
+
 def pipeline(d):
     """Three times: the shell counts on its own, then a generator | a filter | a compressor into
     a file."""

@@ -131,6 +131,15 @@ def test_a_shell_loop_over_a_compressor(tmp_path):
     assert res["resumes"] >= 3 and res["checkpoints"] >= 3, res
 
 
+def test_a_shell_loop_that_runs_a_program_every_round(tmp_path):
+    """A checkpoint is due while the shell waits in vfork for its child's exec, or while an exec'd
+    image is still in its loader: the cut waits for the exec and takes the new image with it.
+    (It used to be given up at every exec, and each exec moved the next one a full interval
+    away: a program that exec'd more often than every 10 ms got no checkpoint at all.)"""
+    res = torture(tmp_path, *programs.exec_loop(tmp_path), kills=20)
+    assert res["checkpoints"] >= 20, res
+
+
 def test_three_stage_pipelines(tmp_path):
     """Three times: the shell counts on its own, then a generator | a filter | a compressor into
     a file -- all of its processes are in each cut, with the bytes in flight in the pipes."""
