@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,11 @@ static struct sup *sup_new(const struct sup_config *cfg)
 
 int main(int argc, char **argv)
 {
+	/* Each process of the program has tables of a few MiB (sup.h: MAX_VMAS...) of which it uses
+	 * a few KiB.  A fixed threshold keeps them mmap'd -- zero pages the kernel gives on first
+	 * touch -- instead of glibc's adaptive one, which after the first free serves them from the
+	 * heap and clears them whole: ~10 MiB memset per fork or exec of the program. */
+	mallopt(M_MMAP_THRESHOLD, 128 << 10);
 	struct opts o;
 	int rc = options_parse(argc, argv, &o);
 	if (rc)
