@@ -36,6 +36,7 @@
 #include "timers.h"
 #include "prosper/stackckpt.h"
 #include "sup.h"
+#include "tree.h"
 
 const struct known_file *sup_known_file(struct sup *s, const char *path)
 {
@@ -414,7 +415,7 @@ static int build_blob(struct sup *s, struct img_buf *out, int nmaps)
 		img_buf_put(&files, &fi, sizeof fi);
 	}
 	int nf = 0;
-	if ((rc = proc_fds(s->pid, s->fds, MAX_FDS, &nf)) != 0)
+	if ((rc = tree_read_fds(s, &nf)) != 0)
 		goto out;
 	for (int i = 0; i < nf; i++) {
 		const struct fd_info *fi = &s->fds[i];

@@ -192,6 +192,7 @@ struct tree {
 	struct sup **cut;
 	int ncut, cut_cap;
 	char cut_err[200];           /* why the capture of the cut failed, when not the pool's error */
+	uint64_t cut_gen;            /* counts cuts: what was read of a process at this cut (fds_gen) */
 	struct img_buf blob;         /* the epoch blob of a cut of several processes (tree_image.h) */
 	struct sock_end *socks;      /* the socketpairs kept at this cut (socketpairs.h) */
 	int nsocks;
@@ -251,6 +252,8 @@ struct sup {
 	int nprev;
 	int new_image;               /* no checkpoint of this image yet (a run, or after an exec) */
 	struct fd_info *fds;         /* scratch: the fds at this stop */
+	int nfds_read, fds_rc;       /* how many, and the read's result, when fds_gen == tree->cut_gen */
+	uint64_t fds_gen;
 	struct prosper_range *ranges;
 	/* the launch record, written into every epoch: the image the program runs now (exec.c) */
 	char exe[VMA_PATH_MAX];

@@ -179,10 +179,20 @@ int tree_start_child(struct sup *m, char *why, size_t whylen)
 	return 0;
 }
 
+int tree_read_fds(struct sup *m, int *n)
+{
+	if (!m->tree->cut_gen || m->fds_gen != m->tree->cut_gen) {
+		m->nfds_read = 0;
+		m->fds_rc = m->exited ? -ESRCH : proc_fds(m->pid, m->fds, MAX_FDS, &m->nfds_read);
+		m->fds_gen = m->tree->cut_gen;
+	}
+	*n = m->fds_rc ? 0 : m->nfds_read;
+	return m->fds_rc;
+}
+
 const struct fd_info *tree_proc_fds(struct sup *m, int *n)
 {
-	*n = 0;
-	return m->exited || proc_fds(m->pid, m->fds, MAX_FDS, n) != 0 ? NULL : m->fds;
+	return tree_read_fds(m, n) ? NULL : m->fds;
 }
 
 static int proc_exists(pid_t pid)
@@ -345,6 +355,7 @@ static int cut_members(struct tree *t)
 int tree_capture(struct tree *t)
 {
 	t->cut_err[0] = 0;
+	t->cut_gen++; /* each process's fds are read once in this cut: by the first who asks */
 	int rc = tree_drop_gone(t);
 	if (!rc)
 		rc = cut_members(t);
