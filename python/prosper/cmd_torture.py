@@ -23,6 +23,7 @@ import os
 import random
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -89,12 +90,18 @@ def add_arguments(p):
 
 
 def _files(root):
+    """Every file under root: a regular file by its bytes, anything else (a socket, a FIFO, a
+    link) by its kind, which is all a run can be compared on."""
     out = {}
     for d, _, names in os.walk(root):
         for n in names:
             path = os.path.join(d, n)
-            with open(path, "rb") as f:
-                out[os.path.relpath(path, root)] = f.read()
+            st = os.lstat(path)
+            if stat.S_ISREG(st.st_mode):
+                with open(path, "rb") as f:
+                    out[os.path.relpath(path, root)] = f.read()
+            else:
+                out[os.path.relpath(path, root)] = f"<{stat.S_IFMT(st.st_mode):o}>".encode()
     return out
 
 
