@@ -56,16 +56,19 @@ void sup_checkpoint_failed(struct sup *s, int rc)
 }
 
 /* One stop of ours: capture while stopped; commit on the worker (or here, then verify, with the
- * oracle on). */
-static void checkpoint(struct sup *s, struct worker *w)
+ * oracle on).  -EAGAIN: no cut can be taken now (a connection the program has not accepted yet,
+ * socketpairs.h); else 0. */
+static int checkpoint(struct sup *s, struct worker *w)
 {
 	int rc = worker_wait(w);
 	if (rc)
 		sup_checkpoint_failed(s, rc);
 	if (!s->tree->enabled)
-		return;
+		return 0;
 	double t0 = now();
 	rc = tree_capture(s->tree);
+	if (rc == -EAGAIN)
+		return rc;
 	if (!rc && s->cfg.verify) {
 		rc = worker_timed_commit(s);
 		if (!rc)
@@ -79,6 +82,7 @@ static void checkpoint(struct sup *s, struct worker *w)
 		sup_checkpoint_failed(s, rc);
 	else if (!s->cfg.verify)
 		worker_start_commit(w);
+	return 0;
 }
 
 /* A signal-delivery stop that is an NVM request or a first write to clean NVM memory (nvm.c):
@@ -276,7 +280,7 @@ int sup_supervise(struct sup *s, int sigfd)
 				/* the program is stopped and cannot fork now: can the cut hold all of it? */
 				int ready = cut_ready(s, follow);
 				if (tree->enabled && have_worker && ready)
-					checkpoint(s, &w);
+					ready = checkpoint(s, &w) != -EAGAIN;
 				s->tree->stats.waited_for_children += !ready;
 				next = now() + (ready ? iv : CHILD_POLL);
 				interrupting = 0;

@@ -1,4 +1,4 @@
-/* socketpairs.c -- unix stream socketpairs between the processes of the program (socketpairs.h). */
+/* socketpairs.c -- unix stream sockets between the processes of the program (socketpairs.h). */
 #include "socketpairs.h"
 #include <errno.h>
 #include <linux/netlink.h>
@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "tree.h"
@@ -17,7 +18,11 @@
 /* A unix stream socket of this network namespace, as sock_diag tells it. */
 struct diag_sock {
 	uint64_t ino, peer; /* peer 0: none (listening, unconnected), or its peer was closed */
-	int named, connected;
+	int connected, listening;
+	uint32_t queued, backlog; /* a listener: connections not accepted yet, and its backlog */
+	uint32_t name_len;        /* its name (sun_path; an abstract one starts with 0), if bound */
+	char name[108];
+	uint64_t vfs_ino;         /* bound to a path: the socket file's inode */
 };
 
 /* Every unix stream socket of this network namespace. */
@@ -30,7 +35,8 @@ static int diag_pairs(struct diag_sock **out, int *n)
 		struct nlmsghdr h;
 		struct unix_diag_req r;
 	} req = { .h = { .nlmsg_len = sizeof req, .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
-		  .r = { .sdiag_family = AF_UNIX, .udiag_states = ~0u, .udiag_show = UDIAG_SHOW_PEER | UDIAG_SHOW_NAME } };
+		  .r = { .sdiag_family = AF_UNIX, .udiag_states = ~0u,
+			 .udiag_show = UDIAG_SHOW_PEER | UDIAG_SHOW_NAME | UDIAG_SHOW_RQLEN | UDIAG_SHOW_VFS } };
 	if (send(nl, &req, sizeof req, 0) != (ssize_t)sizeof req) {
 		close(nl);
 		return -errno;
@@ -56,14 +62,26 @@ static int diag_pairs(struct diag_sock **out, int *n)
 			struct unix_diag_msg *m = NLMSG_DATA(h);
 			if (m->udiag_type != SOCK_STREAM)
 				continue;
-			uint64_t peer = 0;
-			int named = 0;
+			struct diag_sock d = { .ino = m->udiag_ino, .connected = m->udiag_state == 1 /* TCP_ESTABLISHED */,
+					       .listening = m->udiag_state == 10 /* TCP_LISTEN */ };
 			int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof *m));
 			for (struct rtattr *a = (void *)(m + 1); RTA_OK(a, alen); a = RTA_NEXT(a, alen)) {
-				if (a->rta_type == UNIX_DIAG_PEER)
-					peer = *(uint32_t *)RTA_DATA(a);
-				else if (a->rta_type == UNIX_DIAG_NAME)
-					named = 1;
+				size_t plen = RTA_PAYLOAD(a);
+				if (a->rta_type == UNIX_DIAG_PEER) {
+					d.peer = *(uint32_t *)RTA_DATA(a);
+				} else if (a->rta_type == UNIX_DIAG_NAME && plen > 0 && plen < sizeof d.name) {
+					memcpy(d.name, RTA_DATA(a), plen);
+					d.name_len = (uint32_t)plen;
+				} else if (a->rta_type == UNIX_DIAG_VFS && plen >= sizeof(struct unix_diag_vfs)) {
+					d.vfs_ino = ((const struct unix_diag_vfs *)RTA_DATA(a))->udiag_vfs_ino;
+				} else if (a->rta_type == UNIX_DIAG_RQLEN && plen >= sizeof(struct unix_diag_rqlen)) {
+					const struct unix_diag_rqlen *q = RTA_DATA(a);
+					d.queued = q->udiag_rqueue, d.backlog = q->udiag_wqueue;
+				}
+			}
+			if (d.name_len && d.name[0]) { /* a path: kept with its NUL */
+				d.name[d.name_len] = 0;
+				d.name_len = (uint32_t)strlen(d.name) + 1;
 			}
 			if (*n == cap) {
 				cap = cap ? 2 * cap : 64;
@@ -74,8 +92,7 @@ static int diag_pairs(struct diag_sock **out, int *n)
 				}
 				*out = p;
 			}
-			(*out)[(*n)++] = (struct diag_sock){ .ino = m->udiag_ino, .peer = peer, .named = named,
-							     .connected = m->udiag_state == 1 /* TCP_ESTABLISHED */ };
+			(*out)[(*n)++] = d;
 		}
 	}
 	close(nl);
@@ -116,6 +133,36 @@ static const struct sock_end *holder(const struct sock_end *held, int n, uint64_
 	return NULL;
 }
 
+/* A listener's name as a resume binds it again: a relative path joined to the holder's working
+ * directory now; a path that is not this socket's file any more is gone.  0, or -1 when the name
+ * does not fit a sun_path (not kept: warned, as before). */
+static int listener_name(struct sock_end *e, const struct diag_sock *d)
+{
+	if (!d->name[0]) { /* abstract */
+		memcpy(e->name, d->name, d->name_len);
+		e->name_len = d->name_len;
+		return 0;
+	}
+	int n;
+	if (d->name[0] == '/') {
+		n = snprintf(e->name, sizeof e->name, "%s", d->name);
+	} else {
+		char p[64], cwd[4096];
+		snprintf(p, sizeof p, "/proc/%d/cwd", (int)e->pid);
+		ssize_t l = readlink(p, cwd, sizeof cwd - 1);
+		if (l <= 0)
+			return -1;
+		cwd[l] = 0;
+		n = snprintf(e->name, sizeof e->name, "%s/%s", strcmp(cwd, "/") ? cwd : "", d->name);
+	}
+	if (n < 0 || (size_t)n >= sizeof e->name)
+		return -1;
+	e->name_len = (uint32_t)n + 1;
+	struct stat st;
+	e->name_gone = stat(e->name, &st) != 0 || !S_ISSOCK(st.st_mode) || st.st_ino != d->vfs_ino;
+	return 0;
+}
+
 int socketpairs_scan(struct tree *t)
 {
 	t->nsocks = 0;
@@ -134,12 +181,24 @@ int socketpairs_scan(struct tree *t)
 			rc = -ENOMEM;
 		for (int i = 0; i < nall && !rc; i++) {
 			const struct sock_end *h = holder(held, nheld, all[i].ino);
-			if (!h || all[i].named || !all[i].connected)
+			if (!h)
 				continue;
+			if (all[i].listening && all[i].name_len) {
+				if (all[i].queued) {
+					rc = -EAGAIN; /* a connection whose one end no process holds yet */
+					break;
+				}
+				struct sock_end e = { .ino = all[i].ino, .peer = all[i].backlog, .pid = h->pid, .fd = h->fd,
+						      .listener = 1 };
+				if (listener_name(&e, &all[i]) == 0)
+					t->socks[t->nsocks++] = e;
+				continue;
+			}
 			/* connected, and the kernel names no peer: its peer was closed (the end of the
 			 * process that held it) -- kept as such: end of file to read, EPIPE to write */
-			if (!all[i].peer || holder(held, nheld, all[i].peer))
-				t->socks[t->nsocks++] = (struct sock_end){ all[i].ino, all[i].peer, h->pid, h->fd };
+			if (all[i].connected && (!all[i].peer || holder(held, nheld, all[i].peer)))
+				t->socks[t->nsocks++] = (struct sock_end){ .ino = all[i].ino, .peer = all[i].peer, .pid = h->pid,
+									   .fd = h->fd };
 		}
 	}
 	free(all);

@@ -426,6 +426,12 @@ int tree_capture(struct tree *t)
 	for (int i = 0; i < t->nsocks && !rc; i++) {
 		uint8_t *bytes;
 		struct tree_sock e = { .ino = t->socks[i].ino, .peer = t->socks[i].peer };
+		if (t->socks[i].listener) { /* its name, not bytes in flight */
+			e.flags = TREE_SOCK_LISTENER | (t->socks[i].name_gone ? TREE_SOCK_NAME_GONE : 0u);
+			e.bytes = t->socks[i].name_len;
+			rc = tree_add_sock(&t->blob, &e, t->socks[i].name);
+			continue;
+		}
 		rc = socketpairs_queued(t->socks[i].pid, t->socks[i].fd, &bytes, &e.bytes);
 		if (!rc)
 			rc = tree_add_sock(&t->blob, &e, bytes);

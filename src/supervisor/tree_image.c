@@ -113,7 +113,7 @@ int tree_decode(const void *blob, size_t len, struct tree_view *out, const char 
 	if (!tree_is_blob(blob, len) || ((uintptr_t)blob & 7))
 		BAD("not a process-tree checkpoint");
 	memcpy(&h, p, sizeof h);
-	if (h.version != TREE_VERSION)
+	if (h.version != TREE_VERSION && h.version != 3)
 		BAD("a process-tree checkpoint of another version");
 	if (h.total_bytes != len || h.nprocs == 0 || h.nprocs > TREE_MAX_PROCS || h.npipes > TREE_MAX_PIPES ||
 	    h.nsocks > TREE_MAX_PIPES || h.nshms > TREE_MAX_SHMS)
@@ -162,7 +162,17 @@ int tree_decode(const void *blob, size_t len, struct tree_view *out, const char 
 		if (take_record(p, len, &at, sizeof(struct tree_sock), offsetof(struct tree_sock, bytes), &rec, &out->sock_bytes[i]))
 			BAD("a damaged process-tree checkpoint (a socket)");
 		out->socks[i] = rec;
-		if (out->socks[i]->ino == out->socks[i]->peer)
+		const struct tree_sock *k = out->socks[i];
+		if ((k->flags & ~(h.version >= 4 ? TREE_SOCK_LISTENER | TREE_SOCK_NAME_GONE : 0u)) ||
+		    (k->flags & TREE_SOCK_NAME_GONE && !(k->flags & TREE_SOCK_LISTENER)))
+			BAD("a damaged process-tree checkpoint (a socket's flags)");
+		if (k->flags & TREE_SOCK_LISTENER) {
+			const uint8_t *name = out->sock_bytes[i];
+			if (k->bytes < 2 || k->bytes > TREE_SOCK_NAME_MAX || k->peer > 65535 ||
+			    (name[0] != '/' && name[0] != 0) ||
+			    (name[0] == '/' && memchr(name, 0, k->bytes) != name + k->bytes - 1))
+				BAD("a damaged process-tree checkpoint (a listening socket's name)");
+		} else if (k->ino == k->peer)
 			BAD("a damaged process-tree checkpoint (a socket its own peer)");
 	}
 	for (uint32_t i = 0; i < h.nshms; i++) {

@@ -22,7 +22,7 @@
 #include "image.h"
 
 #define TREE_MAGIC 0x4545525450535250ull /* "PRSPTREE" */
-#define TREE_VERSION 3u /* 2: socketpairs; 3: shared memory */
+#define TREE_VERSION 4u /* 2: socketpairs; 3: shared memory; 4: listening sockets (3 is read too) */
 #define TREE_MAX_PROCS 256
 #define TREE_MAX_PIPES 1024
 #define TREE_MAX_SHMS 256
@@ -57,12 +57,17 @@ struct tree_pipe {
 	uint32_t mode;      /* a FIFO's permission bits */
 };
 
-/* An end of a unix stream socketpair between processes of the tree (socketpairs.h): its inode
- * and its peer's, and the bytes queued to be read at it, in order. */
+/* An end of a connected unix stream socket between processes of the tree (socketpairs.h): its
+ * inode and its peer's, and the bytes queued to be read at it, in order.  With TREE_SOCK_LISTENER
+ * (version 4), a listening unix stream socket instead: peer is its backlog and the bytes are its
+ * name (a sun_path: an absolute path, or an abstract name whose first byte is 0; 2..108 bytes). */
 struct tree_sock {
 	uint64_t ino, peer;
-	uint32_t bytes, reserved;
+	uint32_t bytes, flags;
 };
+#define TREE_SOCK_LISTENER 1u
+#define TREE_SOCK_NAME_GONE 2u /* a listener whose path the program removed: made again unnamed */
+#define TREE_SOCK_NAME_MAX 108u
 
 /* Shared memory of the tree's processes (sharedmem.h): a MAP_SHARED anonymous mapping, a deleted
  * file on a memory file system, a /dev/shm file.  Its inode at the cut, its name (path_len 0: it

@@ -14,6 +14,7 @@
  * of an fd closes or replaces one before each process has taken its ends (restore.c).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -26,6 +27,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "inject.h"
@@ -150,6 +152,44 @@ static int premake_pipes(struct tree *t, struct hand *root, char *why, size_t wh
 	return shm_premake(t, &root->in, root->scratch, &next, why, whylen);
 }
 
+/* A listening socket of the checkpoint, made in the first process: bound to its name again (the
+ * socket file the killed run left at its path is removed first; a file of another kind there is a
+ * refusal), or unnamed if the program had removed its path, and listening with its backlog
+ * (socketpairs.h). */
+static int premake_listener(struct tree *t, struct hand *root, const struct tree_sock *s, const uint8_t *name,
+			    long *next, char *why, size_t whylen)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	memcpy(a.sun_path, name, s->bytes);
+	const char *shown = name[0] ? (const char *)name : "(an abstract name)";
+	int gone = (s->flags & TREE_SOCK_NAME_GONE) != 0;
+	struct stat st;
+	if (name[0] && !gone && lstat((const char *)name, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode))
+			FAIL("%s, where the program listened, is now a file of another kind", shown);
+		if (unlink((const char *)name) != 0)
+			FAIL("cannot remove the old socket %s: %s", shown, strerror(errno));
+	}
+	/* unnamed: an address of the family alone makes the kernel pick an abstract name */
+	socklen_t alen = gone ? (socklen_t)sizeof a.sun_family
+			      : (socklen_t)(offsetof(struct sockaddr_un, sun_path) + s->bytes - (name[0] ? 1 : 0));
+	long fd = inject_syscall(&root->in, SYS_socket, AF_UNIX, SOCK_STREAM, 0, 0, 0, 0);
+	if (fd < 0 || inject_write(&root->in, root->scratch, &a, sizeof a) != 0)
+		FAIL("cannot make the program's listening socket %s again", shown);
+	long rc = inject_syscall(&root->in, SYS_bind, fd, (long)root->scratch, alen, 0, 0, 0);
+	if (rc == 0)
+		rc = inject_syscall(&root->in, SYS_listen, fd, (long)s->peer, 0, 0, 0, 0);
+	long hi = rc == 0 ? inject_syscall(&root->in, SYS_fcntl, fd, F_DUPFD, *next, 0, 0, 0) : -1;
+	inject_syscall(&root->in, SYS_close, fd, 0, 0, 0, 0, 0);
+	if (rc != 0)
+		FAIL("cannot listen on %s again: %s", shown, strerror((int)-rc));
+	if (hi < *next)
+		FAIL("cannot make the program's listening socket %s again (fd numbers)", shown);
+	*next = hi + 1;
+	t->premade[t->npremade++] = (struct premade_pipe){ .ino = s->ino, .rfd = (int)hi, .wfd = (int)hi, .sock = 1 };
+	return 0;
+}
+
 /* The socketpairs of the checkpoint, made in the first process like its pipes; the bytes queued
  * at each end are sent again from its peer, so they wait at that end, in order. */
 static int premake_socketpairs(struct tree *t, struct hand *root, long *next, char *why, size_t whylen)
@@ -165,6 +205,11 @@ static int premake_socketpairs(struct tree *t, struct hand *root, long *next, ch
 			made = t->premade[k].sock && t->premade[k].ino == s->ino;
 		if (made)
 			continue; /* made with its peer */
+		if (s->flags & TREE_SOCK_LISTENER) {
+			if (premake_listener(t, root, s, t->view->sock_bytes[i], next, why, whylen) != 0)
+				return -1;
+			continue;
+		}
 		int32_t fds[2], hi[2];
 		if (inject_syscall(&root->in, SYS_socketpair, AF_UNIX, SOCK_STREAM, 0, (long)root->scratch, 0, 0) != 0 ||
 		    proc_mem_read(root->in.pid, root->scratch, fds, sizeof fds) != 0)
@@ -188,7 +233,7 @@ static int premake_socketpairs(struct tree *t, struct hand *root, long *next, ch
 	}
 	for (uint32_t i = 0; i < t->view->nsocks; i++) {
 		const struct tree_sock *s = t->view->socks[i];
-		if (!s->bytes || !s->peer)
+		if (!s->bytes || !s->peer || (s->flags & TREE_SOCK_LISTENER))
 			continue;
 		int peer_fd = -1;
 		for (int k = 0; k < t->npremade; k++)

@@ -92,6 +92,52 @@ int main(void)
 		CHECK(!decodes(&z, z.len));
 		free(z.p);
 	}
+	/* listening sockets: a path (with its NUL) and an abstract name; damaged names and flags are
+	 * refused, and a version-3 blob (before listeners) takes no flag */
+	{
+		struct img_buf l = { 0 };
+		const char abstract[] = "\0hidden";
+		MUST(tree_begin(&l) == 0);
+		MUST(tree_add_proc(&l, &(struct tree_proc){ .pid = 2 }, "x", 1) == 0);
+		MUST(tree_add_sock(&l, &(struct tree_sock){ .ino = 11, .peer = 128, .bytes = 12, .flags = TREE_SOCK_LISTENER },
+				   "/tmp/s.sock") == 0);
+		MUST(tree_add_sock(&l, &(struct tree_sock){ .ino = 12, .peer = 5, .bytes = sizeof abstract - 1,
+							    .flags = TREE_SOCK_LISTENER }, abstract) == 0);
+		tree_end(&l);
+		CHECK(tree_decode(l.p, l.len, &v, &why) == 0);
+		CHECK(v.nsocks == 2 && v.socks[0]->flags == TREE_SOCK_LISTENER && v.socks[0]->peer == 128 &&
+		      !strcmp((const char *)v.sock_bytes[0], "/tmp/s.sock") && v.sock_bytes[1][0] == 0 &&
+		      !memcmp(v.sock_bytes[1] + 1, "hidden", 6));
+		struct tree_sock *first = (struct tree_sock *)(l.p + sizeof(struct tree_hdr) + sizeof(struct tree_proc) + 8);
+		CHECK(first->ino == 11);
+		first->flags = 4;
+		CHECK(!decodes(&l, l.len)); /* an unknown flag */
+		first->flags = TREE_SOCK_NAME_GONE;
+		CHECK(!decodes(&l, l.len)); /* a name gone, but not a listener's */
+		first->flags = TREE_SOCK_LISTENER | TREE_SOCK_NAME_GONE;
+		CHECK(decodes(&l, l.len));
+		first->flags = TREE_SOCK_LISTENER;
+		l.p[(size_t)((uint8_t *)(first + 1) - l.p) + 11] = 'x';
+		CHECK(!decodes(&l, l.len)); /* a path without its NUL */
+		l.p[(size_t)((uint8_t *)(first + 1) - l.p) + 11] = 0;
+		((uint8_t *)(first + 1))[0] = 't';
+		CHECK(!decodes(&l, l.len)); /* neither a path nor an abstract name */
+		((uint8_t *)(first + 1))[0] = '/';
+		first->peer = 70000;
+		CHECK(!decodes(&l, l.len)); /* a backlog past 65535 */
+		first->peer = 128;
+		CHECK(decodes(&l, l.len));
+		((struct tree_hdr *)l.p)->version = 3;
+		CHECK(!decodes(&l, l.len));
+		free(l.p);
+	}
+	/* a blob of version 3 (no listeners) is still read */
+	{
+		struct img_buf o = build(2, 100, 65536);
+		((struct tree_hdr *)o.p)->version = 3;
+		CHECK(decodes(&o, o.len));
+		free(o.p);
+	}
 	/* shared memory mapped by a process that is not in the tree */
 	bad = build_shm(2, 100, 65536, 8);
 	CHECK(!decodes(&bad, bad.len));
