@@ -352,6 +352,20 @@ static int cut_members(struct tree *t)
 	return 0;
 }
 
+/* The id the program sees for process (group, session) `host` of ours: the one a resume gives
+ * back.  0 when it is none of the program's processes (the namespace's init: 1). */
+static int32_t own_id(const struct tree *t, pid_t host)
+{
+	if (host <= 0)
+		return 0;
+	if (t->ns.on && host == t->ns.init)
+		return 1;
+	for (int i = 0; i < t->nprocs; i++)
+		if (t->procs[i]->pid == host)
+			return t->procs[i]->own_pid ? t->procs[i]->own_pid : host;
+	return 0;
+}
+
 int tree_capture(struct tree *t)
 {
 	t->cut_err[0] = 0;
@@ -406,8 +420,8 @@ int tree_capture(struct tree *t)
 				if (t->procs[j]->pid == pp)
 					parent = t->procs[j]->own_pid;
 		}
-		struct tree_proc e = { .pid = m->own_pid, .parent = parent, .pgid = (int32_t)getpgid(m->pid),
-				       .sid = (int32_t)getsid(m->pid) };
+		struct tree_proc e = { .pid = m->own_pid, .parent = parent, .pgid = own_id(t, getpgid(m->pid)),
+				       .sid = own_id(t, getsid(m->pid)) };
 		if (!m->captured) {
 			e.exited = TREE_EXITED | ((uint32_t)m->exit_status & 0xffffu);
 			t->stats.zombies_kept++;

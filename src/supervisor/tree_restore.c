@@ -487,11 +487,21 @@ int tree_relaunch(struct sup *s, char *why, size_t whylen)
 		metalog_attach_stub(m->meta, t->pool, t->view->blobs[i], e->blob_len);
 		m->resume_img = im;
 		m->resume_uffd = -1;
-		/* a leader of its own session or group is one again (before its exec, as a shell does) */
-		if (e->sid == e->pid || e->pgid == e->pid) {
+		/* its session and process group again (before its exec, as a shell does): a leader
+		 * leads again; a member of a group other than its parent's (a pipeline's, joined by a
+		 * job-control shell) joins it, its leader being made before it or not at all */
+		const struct tree_proc *pe = NULL;
+		for (uint32_t j = 0; j < i && !pe; j++)
+			if (t->view->procs[j]->pid == e->parent)
+				pe = t->view->procs[j];
+		int lead_session = e->sid == e->pid, own_group = e->pgid && (!pe || e->pgid != pe->pgid);
+		if (lead_session || own_group) {
 			struct inject ci;
 			if (inject_open(&ci, child, parent->gate) == 0) {
-				inject_syscall(&ci, e->sid == e->pid ? SYS_setsid : SYS_setpgid, 0, 0, 0, 0, 0, 0);
+				if (lead_session)
+					inject_syscall(&ci, SYS_setsid, 0, 0, 0, 0, 0, 0);
+				else
+					inject_syscall(&ci, SYS_setpgid, 0, e->pgid == e->pid ? 0 : e->pgid, 0, 0, 0, 0);
 				ptrace(PTRACE_SETREGS, child, 0, &ci.base);
 				inject_close(&ci);
 			}

@@ -284,6 +284,103 @@ print("parent", t)
 """)]
 
 
+def unix_server(d):
+    """A parent listens on a unix socket by a relative name and serves three workers, one after
+    the other: each forked worker connects, and it and the parent talk both ways; the parent
+    accepts again for the next one -- also after a resume.  Kills land before a connect, while a
+    connection waits to be accepted, and during the talk."""
+    return ["/usr/bin/python3", "-S", script(f"{d}/unixserver.py", """import os, socket, zlib
+path = "srv.sock"
+if os.path.exists(path):
+    os.unlink(path)
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(path)
+srv.listen(2)
+total = 0
+for w in range(3):
+    pid = os.fork()
+    if pid == 0:
+        srv.close()
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        c.connect(path)
+        state, got = w + 1, b""
+        for k in range(900):
+            for i in range(3000):
+                state = (state * 31 + i) % 1000003
+            c.sendall(b"%d %d\\n" % (w, state))
+            while b"\\n" not in got:
+                got += c.recv(4096)
+            line, got = got.split(b"\\n", 1)
+            state = (state + int(line)) % 1000003
+        c.close()
+        os._exit(state % 100)
+    conn, _ = srv.accept()
+    buf, served = b"", 0
+    while True:
+        chunk = conn.recv(4096)
+        if not chunk:
+            break
+        buf += chunk
+        while b"\\n" in buf:
+            line, buf = buf.split(b"\\n", 1)
+            total = (total * 7 + int(line.split()[1])) % 1000000007
+            conn.sendall(b"%d\\n" % (zlib.crc32(line) % 1000))
+            served += 1
+    conn.close()
+    _, st = os.waitpid(pid, 0)
+    print("worker", w, "served", served, "exit", os.waitstatus_to_exitcode(st), flush=True)
+print("total", total)
+os.unlink(path)
+""")]
+
+
+def groups(d):
+    """Process groups and sessions: a child leads its own group, another its own session, a third
+    is moved into the first one's group by the parent (as a job-control shell puts a pipeline's
+    members in one group), and at the end the parent signals the whole group by its id.  Each
+    child says in its exit code which of its checks held; only the parent prints."""
+    return ["/usr/bin/python3", "-S", script(f"{d}/groups.py", """import os, signal, time
+def work(n, seed):
+    t = seed
+    for i in range(n):
+        t = (t * 31 + i) % 1000003
+    return t
+got = []
+signal.signal(signal.SIGUSR1, lambda s, f: got.append(1))
+a = os.fork()
+if a == 0:
+    os.setpgrp()
+    work(5000000, 1)
+    while not got:
+        time.sleep(0.001)
+    os._exit(1 + 2 * (os.getpgrp() == os.getpid()))
+os.setpgid(a, a)  # as a shell does too: whichever of the two runs first
+c = os.fork()
+if c == 0:
+    os.setsid()
+    t = work(5000000, 2)
+    os._exit(4 + 8 * (os.getsid(0) == os.getpid()) + 16 * (os.getpgrp() == os.getpid()))
+r, w = os.pipe()
+m = os.fork()
+if m == 0:
+    os.close(w)
+    os.read(r, 1)  # moved into a's group by now
+    work(5000000, 3)
+    while not got:
+        time.sleep(0.001)
+    os._exit(32 + 64 * (os.getpgrp() == a))
+os.close(r)
+os.setpgid(m, a)
+os.write(w, b"x")
+t = work(9000000, 4)
+os.killpg(a, signal.SIGUSR1)
+for k in (a, c, m):
+    _, st = os.waitpid(k, 0)
+    print("child exit", os.waitstatus_to_exitcode(st), flush=True)
+print("parent", t)
+""")]
+
+
 def socketpair_talk(d):
     """A parent and its forked child talk both ways over a socketpair: requests and answers in
     flight at the cuts, the child's answers depending on every request it read."""

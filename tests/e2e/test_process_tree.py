@@ -71,6 +71,23 @@ def test_a_parent_and_its_child_over_a_socketpair(tmp_path, pool_dir):
     assert st["tree_checkpoints"] >= 5, st
 
 
+def test_a_server_and_its_workers_over_a_named_unix_socket(tmp_path, pool_dir):
+    """The listening socket is made again at its name (the old socket file removed first) and the
+    connections it accepted are kept like socketpairs; no cut is taken while a connection waits to
+    be accepted.  A run that is not killed warns of nothing."""
+    st, _ = tortured_and_kept(pool_dir, programs.unix_server(tmp_path))
+    assert st["tree_checkpoints"] >= 5, st
+
+
+def test_process_groups_and_sessions_come_back(tmp_path):
+    """A group leader, a session leader and a member moved into another process's group are each
+    so again after a resume (their ids as the program knows them), and a signal to the group by
+    its id reaches both its members.  (Groups were given back only by accident before: the cut
+    kept the system's ids, a resume compared them with the program's own.)"""
+    res = torture(*programs.groups(tmp_path))
+    assert res["checkpoints"] >= 10, res
+
+
 def test_the_oracle_compares_every_process(tmp_path, pool_dir):
     """--verify: after each commit, every saved mapping of every process equals its memory."""
     st, _ = stats_of(pool_dir, *programs.slow_pipeline(tmp_path), extra=("--verify",))
