@@ -447,6 +447,22 @@ pid_t proc_parent(pid_t pid)
 	return e && sscanf(e + 1, " %c %d", &state, &ppid) == 2 ? ppid : 0;
 }
 
+pid_t proc_tty_pgrp(pid_t pid)
+{
+	static char *buf;
+	static size_t cap;
+	size_t len;
+	if (read_proc(pid, PF_STAT, &buf, &cap, &len) != 0)
+		return 0;
+	const char *e = strrchr(buf, ')');
+	int ppid, pgrp, session, tty_nr, tpgid;
+	char state;
+	return e && sscanf(e + 1, " %c %d %d %d %d %d", &state, &ppid, &pgrp, &session, &tty_nr, &tpgid) == 6 &&
+			       tty_nr && tpgid > 0
+		       ? tpgid
+		       : 0;
+}
+
 int proc_gone(pid_t pid)
 {
 	char p[64];

@@ -62,6 +62,8 @@ int proc_thread_comm(pid_t pid, pid_t tid, char comm[16]);
 int proc_status(pid_t pid, struct proc_status *out);
 /* The parent of process pid (the system's id, /proc/PID/stat; a zombie keeps it); 0 if gone. */
 pid_t proc_parent(pid_t pid);
+/* The foreground process group of pid's controlling terminal (the system's id); 0 if it has none. */
+pid_t proc_tty_pgrp(pid_t pid);
 /* Has process pid ended, or is it ending: gone, or no memory left (a live process always has
  * some: /proc/PID/statm counts none only after exit_mm)? */
 int proc_gone(pid_t pid);

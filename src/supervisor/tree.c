@@ -411,6 +411,8 @@ int tree_capture(struct tree *t)
 		return 0; /* a FIFO is made again before the restore: its open would wait for its peer */
 	if ((rc = tree_begin(&t->blob)) != 0)
 		return rc;
+	pid_t fg = proc_tty_pgrp(t->procs[0]->pid); /* the init's group is never the terminal's */
+	tree_set_fg(&t->blob, fg && !(t->ns.on && fg == t->ns.init) ? own_id(t, fg) : 0);
 	for (int i = 0; i < t->nprocs && !rc; i++) {
 		struct sup *m = t->procs[i];
 		pid_t parent = 0;

@@ -17,7 +17,11 @@ int tree_begin(struct img_buf *b)
 	return img_buf_put(b, &h, sizeof h);
 }
 
+_Static_assert(offsetof(struct tree_hdr, fg_pgid) == TREE_HDR_V3_BYTES, "a version-3 header is the start of ours");
+
 static struct tree_hdr *hdr(struct img_buf *b) { return (struct tree_hdr *)b->p; }
+
+void tree_set_fg(struct img_buf *b, int32_t pgid) { hdr(b)->fg_pgid = pgid; }
 
 int tree_add_proc(struct img_buf *b, const struct tree_proc *p, const void *blob, size_t len)
 {
@@ -65,7 +69,7 @@ void tree_end(struct img_buf *b) { hdr(b)->total_bytes = (uint32_t)b->len; }
 int tree_is_blob(const void *blob, size_t len)
 {
 	uint64_t m;
-	if (!blob || len < sizeof(struct tree_hdr))
+	if (!blob || len < TREE_HDR_V3_BYTES)
 		return 0;
 	memcpy(&m, blob, sizeof m);
 	return m == TREE_MAGIC;
@@ -109,17 +113,24 @@ int tree_decode(const void *blob, size_t len, struct tree_view *out, const char 
 {
 #define BAD(w) do { *why = (w); return -EINVAL; } while (0)
 	const uint8_t *p = blob;
-	struct tree_hdr h;
+	struct tree_hdr h = { 0 };
 	if (!tree_is_blob(blob, len) || ((uintptr_t)blob & 7))
 		BAD("not a process-tree checkpoint");
-	memcpy(&h, p, sizeof h);
+	memcpy(&h, p, TREE_HDR_V3_BYTES);
 	if (h.version != TREE_VERSION && h.version != 3)
 		BAD("a process-tree checkpoint of another version");
+	size_t hbytes = h.version >= 4 ? sizeof h : TREE_HDR_V3_BYTES;
+	if (len < hbytes)
+		BAD("a damaged process-tree checkpoint (its header)");
+	memcpy(&h, p, hbytes);
+	if (h.fg_pgid < 0 || h.reserved)
+		BAD("a damaged process-tree checkpoint (its header)");
 	if (h.total_bytes != len || h.nprocs == 0 || h.nprocs > TREE_MAX_PROCS || h.npipes > TREE_MAX_PIPES ||
 	    h.nsocks > TREE_MAX_PIPES || h.nshms > TREE_MAX_SHMS)
 		BAD("a damaged process-tree checkpoint (sizes)");
 	out->nprocs = h.nprocs, out->npipes = h.npipes, out->nsocks = h.nsocks, out->nshms = h.nshms;
-	size_t at = sizeof h;
+	out->fg_pgid = h.fg_pgid;
+	size_t at = hbytes;
 	for (uint32_t i = 0; i < h.nprocs; i++) {
 		if (len - at < sizeof(struct tree_proc))
 			BAD("a damaged process-tree checkpoint (a process past its end)");

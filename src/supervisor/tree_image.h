@@ -5,7 +5,7 @@
  * process, parents before their children, the first the program's first process; then the pipes
  * between them with the bytes that were in flight at the cut.
  *
- * Layout (little-endian host structs): struct tree_hdr; nprocs x { struct tree_proc, blob_len
+ * Layout (little-endian host structs): struct tree_hdr (TREE_HDR_V3_BYTES of it in version 3); nprocs x { struct tree_proc, blob_len
  * bytes of that process's blob (image.h, or a metadata stub), padded to 8 }; npipes x
  * { struct tree_pipe, its name (path_len bytes with the NUL, padded to 8), bytes in flight,
  * padded to 8 }; nsocks x { struct tree_sock, bytes queued,
@@ -22,7 +22,8 @@
 #include "image.h"
 
 #define TREE_MAGIC 0x4545525450535250ull /* "PRSPTREE" */
-#define TREE_VERSION 4u /* 2: socketpairs; 3: shared memory; 4: listening sockets (3 is read too) */
+#define TREE_VERSION 4u /* 2: socketpairs; 3: shared memory; 4: listening sockets, the terminal's
+                          * foreground group (3 is read too) */
 #define TREE_MAX_PROCS 256
 #define TREE_MAX_PIPES 1024
 #define TREE_MAX_SHMS 256
@@ -33,7 +34,12 @@ struct tree_hdr {
 	uint32_t version, total_bytes;
 	uint32_t nprocs, npipes;
 	uint32_t nsocks, nshms;
+	/* version 4 on (a version-3 header ends above): the process group that was the terminal's
+	 * foreground group, as the program sees it; 0 if none of the program's */
+	int32_t fg_pgid;
+	uint32_t reserved;
 };
+#define TREE_HDR_V3_BYTES 32u
 
 /* One process: its id and its parent's as the program sees them (its own pid namespace).  A
  * process that has exited and whose parent has not waited for it yet (a zombie) has no blob,
@@ -92,10 +98,13 @@ int tree_add_sock(struct img_buf *b, const struct tree_sock *s, const void *byte
 int tree_add_shm(struct img_buf *b, const struct tree_shm *s, const struct tree_shm_use *uses, const char *path,
 		 const void *bytes);
 void tree_end(struct img_buf *b);
+/* The terminal's foreground group (the program's id; 0: none of its own). */
+void tree_set_fg(struct img_buf *b, int32_t pgid);
 
 /* A decoded tree blob: pointers into it (valid while it lives). */
 struct tree_view {
 	uint32_t nprocs, npipes, nsocks, nshms;
+	int32_t fg_pgid;
 	const struct tree_proc *procs[TREE_MAX_PROCS];
 	const void *blobs[TREE_MAX_PROCS];
 	const struct tree_pipe *pipes[TREE_MAX_PIPES];

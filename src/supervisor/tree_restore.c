@@ -29,6 +29,7 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 #include "inject.h"
 #include "run.h"
@@ -436,6 +437,28 @@ static struct sup *member(struct tree *t, struct sup *s, pid_t child, const stru
 	return m;
 }
 
+/* The terminal's foreground group at the cut was one of the program's own (a job-control shell
+ * had given it the terminal): it is so again, if the resume has that terminal (/dev/tty). */
+static void give_terminal(struct tree *t, int32_t pgid)
+{
+	pid_t leader = 0;
+	for (int i = 0; i < t->nprocs && !leader; i++)
+		if (t->procs[i]->own_pid == pgid && !t->procs[i]->exited)
+			leader = t->procs[i]->pid;
+	int tty = leader ? open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC) : -1;
+	if (tty < 0)
+		return; /* no leader of that group came back, or no terminal: nothing to give */
+	sigset_t ttou, old;
+	sigemptyset(&ttou);
+	sigaddset(&ttou, SIGTTOU); /* we may be in the background ourselves */
+	sigprocmask(SIG_BLOCK, &ttou, &old);
+	if (tcsetpgrp(tty, leader) != 0)
+		fprintf(stderr, "%s: warning: cannot give the terminal back to process group %d: %s\n", sup_command(),
+			(int)pgid, strerror(errno));
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(tty);
+}
+
 int tree_relaunch(struct sup *s, char *why, size_t whylen)
 {
 	struct tree *t = s->tree;
@@ -513,6 +536,8 @@ int tree_relaunch(struct sup *s, char *why, size_t whylen)
 			m->timers_addr = hl->timers, m->pending_addr = hl->pending, m->limits_addr = hl->limits;
 		}
 	}
+	if (!rc && t->view->fg_pgid)
+		give_terminal(t, t->view->fg_pgid);
 	hand_close(&root);
 	return rc;
 }

@@ -381,6 +381,31 @@ print("parent", t)
 """)]
 
 
+def foreground_job(d):
+    """What a job-control shell does: the parent puts its child in a group of its own and gives it
+    the terminal; the child works, then reads a line from the terminal (from the background it
+    would be stopped by SIGTTIN instead)."""
+    return ["/usr/bin/python3", "-S", script(f"{d}/fgjob.py", """import os, signal, sys, time
+signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+pid = os.fork()
+if pid == 0:
+    os.setpgid(0, 0)
+    while os.tcgetpgrp(0) != os.getpgrp():
+        time.sleep(0.001)
+    t = 0
+    for i in range(6000000):
+        t = (t * 31 + i) % 1000003
+    print("child ready", flush=True)
+    line = sys.stdin.readline()
+    print("child got", line.strip(), t, flush=True)
+    os._exit(0)
+os.setpgid(pid, pid)
+os.tcsetpgrp(0, pid)
+_, st = os.waitpid(pid, 0)
+print("parent done", os.waitstatus_to_exitcode(st), flush=True)
+""")]
+
+
 def socketpair_talk(d):
     """A parent and its forked child talk both ways over a socketpair: requests and answers in
     flight at the cuts, the child's answers depending on every request it read."""

@@ -4,7 +4,9 @@ program is killed at random instants (with its whole process group) and resumed,
 exactly as a native run: stdout, exit code and every file it writes."""
 import json
 import os
+import signal
 import subprocess
+import time
 
 import programs
 from conftest import PROSPER, kill_at_epoch, prosper
@@ -86,6 +88,51 @@ def test_process_groups_and_sessions_come_back(tmp_path):
     kept the system's ids, a resume compared them with the program's own.)"""
     res = torture(*programs.groups(tmp_path))
     assert res["checkpoints"] >= 10, res
+
+
+def test_the_terminals_foreground_group_comes_back(tmp_path, pool_dir):
+    """On a terminal (a pty made by script(1)): the child a job-control parent gave the terminal is
+    killed with it while it works, and after a resume on a terminal it is the foreground group
+    again -- it reads the line typed, instead of being stopped by SIGTTIN."""
+    prog = " ".join(programs.foreground_job(tmp_path))
+    pool = os.path.join(pool_dir, "fg.prosper")
+
+    def on_a_terminal(cmd):
+        return subprocess.Popen(["script", "-qfec", cmd, "/dev/null"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, start_new_session=True, cwd=pool_dir,
+                                env=dict(os.environ, PATH=PATH))
+
+    run = on_a_terminal(f"{PROSPER} run --fresh --pool {pool} -- {prog}")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        r = prosper("inspect", "--json", pool)
+        if r.returncode == 0 and json.loads(r.stdout)["epoch"] >= 5:
+            break
+        time.sleep(0.01)
+    # the supervisor runs in script's session: kill it (its namespace goes with it), then script
+    subprocess.run(["pkill", "-KILL", "-f", f"prosper-supervise run --fresh --pool {pool}"])
+    os.killpg(run.pid, signal.SIGKILL)
+    run.wait()
+    early = run.stdout.read().decode()
+    assert "child got" not in early, early
+    resumed = on_a_terminal(f"{PROSPER} resume --pool {pool}")
+    out, line = b"", time.monotonic() + 60
+    os.set_blocking(resumed.stdout.fileno(), False)
+    while time.monotonic() < line and resumed.poll() is None:
+        chunk = resumed.stdout.read() or b""
+        out += chunk
+        if b"child ready" in out:
+            resumed.stdin.write(b"hello\n")
+            resumed.stdin.flush()
+            break
+        time.sleep(0.02)
+    try:
+        rest, _ = resumed.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(resumed.pid, signal.SIGKILL)
+        rest, _ = resumed.communicate()
+    out = (out + (rest or b"")).decode()
+    assert "child got hello" in out and "parent done 0" in out, out
 
 
 def test_the_oracle_compares_every_process(tmp_path, pool_dir):
