@@ -434,33 +434,34 @@ int proc_mem_write(pid_t pid, uint64_t addr, const void *from, size_t n)
 	return mem_rw(pid, &l, &r, 1, NULL, 1);
 }
 
-pid_t proc_parent(pid_t pid)
+/* The fields of /proc/PID/stat after the command name (which may hold spaces and parentheses):
+ * " state ppid pgrp session tty_nr tpgid ...", or NULL. */
+static const char *stat_fields(pid_t pid)
 {
 	static char *buf;
 	static size_t cap;
 	size_t len;
 	if (read_proc(pid, PF_STAT, &buf, &cap, &len) != 0)
-		return 0;
-	const char *e = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+		return NULL;
+	const char *e = strrchr(buf, ')');
+	return e ? e + 1 : NULL;
+}
+
+pid_t proc_parent(pid_t pid)
+{
+	const char *f = stat_fields(pid);
 	int ppid = 0;
 	char state;
-	return e && sscanf(e + 1, " %c %d", &state, &ppid) == 2 ? ppid : 0;
+	return f && sscanf(f, " %c %d", &state, &ppid) == 2 ? ppid : 0;
 }
 
 pid_t proc_tty_pgrp(pid_t pid)
 {
-	static char *buf;
-	static size_t cap;
-	size_t len;
-	if (read_proc(pid, PF_STAT, &buf, &cap, &len) != 0)
-		return 0;
-	const char *e = strrchr(buf, ')');
+	const char *f = stat_fields(pid);
 	int ppid, pgrp, session, tty_nr, tpgid;
 	char state;
-	return e && sscanf(e + 1, " %c %d %d %d %d %d", &state, &ppid, &pgrp, &session, &tty_nr, &tpgid) == 6 &&
-			       tty_nr && tpgid > 0
-		       ? tpgid
-		       : 0;
+	int n = f ? sscanf(f, " %c %d %d %d %d %d", &state, &ppid, &pgrp, &session, &tty_nr, &tpgid) : 0;
+	return n == 6 && tty_nr && tpgid > 0 ? tpgid : 0;
 }
 
 int proc_gone(pid_t pid)

@@ -315,17 +315,11 @@ for w in range(3):
         c.close()
         os._exit(state % 100)
     conn, _ = srv.accept()
-    buf, served = b"", 0
-    while True:
-        chunk = conn.recv(4096)
-        if not chunk:
-            break
-        buf += chunk
-        while b"\\n" in buf:
-            line, buf = buf.split(b"\\n", 1)
-            total = (total * 7 + int(line.split()[1])) % 1000000007
-            conn.sendall(b"%d\\n" % (zlib.crc32(line) % 1000))
-            served += 1
+    served = 0
+    for line in conn.makefile("rb"):  # until the worker closes its end
+        total = (total * 7 + int(line.split()[1])) % 1000000007
+        conn.sendall(b"%d\\n" % (zlib.crc32(line.rstrip()) % 1000))
+        served += 1
     conn.close()
     _, st = os.waitpid(pid, 0)
     print("worker", w, "served", served, "exit", os.waitstatus_to_exitcode(st), flush=True)
