@@ -259,8 +259,9 @@ int sup_supervise(struct sup *s, int sigfd)
 					threads_resume_all(m);
 			} else if (event == PTRACE_EVENT_EXEC) {
 				/* The new image runs to its shim's hello (sup_exec) and joins a cut under way:
-				 * the others stay stopped (its parent, if it was vforked, stops now too).  The schedule is kept: a script that
-				 * executes a program every few ms must not push its checkpoints away. */
+				 * the others stay stopped (its parent, if it was vforked, stops now too).  The
+				 * schedule is kept: a script that executes a program every few ms must not push
+				 * its checkpoints away. */
 				sup_exec(m, have_worker ? &w : NULL); /* continues it */
 				m->vforked = 0;
 				m->untracked = m != s && m->track.pagemap_fd < 0;
