@@ -47,6 +47,7 @@ def cases(d):
         ("python: a server and its workers over a named unix socket", programs.unix_server(d), [], PATH),
         ("python: a group leader, a session leader, a member moved into a group", programs.groups(d), [], PATH),
         ("python: parent and child over a socketpair", programs.socketpair_talk(d), [], PATH),
+        ("python: datagram and seqpacket socketpairs, messages in flight", programs.message_pairs(d), [], PATH),
         ("python: multiprocessing (fork): Pool, Value, Queue, shared page", programs.multiprocessing_fork(d), [], PATH),
         ("python: children that end long before their parent waits", programs.late_wait(d), [], PATH),
         ("python: an orphan (its parent exited) works on", programs.orphan(d), [], PATH),

@@ -18,7 +18,7 @@
 /* A unix stream socket of this network namespace, as sock_diag tells it. */
 struct diag_sock {
 	uint64_t ino, peer; /* peer 0: none (listening, unconnected), or its peer was closed */
-	int connected, listening;
+	int type, connected, listening;
 	uint32_t queued, backlog; /* a listener: connections not accepted yet, and its backlog */
 	uint32_t name_len;        /* its name (sun_path; an abstract one starts with 0), if bound */
 	char name[108];
@@ -60,9 +60,10 @@ static int diag_pairs(struct diag_sock **out, int *n)
 				break;
 			}
 			struct unix_diag_msg *m = NLMSG_DATA(h);
-			if (m->udiag_type != SOCK_STREAM)
+			if (m->udiag_type != SOCK_STREAM && m->udiag_type != SOCK_DGRAM && m->udiag_type != SOCK_SEQPACKET)
 				continue;
-			struct diag_sock d = { .ino = m->udiag_ino, .connected = m->udiag_state == 1 /* TCP_ESTABLISHED */,
+			struct diag_sock d = { .ino = m->udiag_ino, .type = m->udiag_type,
+					       .connected = m->udiag_state == 1 /* TCP_ESTABLISHED */,
 					       .listening = m->udiag_state == 10 /* TCP_LISTEN */ };
 			int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof *m));
 			for (struct rtattr *a = (void *)(m + 1); RTA_OK(a, alen); a = RTA_NEXT(a, alen)) {
@@ -163,8 +164,122 @@ static int listener_name(struct sock_end *e, const struct diag_sock *d)
 	return 0;
 }
 
+/* A copy of fd of process pid (pidfd_getfd), or -errno. */
+static int fd_copy(pid_t pid, int fd)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0)
+		return -errno;
+	int mine = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	int e = errno;
+	close(pidfd);
+	return mine >= 0 ? mine : -e;
+}
+
+/* One message taken out of a datagram or seqpacket socket, with what came with it. */
+struct message {
+	uint8_t *bytes;
+	size_t len;
+	uint8_t control[CMSG_SPACE(253 * sizeof(int))];
+	size_t controllen;
+};
+
+/* The messages queued at end e, taken out and sent again at once from its peer (held at
+ * peer->pid, peer->fd), in order and with the file descriptors they carried.  Kept in e->msgs
+ * (a u32 length and the bytes, each) unless one carried file descriptors: then 1 (not kept).  A
+ * receiver that asks for credentials (SO_PASSCRED) would see ours on the messages sent again:
+ * nothing is taken, 1.  0, 1, or -errno. */
+static int take_messages(struct sock_end *e, const struct sock_end *peer)
+{
+	int rx = fd_copy(e->pid, e->fd), tx = rx >= 0 ? fd_copy(peer->pid, peer->fd) : -1;
+	int passcred = 0, rc = 0, n = 0, cap = 0, carried = 0;
+	socklen_t ol = sizeof passcred;
+	struct message *m = NULL;
+	if (rx < 0 || tx < 0) {
+		rc = rx < 0 ? rx : tx;
+		goto out;
+	}
+	if (getsockopt(rx, SOL_SOCKET, SO_PASSCRED, &passcred, &ol) != 0 || passcred) {
+		rc = passcred ? 1 : -errno;
+		goto out;
+	}
+	for (;;) {
+		ssize_t len = recv(rx, NULL, 0, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT); /* its whole length */
+		if (len < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				rc = -errno;
+			break;
+		}
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			struct message *p = realloc(m, (size_t)cap * sizeof *p);
+			if (!p) {
+				rc = -ENOMEM;
+				break;
+			}
+			m = p;
+		}
+		struct message *k = &m[n];
+		k->bytes = malloc(len ? (size_t)len : 1);
+		struct iovec iov = { k->bytes, (size_t)len };
+		struct msghdr h = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = k->control,
+				    .msg_controllen = sizeof k->control };
+		ssize_t got = k->bytes ? recvmsg(rx, &h, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) : -1;
+		if (got != len) { /* the program is stopped: nothing else reads it */
+			free(k->bytes);
+			rc = got < 0 ? -errno : -EIO;
+			break;
+		}
+		k->len = (size_t)len;
+		k->controllen = h.msg_controllen;
+		carried |= k->controllen > 0;
+		n++;
+	}
+	/* every message back where it was, in order -- whatever happened above */
+	for (int i = 0; i < n; i++) {
+		struct iovec iov = { m[i].bytes, m[i].len };
+		struct msghdr h = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = m[i].controllen ? m[i].control : NULL,
+				    .msg_controllen = m[i].controllen };
+		if (sendmsg(tx, &h, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)m[i].len && !rc) {
+			rc = -errno;
+			fprintf(stderr, "prosper: error: a message the program had queued could not be put back: %s\n",
+				strerror(errno));
+		}
+		for (struct cmsghdr *c = m[i].controllen ? CMSG_FIRSTHDR(&h) : NULL; c; c = CMSG_NXTHDR(&h, c))
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+				for (size_t f = 0; f < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); f++)
+					close(((int *)CMSG_DATA(c))[f]); /* ours were copies: the message has them */
+	}
+	if (!rc && carried)
+		rc = 1;
+	size_t total = 0;
+	for (int i = 0; i < n && !rc; i++)
+		total += 4 + m[i].len;
+	if (!rc && total) {
+		if (!(e->msgs = malloc(total)))
+			rc = -ENOMEM;
+		for (int i = 0; i < n && !rc; i++) {
+			uint32_t l = (uint32_t)m[i].len;
+			memcpy(e->msgs + e->msgs_len, &l, 4);
+			memcpy(e->msgs + e->msgs_len + 4, m[i].bytes, m[i].len);
+			e->msgs_len += 4 + l;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		free(m[i].bytes);
+	free(m);
+out:
+	if (rx >= 0)
+		close(rx);
+	if (tx >= 0)
+		close(tx);
+	return rc;
+}
+
 int socketpairs_scan(struct tree *t)
 {
+	for (int i = 0; i < t->nsocks; i++)
+		free(t->socks[i].msgs);
 	t->nsocks = 0;
 	struct sock_end *held = NULL;
 	int nheld = 0, rc = held_sockets(t, &held, &nheld);
@@ -180,25 +295,50 @@ int socketpairs_scan(struct tree *t)
 		if (!t->socks)
 			rc = -ENOMEM;
 		for (int i = 0; i < nall && !rc; i++) {
-			const struct sock_end *h = holder(held, nheld, all[i].ino);
+			const struct diag_sock *d = &all[i];
+			const struct sock_end *h = holder(held, nheld, d->ino);
 			if (!h)
 				continue;
-			if (all[i].listening && all[i].name_len) {
-				if (all[i].queued) {
+			struct sock_end e = { .ino = d->ino, .pid = h->pid, .fd = h->fd, .type = d->type };
+			const struct sock_end *ph = d->peer ? holder(held, nheld, d->peer) : NULL;
+			if (d->listening) {
+				if (d->type != SOCK_STREAM || !d->name_len)
+					continue;
+				if (d->queued) {
 					rc = -EAGAIN; /* a connection whose one end no process holds yet */
 					break;
 				}
-				struct sock_end e = { .ino = all[i].ino, .peer = all[i].backlog, .pid = h->pid, .fd = h->fd,
-						      .listener = 1 };
-				if (listener_name(&e, &all[i]) == 0)
+				e.peer = d->backlog, e.listener = 1;
+				if (listener_name(&e, d) == 0)
 					t->socks[t->nsocks++] = e;
-				continue;
+			} else if (!d->connected) {
+				/* made and not connected yet (bound to a name, maybe): made again so; one that
+				 * holds datagrams from senders it did not connect to is not kept */
+				if (d->peer || d->queued)
+					continue;
+				e.unconnected = 1;
+				if (!d->name_len || listener_name(&e, d) == 0)
+					t->socks[t->nsocks++] = e;
+			} else if (d->peer && !ph) {
+				continue; /* its peer is outside the program */
+			} else if (d->type == SOCK_STREAM || !d->peer) {
+				/* connected, and the kernel names no peer: its peer was closed (the end of the
+				 * process that held it) -- kept as such: end of file to read, EPIPE to write.
+				 * A message end in that state is kept only empty: its messages could not be
+				 * put back from a peer that is gone */
+				if (d->type != SOCK_STREAM && d->queued)
+					continue;
+				e.peer = d->peer;
+				t->socks[t->nsocks++] = e;
+			} else {
+				/* a datagram or seqpacket pair, both ends the program's: message by message */
+				e.peer = d->peer;
+				int r = take_messages(&e, ph);
+				if (r < 0)
+					rc = r;
+				else if (r == 0)
+					t->socks[t->nsocks++] = e;
 			}
-			/* connected, and the kernel names no peer: its peer was closed (the end of the
-			 * process that held it) -- kept as such: end of file to read, EPIPE to write */
-			if (all[i].connected && (!all[i].peer || holder(held, nheld, all[i].peer)))
-				t->socks[t->nsocks++] = (struct sock_end){ .ino = all[i].ino, .peer = all[i].peer, .pid = h->pid,
-									   .fd = h->fd };
 		}
 	}
 	free(all);

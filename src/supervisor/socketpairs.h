@@ -21,9 +21,18 @@
  * the cut joined with it.  A listener whose path the program has removed (or that names another
  * file now) no new client can reach: a resume makes it again unnamed (an abstract autobind).
  *
- * Not kept: a socket whose peer is outside the program, datagram and seqpacket sockets, and file
- * descriptors in flight (SCM_RIGHTS): such an fd is warned about and found closed at a resume,
- * as before.
+ * A unix socket made and not connected yet (between socket() and connect(), bind() or listen())
+ * is made again so, bound to its name if it had one.
+ *
+ * A datagram or seqpacket socketpair whose two ends the program holds is kept too, message by
+ * message: the messages queued at an end are taken out at the cut and sent again at once from its
+ * peer (a copy of its fd), in order -- the program, stopped, sees the same queue -- and a resume
+ * sends them again the same way.  One whose messages carry file descriptors or credentials is not
+ * kept (they are put back as they were, with them).
+ *
+ * Not kept: a socket whose peer is outside the program, a datagram or seqpacket socket whose peer
+ * was closed while messages wait at it, an unconnected one holding datagrams, and file
+ * descriptors in flight (SCM_RIGHTS): such an fd is warned about and found closed at a resume.
  */
 #ifndef PROSPER_SUP_SOCKETPAIRS_H
 #define PROSPER_SUP_SOCKETPAIRS_H
@@ -37,7 +46,10 @@ struct sock_end {
 	uint64_t ino, peer; /* peer 0: it was closed; a listener: its backlog */
 	pid_t pid;  /* a process that holds it at this cut, and at which fd */
 	int fd;
-	int listener, name_gone; /* name_gone: its path was removed (or is another file's now) */
+	int type;   /* SOCK_STREAM, SOCK_DGRAM or SOCK_SEQPACKET */
+	uint8_t *msgs;     /* datagram and seqpacket: the messages queued at it, each a u32 length and */
+	uint32_t msgs_len; /* its bytes (malloc'd; socketpairs_scan frees the last cut's) */
+	int listener, unconnected, name_gone; /* name_gone: its path was removed (or is another file's now) */
 	uint32_t name_len;  /* a listener's name: name_len bytes of name */
 	char name[108];
 };

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/ptrace.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -446,6 +447,22 @@ int tree_capture(struct tree *t)
 			e.flags = TREE_SOCK_LISTENER | (t->socks[i].name_gone ? TREE_SOCK_NAME_GONE : 0u);
 			e.bytes = t->socks[i].name_len;
 			rc = tree_add_sock(&t->blob, &e, t->socks[i].name);
+			continue;
+		}
+		uint32_t type = t->socks[i].type == SOCK_DGRAM ? TREE_SOCK_DGRAM
+				: t->socks[i].type == SOCK_SEQPACKET ? TREE_SOCK_SEQPACKET : 0u;
+		if (t->socks[i].unconnected) { /* made again so, bound to its name if it has one */
+			int named = t->socks[i].name_len && !t->socks[i].name_gone;
+			e.flags = TREE_SOCK_UNCONNECTED | type;
+			e.bytes = named ? t->socks[i].name_len : 0;
+			rc = tree_add_sock(&t->blob, &e, t->socks[i].name);
+			continue;
+		}
+		if (type) { /* its messages, taken at the scan */
+			e.flags = type;
+			e.bytes = t->socks[i].msgs_len;
+			rc = tree_add_sock(&t->blob, &e, t->socks[i].msgs);
+			t->stats.pipe_bytes_in_flight += e.bytes;
 			continue;
 		}
 		rc = socketpairs_queued(t->socks[i].pid, t->socks[i].fd, &bytes, &e.bytes);

@@ -109,6 +109,29 @@ static int take_name(const uint8_t *p, size_t len, size_t *at, uint32_t path_len
 	return skip_padded(at, path_len, len);
 }
 
+/* A socket's name (tree_sock): 2..108 bytes, an absolute path with its NUL last, or an abstract
+ * name (its first byte 0).  1 if it is not one. */
+static int bad_sock_name(const uint8_t *name, uint32_t n)
+{
+	return n < 2 || n > TREE_SOCK_NAME_MAX || (name[0] != '/' && name[0] != 0) ||
+	       (name[0] == '/' && memchr(name, 0, n) != name + n - 1);
+}
+
+/* n bytes of messages, each a u32 length and that many bytes, to the last byte.  1 if not. */
+static int bad_messages(const uint8_t *q, size_t n)
+{
+	while (n) {
+		uint32_t l;
+		if (n < 4)
+			return 1;
+		memcpy(&l, q, 4);
+		if (l > n - 4)
+			return 1;
+		q += 4 + l, n -= 4 + (size_t)l;
+	}
+	return 0;
+}
+
 int tree_decode(const void *blob, size_t len, struct tree_view *out, const char **why)
 {
 #define BAD(w) do { *why = (w); return -EINVAL; } while (0)
@@ -174,17 +197,25 @@ int tree_decode(const void *blob, size_t len, struct tree_view *out, const char 
 			BAD("a damaged process-tree checkpoint (a socket)");
 		out->socks[i] = rec;
 		const struct tree_sock *k = out->socks[i];
-		if ((k->flags & ~(h.version >= 4 ? TREE_SOCK_LISTENER | TREE_SOCK_NAME_GONE : 0u)) ||
-		    (k->flags & TREE_SOCK_NAME_GONE && !(k->flags & TREE_SOCK_LISTENER)))
+		const uint32_t known = TREE_SOCK_LISTENER | TREE_SOCK_NAME_GONE | TREE_SOCK_DGRAM | TREE_SOCK_SEQPACKET |
+				       TREE_SOCK_UNCONNECTED;
+		uint32_t type = k->flags & (TREE_SOCK_DGRAM | TREE_SOCK_SEQPACKET);
+		uint32_t state = k->flags & (TREE_SOCK_LISTENER | TREE_SOCK_UNCONNECTED);
+		if ((k->flags & ~(h.version >= 4 ? known : 0u)) || (type & (type - 1)) || (state & (state - 1)) ||
+		    (k->flags & TREE_SOCK_NAME_GONE && !(k->flags & TREE_SOCK_LISTENER)) ||
+		    (k->flags & TREE_SOCK_LISTENER && type))
 			BAD("a damaged process-tree checkpoint (a socket's flags)");
 		if (k->flags & TREE_SOCK_LISTENER) {
-			const uint8_t *name = out->sock_bytes[i];
-			if (k->bytes < 2 || k->bytes > TREE_SOCK_NAME_MAX || k->peer > 65535 ||
-			    (name[0] != '/' && name[0] != 0) ||
-			    (name[0] == '/' && memchr(name, 0, k->bytes) != name + k->bytes - 1))
+			if (bad_sock_name(out->sock_bytes[i], k->bytes) || k->peer > 65535)
 				BAD("a damaged process-tree checkpoint (a listening socket's name)");
-		} else if (k->ino == k->peer)
+		} else if (k->flags & TREE_SOCK_UNCONNECTED) {
+			if (k->peer || (k->bytes && bad_sock_name(out->sock_bytes[i], k->bytes)))
+				BAD("a damaged process-tree checkpoint (an unconnected socket)");
+		} else if (k->ino == k->peer) {
 			BAD("a damaged process-tree checkpoint (a socket its own peer)");
+		} else if (type && bad_messages(out->sock_bytes[i], k->bytes)) {
+			BAD("a damaged process-tree checkpoint (a socket's messages)");
+		}
 	}
 	for (uint32_t i = 0; i < h.nshms; i++) {
 		struct tree_shm e;

@@ -66,13 +66,18 @@ struct tree_pipe {
 /* An end of a connected unix stream socket between processes of the tree (socketpairs.h): its
  * inode and its peer's, and the bytes queued to be read at it, in order.  With TREE_SOCK_LISTENER
  * (version 4), a listening unix stream socket instead: peer is its backlog and the bytes are its
- * name (a sun_path: an absolute path, or an abstract name whose first byte is 0; 2..108 bytes). */
+ * name (a sun_path: an absolute path, or an abstract name whose first byte is 0; 2..108 bytes).
+ * With TREE_SOCK_DGRAM or TREE_SOCK_SEQPACKET, an end of a pair of that type (its peer in the
+ * tree): the bytes are its queued messages. */
 struct tree_sock {
 	uint64_t ino, peer;
 	uint32_t bytes, flags;
 };
 #define TREE_SOCK_LISTENER 1u
 #define TREE_SOCK_NAME_GONE 2u /* a listener whose path the program removed: made again unnamed */
+#define TREE_SOCK_DGRAM 4u     /* an end of a datagram socketpair: its bytes are its queued messages, */
+#define TREE_SOCK_SEQPACKET 8u /* each a u32 length and that many bytes (version 4) */
+#define TREE_SOCK_UNCONNECTED 16u /* made, not connected: its bytes are its name if it was bound */
 #define TREE_SOCK_NAME_MAX 108u
 
 /* Shared memory of the tree's processes (sharedmem.h): a MAP_SHARED anonymous mapping, a deleted

@@ -81,6 +81,25 @@ static int put_from(pid_t pid, int fd, const void *bytes, uint32_t n)
 	return put == (ssize_t)n ? 0 : -1;
 }
 
+/* The queued messages of a datagram or seqpacket end (tree_image.h: each a u32 length and its
+ * bytes), sent again one by one from its peer, held by pid at fd. */
+static int put_messages(pid_t pid, int fd, const uint8_t *bytes, uint32_t n)
+{
+	for (uint32_t at = 0; at < n;) {
+		uint32_t l;
+		memcpy(&l, bytes + at, 4);
+		if (put_from(pid, fd, bytes + at + 4, l) != 0)
+			return -1;
+		at += 4 + l;
+	}
+	return 0;
+}
+
+static int sock_type(const struct tree_sock *s)
+{
+	return s->flags & TREE_SOCK_DGRAM ? SOCK_DGRAM : s->flags & TREE_SOCK_SEQPACKET ? SOCK_SEQPACKET : SOCK_STREAM;
+}
+
 /* A named pipe of the checkpoint opened in the first process, both ends without waiting (the
  * reader first, so the writer finds it): fds[0] reads, fds[1] writes.  Gone since the cut (the
  * program removed it later), it is made again: the program had it then, and may remove it again. */
@@ -153,39 +172,42 @@ static int premake_pipes(struct tree *t, struct hand *root, char *why, size_t wh
 	return shm_premake(t, &root->in, root->scratch, &next, why, whylen);
 }
 
-/* A listening socket of the checkpoint, made in the first process: bound to its name again (the
- * socket file the killed run left at its path is removed first; a file of another kind there is a
- * refusal), or unnamed if the program had removed its path, and listening with its backlog
- * (socketpairs.h). */
-static int premake_listener(struct tree *t, struct hand *root, const struct tree_sock *s, const uint8_t *name,
-			    long *next, char *why, size_t whylen)
+/* A listening socket of the checkpoint, or one made and not connected, made in the first process:
+ * bound to its name again (the socket file the killed run left at its path is removed first; a
+ * file of another kind there is a refusal), or unnamed if the program had removed its path, and a
+ * listener listening with its backlog (socketpairs.h).  An unconnected one without a name is
+ * only made. */
+static int premake_named(struct tree *t, struct hand *root, const struct tree_sock *s, const uint8_t *name,
+			 long *next, char *why, size_t whylen)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	memcpy(a.sun_path, name, s->bytes);
-	const char *shown = name[0] ? (const char *)name : "(an abstract name)";
+	int listener = (s->flags & TREE_SOCK_LISTENER) != 0, bind_it = listener || s->bytes;
+	if (s->bytes)
+		memcpy(a.sun_path, name, s->bytes);
+	const char *shown = !s->bytes ? "(unnamed)" : name[0] ? (const char *)name : "(an abstract name)";
 	int gone = (s->flags & TREE_SOCK_NAME_GONE) != 0;
 	struct stat st;
-	if (name[0] && !gone && lstat((const char *)name, &st) == 0) {
+	if (s->bytes && name[0] && !gone && lstat((const char *)name, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode))
 			FAIL("%s, where the program listened, is now a file of another kind", shown);
 		if (unlink((const char *)name) != 0)
 			FAIL("cannot remove the old socket %s: %s", shown, strerror(errno));
 	}
 	/* unnamed: an address of the family alone makes the kernel pick an abstract name */
-	socklen_t alen = gone ? (socklen_t)sizeof a.sun_family
-			      : (socklen_t)(offsetof(struct sockaddr_un, sun_path) + s->bytes - (name[0] ? 1 : 0));
-	long fd = inject_syscall(&root->in, SYS_socket, AF_UNIX, SOCK_STREAM, 0, 0, 0, 0);
+	socklen_t alen = gone || !s->bytes ? (socklen_t)sizeof a.sun_family
+					   : (socklen_t)(offsetof(struct sockaddr_un, sun_path) + s->bytes - (name[0] ? 1 : 0));
+	long fd = inject_syscall(&root->in, SYS_socket, AF_UNIX, sock_type(s), 0, 0, 0, 0);
 	if (fd < 0 || inject_write(&root->in, root->scratch, &a, sizeof a) != 0)
-		FAIL("cannot make the program's listening socket %s again", shown);
-	long rc = inject_syscall(&root->in, SYS_bind, fd, (long)root->scratch, alen, 0, 0, 0);
-	if (rc == 0)
+		FAIL("cannot make the program's socket %s again", shown);
+	long rc = bind_it ? inject_syscall(&root->in, SYS_bind, fd, (long)root->scratch, alen, 0, 0, 0) : 0;
+	if (rc == 0 && listener)
 		rc = inject_syscall(&root->in, SYS_listen, fd, (long)s->peer, 0, 0, 0, 0);
 	long hi = rc == 0 ? inject_syscall(&root->in, SYS_fcntl, fd, F_DUPFD, *next, 0, 0, 0) : -1;
 	inject_syscall(&root->in, SYS_close, fd, 0, 0, 0, 0, 0);
 	if (rc != 0)
-		FAIL("cannot listen on %s again: %s", shown, strerror((int)-rc));
+		FAIL("cannot bind or listen on %s again: %s", shown, strerror((int)-rc));
 	if (hi < *next)
-		FAIL("cannot make the program's listening socket %s again (fd numbers)", shown);
+		FAIL("cannot make the program's socket %s again (fd numbers)", shown);
 	*next = hi + 1;
 	t->premade[t->npremade++] = (struct premade_pipe){ .ino = s->ino, .rfd = (int)hi, .wfd = (int)hi, .sock = 1 };
 	return 0;
@@ -206,13 +228,13 @@ static int premake_socketpairs(struct tree *t, struct hand *root, long *next, ch
 			made = t->premade[k].sock && t->premade[k].ino == s->ino;
 		if (made)
 			continue; /* made with its peer */
-		if (s->flags & TREE_SOCK_LISTENER) {
-			if (premake_listener(t, root, s, t->view->sock_bytes[i], next, why, whylen) != 0)
+		if (s->flags & (TREE_SOCK_LISTENER | TREE_SOCK_UNCONNECTED)) {
+			if (premake_named(t, root, s, t->view->sock_bytes[i], next, why, whylen) != 0)
 				return -1;
 			continue;
 		}
 		int32_t fds[2], hi[2];
-		if (inject_syscall(&root->in, SYS_socketpair, AF_UNIX, SOCK_STREAM, 0, (long)root->scratch, 0, 0) != 0 ||
+		if (inject_syscall(&root->in, SYS_socketpair, AF_UNIX, sock_type(s), 0, (long)root->scratch, 0, 0) != 0 ||
 		    proc_mem_read(root->in.pid, root->scratch, fds, sizeof fds) != 0)
 			FAIL("cannot make the program's socketpairs again");
 		for (int e = 0; e < 2; e++) {
@@ -240,7 +262,10 @@ static int premake_socketpairs(struct tree *t, struct hand *root, long *next, ch
 		for (int k = 0; k < t->npremade; k++)
 			if (t->premade[k].sock && t->premade[k].ino == s->peer)
 				peer_fd = t->premade[k].rfd;
-		if (peer_fd < 0 || put_from(root->in.pid, peer_fd, t->view->sock_bytes[i], s->bytes) != 0)
+		int put = peer_fd < 0 ? -1
+			  : sock_type(s) == SOCK_STREAM ? put_from(root->in.pid, peer_fd, t->view->sock_bytes[i], s->bytes)
+							: put_messages(root->in.pid, peer_fd, t->view->sock_bytes[i], s->bytes);
+		if (put != 0)
 			FAIL("cannot queue %u bytes again at a socketpair of the program", s->bytes);
 	}
 	return 0;

@@ -400,6 +400,39 @@ print("parent done", os.waitstatus_to_exitcode(st), flush=True)
 """)]
 
 
+def message_pairs(d):
+    """A datagram socketpair, then a seqpacket one, between a parent and its child: four messages
+    in flight each way at a time, each read whole by one recv (a merged or split message would
+    change the answer)."""
+    return ["/usr/bin/python3", "-S", script(f"{d}/msgpairs.py", """import os, socket, zlib
+for kind in (socket.SOCK_DGRAM, socket.SOCK_SEQPACKET):
+    a, b = socket.socketpair(socket.AF_UNIX, kind)
+    pid = os.fork()
+    if pid == 0:
+        a.close()
+        state = 1
+        while True:
+            msg = b.recv(65536)
+            if msg == b"end":
+                break
+            for i in range(3000):
+                state = (state * 31 + len(msg) + i) % 1000003
+            b.send(b"%d:%d" % (len(msg), zlib.crc32(msg) ^ state))
+        os._exit(0)
+    b.close()
+    total = 0
+    for k in range(600):
+        a.send(b"m" * (k % 50) + b"%d" % k)
+        if k % 4 == 3:
+            for _ in range(4):
+                n, c = a.recv(65536).split(b":")
+                total = (total * 7 + int(n) * 1000 + int(c) % 1000) % 1000000007
+    a.send(b"end")
+    os.waitpid(pid, 0)
+    print(kind.name, total, flush=True)
+""")]
+
+
 def socketpair_talk(d):
     """A parent and its forked child talk both ways over a socketpair: requests and answers in
     flight at the cuts, the child's answers depending on every request it read."""

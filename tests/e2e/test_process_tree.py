@@ -135,6 +135,14 @@ def test_the_terminals_foreground_group_comes_back(tmp_path, pool_dir):
     assert "child got hello" in out and "parent done 0" in out, out
 
 
+def test_datagram_and_seqpacket_pairs_keep_their_messages(tmp_path, pool_dir):
+    """The messages queued at each end are taken out at a cut and put back at once, and a resume
+    queues them again one by one: none merged, split or lost (each answer depends on the length
+    and the bytes of the one message it read)."""
+    st, _ = tortured_and_kept(pool_dir, programs.message_pairs(tmp_path))
+    assert st["tree_checkpoints"] >= 5, st
+
+
 def test_the_oracle_compares_every_process(tmp_path, pool_dir):
     """--verify: after each commit, every saved mapping of every process equals its memory."""
     st, _ = stats_of(pool_dir, *programs.slow_pipeline(tmp_path), extra=("--verify",))

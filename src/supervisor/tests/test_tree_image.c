@@ -143,6 +143,58 @@ int main(void)
 		CHECK(!decodes(&l, l.len));
 		free(l.p);
 	}
+	/* the messages of a datagram / seqpacket end: each a u32 length and its bytes */
+	{
+		struct img_buf g = { 0 };
+		uint8_t msgs[4 + 3 + 4 + 0 + 4 + 2];
+		uint32_t l3 = 3, l0 = 0, l2 = 2;
+		memcpy(msgs, &l3, 4), memcpy(msgs + 4, "abc", 3);
+		memcpy(msgs + 7, &l0, 4);
+		memcpy(msgs + 11, &l2, 4), memcpy(msgs + 15, "de", 2);
+		MUST(tree_begin(&g) == 0);
+		MUST(tree_add_proc(&g, &(struct tree_proc){ .pid = 2 }, "x", 1) == 0);
+		MUST(tree_add_sock(&g, &(struct tree_sock){ .ino = 21, .peer = 22, .bytes = sizeof msgs, .flags = TREE_SOCK_DGRAM },
+				   msgs) == 0);
+		MUST(tree_add_sock(&g, &(struct tree_sock){ .ino = 22, .peer = 21, .bytes = 0, .flags = TREE_SOCK_DGRAM }, "") == 0);
+		tree_end(&g);
+		CHECK(tree_decode(g.p, g.len, &v, &why) == 0 && v.nsocks == 2 && v.socks[0]->bytes == sizeof msgs);
+		struct tree_sock *first = (struct tree_sock *)(g.p + sizeof(struct tree_hdr) + sizeof(struct tree_proc) + 8);
+		CHECK(first->ino == 21);
+		uint8_t *body = (uint8_t *)(first + 1);
+		uint32_t big = 5;
+		memcpy(body + 11, &big, 4);
+		CHECK(!decodes(&g, g.len)); /* a message past the end of its end's bytes */
+		memcpy(body + 11, &l2, 4);
+		first->flags = TREE_SOCK_DGRAM | TREE_SOCK_SEQPACKET;
+		CHECK(!decodes(&g, g.len)); /* two kinds at once */
+		first->flags = TREE_SOCK_SEQPACKET;
+		CHECK(decodes(&g, g.len));
+		first->peer = 0;
+		CHECK(decodes(&g, g.len)); /* its peer was closed */
+		first->peer = 21;
+		CHECK(!decodes(&g, g.len)); /* its own peer */
+		free(g.p);
+	}
+	/* sockets made and not connected: unbound (no bytes) or bound to a name */
+	{
+		struct img_buf u = { 0 };
+		MUST(tree_begin(&u) == 0);
+		MUST(tree_add_proc(&u, &(struct tree_proc){ .pid = 2 }, "x", 1) == 0);
+		MUST(tree_add_sock(&u, &(struct tree_sock){ .ino = 31, .flags = TREE_SOCK_UNCONNECTED | TREE_SOCK_DGRAM }, "") == 0);
+		MUST(tree_add_sock(&u, &(struct tree_sock){ .ino = 32, .bytes = 6, .flags = TREE_SOCK_UNCONNECTED }, "/a/b.") == 0);
+		tree_end(&u);
+		CHECK(tree_decode(u.p, u.len, &v, &why) == 0 && v.nsocks == 2 && v.socks[1]->bytes == 6);
+		struct tree_sock *first = (struct tree_sock *)(u.p + sizeof(struct tree_hdr) + sizeof(struct tree_proc) + 8);
+		CHECK(first->ino == 31);
+		first->peer = 9;
+		CHECK(!decodes(&u, u.len)); /* an unconnected socket with a peer */
+		first->peer = 0;
+		first->flags = TREE_SOCK_UNCONNECTED | TREE_SOCK_LISTENER;
+		CHECK(!decodes(&u, u.len)); /* two states */
+		first->flags = TREE_SOCK_LISTENER | TREE_SOCK_DGRAM;
+		CHECK(!decodes(&u, u.len)); /* a datagram listener */
+		free(u.p);
+	}
 	/* a blob of version 3 (no listeners) is still read */
 	{
 		struct img_buf o = build(2, 100, 65536);
