@@ -330,9 +330,11 @@ os.unlink(path)
 
 def groups(d):
     """Process groups and sessions: a child leads its own group, another its own session, a third
-    is moved into the first one's group by the parent (as a job-control shell puts a pipeline's
-    members in one group), and at the end the parent signals the whole group by its id.  Each
-    child says in its exit code which of its checks held; only the parent prints."""
+    is moved into the first one's group (as a job-control shell puts a pipeline's members in one
+    group: the child and the parent both call setpgid, and the parent's call may fail once the
+    child has executed a program -- to the kernel a child made again by a resume has), and at the
+    end the parent signals the whole group by its id.  Each child says in its exit code which of
+    its checks held; only the parent prints."""
     return ["/usr/bin/python3", "-S", script(f"{d}/groups.py", """import os, signal, time
 def work(n, seed):
     t = seed
@@ -348,7 +350,12 @@ if a == 0:
     while not got:
         time.sleep(0.001)
     os._exit(1 + 2 * (os.getpgrp() == os.getpid()))
-os.setpgid(a, a)  # as a shell does too: whichever of the two runs first
+def setpgid(pid, pgid):  # as a shell does in the parent: the child may have executed already
+    try:
+        os.setpgid(pid, pgid)
+    except PermissionError:
+        pass
+setpgid(a, a)
 c = os.fork()
 if c == 0:
     os.setsid()
@@ -358,13 +365,14 @@ r, w = os.pipe()
 m = os.fork()
 if m == 0:
     os.close(w)
-    os.read(r, 1)  # moved into a's group by now
+    os.setpgid(0, a)
+    os.read(r, 1)
     work(5000000, 3)
     while not got:
         time.sleep(0.001)
     os._exit(32 + 64 * (os.getpgrp() == a))
 os.close(r)
-os.setpgid(m, a)
+setpgid(m, a)
 os.write(w, b"x")
 t = work(9000000, 4)
 os.killpg(a, signal.SIGUSR1)
