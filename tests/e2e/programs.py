@@ -343,12 +343,16 @@ def work(n, seed):
     return t
 got = []
 signal.signal(signal.SIGUSR1, lambda s, f: got.append(1))
+def wait_for_signal():  # at most 30 s: a child of a parent that failed does not linger
+    for _ in range(30000):
+        if got:
+            return
+        time.sleep(0.001)
 a = os.fork()
 if a == 0:
     os.setpgrp()
     work(5000000, 1)
-    while not got:
-        time.sleep(0.001)
+    wait_for_signal()
     os._exit(1 + 2 * (os.getpgrp() == os.getpid()))
 def setpgid(pid, pgid):  # as a shell does in the parent: the child may have executed already
     try:
@@ -368,8 +372,7 @@ if m == 0:
     os.setpgid(0, a)
     os.read(r, 1)
     work(5000000, 3)
-    while not got:
-        time.sleep(0.001)
+    wait_for_signal()
     os._exit(32 + 64 * (os.getpgrp() == a))
 os.close(r)
 setpgid(m, a)
