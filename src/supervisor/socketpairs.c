@@ -1,4 +1,4 @@
-/* socketpairs.c -- unix stream sockets between the processes of the program (socketpairs.h). */
+/* socketpairs.c -- unix sockets between the processes of the program (socketpairs.h). */
 #include "socketpairs.h"
 #include <errno.h>
 #include <linux/netlink.h>
@@ -134,10 +134,10 @@ static const struct sock_end *holder(const struct sock_end *held, int n, uint64_
 	return NULL;
 }
 
-/* A listener's name as a resume binds it again: a relative path joined to the holder's working
- * directory now; a path that is not this socket's file any more is gone.  0, or -1 when the name
- * does not fit a sun_path (not kept: warned, as before). */
-static int listener_name(struct sock_end *e, const struct diag_sock *d)
+/* A bound socket's name as a resume binds it again: a relative path joined to the holder's
+ * working directory now; a path that is not this socket's file any more is gone.  0, or -1 when
+ * the name does not fit a sun_path (not kept: warned, as before). */
+static int bound_name(struct sock_end *e, const struct diag_sock *d)
 {
 	if (!d->name[0]) { /* abstract */
 		memcpy(e->name, d->name, d->name_len);
@@ -309,7 +309,7 @@ int socketpairs_scan(struct tree *t)
 					break;
 				}
 				e.peer = d->backlog, e.listener = 1;
-				if (listener_name(&e, d) == 0)
+				if (bound_name(&e, d) == 0)
 					t->socks[t->nsocks++] = e;
 			} else if (!d->connected) {
 				/* made and not connected yet (bound to a name, maybe): made again so; one that
@@ -317,7 +317,7 @@ int socketpairs_scan(struct tree *t)
 				if (d->peer || d->queued)
 					continue;
 				e.unconnected = 1;
-				if (!d->name_len || listener_name(&e, d) == 0)
+				if (!d->name_len || bound_name(&e, d) == 0)
 					t->socks[t->nsocks++] = e;
 			} else if (d->peer && !ph) {
 				continue; /* its peer is outside the program */

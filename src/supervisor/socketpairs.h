@@ -1,4 +1,4 @@
-/* socketpairs.h -- unix stream sockets between the processes of the program (socketpairs.c;
+/* socketpairs.h -- unix sockets between the processes of the program (socketpairs.c;
  * docs/run-resume.md "Process trees").
  *
  * A connected unix stream socket whose two ends are both held by processes of the program -- a
