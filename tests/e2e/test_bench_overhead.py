@@ -49,16 +49,26 @@ def test_bench_unknown_program_is_a_usage_error():
     assert r.returncode == 2 and "unknown program" in r.stderr
 
 
-def test_the_long_mode_scales_the_work_and_refuses_nonsense():
-    """--seconds S lengthens a program by its count of work in proportion to the time asked for
-    (the benchmark, not this test, reports how long the runs took)."""
+def test_the_long_mode_scales_the_work_and_refuses_nonsense(monkeypatch):
+    """--seconds S lengthens a program by its count of work so that it takes about S: the count is
+    fitted to time = fixed + count x per-round from two probes.  The probes' times come from a
+    model here (a fixed part of 0.3 s and the default count taking 0.5 s more), so that the fit is
+    checked exactly, not the machine's noise (the benchmark reports how long its runs took)."""
     import sys
-    from conftest import BUILD, ROOT
+    from conftest import ROOT
     sys.path.insert(0, os.path.join(ROOT, "python"))
-    from prosper.cmd_bench import lengthened
-    argv = [os.path.join(BUILD, "bench", "recursive"), "4"]
-    short, long = (int(lengthened("recursive-4", argv, s)[-1]) for s in (0.2, 0.8))
-    assert 2 <= long / short <= 8, (short, long)
-    assert lengthened("pr_mt", ["pr_mt", "18", "3"], 5) == ["pr_mt", "18", "3"]  # no count to scale
+    import prosper.cmd_bench as bench
+    base = bench.DEFAULT_COUNT["recursive-4"]
+
+    def model(argv):
+        count = int(argv[-1]) if len(argv) > 2 else base
+        return 0.3 + 0.5 * count / base, ""
+
+    monkeypatch.setattr(bench, "run_native", model)
+    argv = ["recursive", "4"]
+    for seconds in (2.0, 8.0):
+        count = int(bench.lengthened("recursive-4", argv, seconds)[-1])
+        assert abs(model(argv + [str(count)])[0] - seconds) < 0.01 * seconds, (seconds, count)
+    assert bench.lengthened("pr_mt", ["pr_mt", "18", "3"], 5) == ["pr_mt", "18", "3"]  # no count to scale
     r = prosper("bench", "overhead", "--programs", "random", "--seconds", "0")
     assert r.returncode == 2 and "--seconds must be positive" in r.stderr
