@@ -19,6 +19,7 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <linux/kcmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -325,6 +326,13 @@ static int same_as_ours(pid_t pid, int fd)
 	return stat(p, &a) == 0 && fstat(fd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+/* Is the program's fd the userfaultfd its shim made for us (the shim closes its copy just after
+ * its hello, and a cut can come between)?  Not the program's: closed at a resume, unwarned. */
+static int is_our_tracker(const struct sup *s, int fd)
+{
+	return s->track.uffd >= 0 && syscall(SYS_kcmp, getpid(), s->pid, KCMP_FILE, s->track.uffd, fd) == 0;
+}
+
 static int build_blob(struct sup *s, struct img_buf *out, int nmaps)
 {
 	struct img_buf strings = { 0 }, vmas = { 0 }, fds = { 0 }, files = { 0 }, threads = { 0 };
@@ -427,7 +435,7 @@ static int build_blob(struct sup *s, struct img_buf *out, int nmaps)
 			e.type = IMG_FD_PIPE; /* its bytes in flight: tree.c */
 		else if (fi->type == IMG_FD_OTHER && socketpairs_kept(s->tree, fi->path))
 			e.type = IMG_FD_SOCKET; /* its queued bytes: tree.c */
-		else if (fi->type == IMG_FD_OTHER && fi->fd > 2)
+		else if (fi->type == IMG_FD_OTHER && fi->fd > 2 && !is_our_tracker(s, fi->fd))
 			warn_once(s, fi->fd, "is not persisted: a resumed program finds it closed", fi->path);
 		uint64_t ino;
 		int shm = fi->type == IMG_FD_FILE && shm_kept_path(fi->path) && shm_note_fd(s, fi->fd, fi->path, &ino);
