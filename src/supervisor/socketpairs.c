@@ -360,13 +360,9 @@ int socketpairs_kept(const struct tree *t, const char *link)
 int socketpairs_queued(pid_t pid, int fd, uint8_t **buf, uint32_t *len)
 {
 	*buf = NULL, *len = 0;
-	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (pidfd < 0)
-		return -errno;
-	int s = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
-	close(pidfd);
+	int s = fd_copy(pid, fd);
 	if (s < 0)
-		return -errno;
+		return s;
 	int rc = 0, queued = 0;
 	if (ioctl(s, FIONREAD, &queued) != 0)
 		rc = -errno;
