@@ -53,6 +53,12 @@ int prosper_track_rearm(struct prosper_track *t, uint64_t start, uint64_t end);
  * ranges the last one grows to cover the rest: a superset, never a loss. */
 long prosper_track_collect(struct prosper_track *t, uint64_t start, uint64_t end, struct prosper_range *out,
 			   size_t max);
+/* The same for a process that runs while it is scanned, whose map may change under the scan:
+ * a mapping that is not (or no longer) registered is skipped instead of failing the call (which
+ * would lose what the kernel had already re-protected).  The caller notices the map's change
+ * at its next stop. */
+long prosper_track_collect_live(struct prosper_track *t, uint64_t start, uint64_t end, struct prosper_range *out,
+				size_t max);
 /* The same for a stack whose live part begins inside the page at `start` (the page of SP - 128):
  * that page is reported if written but keeps its mark, the pages above are re-armed.  The caller
  * saves only the live part of the first page; the part below, written while dead, must still be

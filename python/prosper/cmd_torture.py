@@ -73,6 +73,8 @@ def add_arguments(p):
     p.add_argument("--interval", type=float, default=10.0, help="checkpoint interval in ms (default 10)")
     p.add_argument("--metadata", choices=["rewrite", "log"], default=None,
                    help="how each checkpoint keeps registers, map and fds (prosper run --metadata)")
+    p.add_argument("--copy", choices=["stop", "precopy"], default=None,
+                   help="when each checkpoint's written memory is read (prosper run --copy)")
     p.add_argument("--host-pids", action="store_true",
                    help="the program keeps the system's ids, which change at every resume (prosper run --host-pids)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
@@ -156,6 +158,8 @@ def main(args):
     common = ["--json", "--pool", pool, "--interval", str(args.interval), "--stats-json", stats]
     if args.metadata:
         common += ["--metadata", args.metadata]
+    if args.copy:
+        common += ["--copy", args.copy]
     if args.host_pids:
         common += ["--host-pids"]
     if args.durable_every is not None:

@@ -36,6 +36,7 @@
 #include "sharedmem.h"
 #include "timers.h"
 #include "prosper/stackckpt.h"
+#include "stage.h"
 #include "sup.h"
 #include "tree.h"
 
@@ -54,75 +55,7 @@ const struct known_file *sup_known_file(struct sup *s, const char *path)
 	return k;
 }
 
-/* ------------------------------------------------------------------ staging (at the stop) */
-
-/* stage -- read child bytes [a, b) of v into the batch, to be written into its region at the
- * commit.  `whole`: a new mapping, written as it is; otherwise pages a tracker named, which the
- * commit filters by the diff granularity of the region.  The stack is clipped to [SP-128, top). */
-static int stage(struct sup *s, struct vma *v, uint64_t a, uint64_t b, int whole)
-{
-	int stack = v->sp != 0;
-	if (stack && !whole) {
-		uint64_t lo = prosper_stack_active_from(v->sp, v->start, v->end, 8); /* whole 8-byte words */
-		if (lo > a)
-			a = lo;
-	}
-	if (a >= b)
-		return 0;
-	struct batch *bt = &s->batch;
-	if (bt->nchunks == bt->chunks_cap) {
-		size_t cap = bt->chunks_cap ? 2 * bt->chunks_cap : 256;
-		struct chunk *c = realloc(bt->chunks, cap * sizeof *c);
-		if (!c)
-			return -ENOMEM;
-		bt->chunks = c;
-		bt->chunks_cap = cap;
-	}
-	uint64_t len = b - a;
-	if (bt->len + len > bt->cap) {
-		size_t cap = bt->cap ? bt->cap : (1u << 20);
-		while (cap < bt->len + len)
-			cap *= 2;
-		uint8_t *d = realloc(bt->data, cap);
-		if (!d)
-			return -ENOMEM;
-		bt->data = d;
-		bt->cap = cap;
-	}
-	bt->chunks[bt->nchunks++] = (struct chunk){ .region = (uint32_t)v->region, .whole = (uint8_t)whole,
-						    .stack = (uint8_t)stack, .off = a - v->start, .addr = a, .len = len,
-						    .at = bt->len };
-	bt->len += len;
-	return 0;
-}
-
-/* stage_read -- read every staged range from the child, many ranges per system call (a random
- * write pattern names thousands of separate pages per interval; proc_mem_readv splits what the
- * kernel moves at most per call). */
-#define READ_BATCH 1024
-
-static int stage_read(struct sup *s)
-{
-	static struct iovec local[READ_BATCH], remote[READ_BATCH];
-	struct batch *bt = &s->batch;
-	for (size_t i = 0; i < bt->nchunks;) {
-		size_t k = 0;
-		for (; k < READ_BATCH && i + k < bt->nchunks; k++) {
-			const struct chunk *c = &bt->chunks[i + k];
-			local[k] = (struct iovec){ bt->data + c->at, c->len };
-			remote[k] = (struct iovec){ (void *)(uintptr_t)c->addr, c->len };
-		}
-		uint64_t bad = 0;
-		if (proc_mem_readv(s->pid, local, remote, k, &bad) != 0) {
-			snprintf(s->tree->cut_err, sizeof s->tree->cut_err,
-				 "cannot read the program's memory at %#llx (pid %d): %s", (unsigned long long)bad,
-				 (int)s->pid, strerror(errno));
-			return -EIO;
-		}
-		i += k;
-	}
-	return 0;
-}
+/* ------------------------------------------------------------------ the map, followed */
 
 /* A new mapping: its pages that hold something.  A region starts zero-filled, so untouched
  * anonymous pages need no copy; a file mapping's absent pages are the file's, so all of it.
@@ -240,6 +173,7 @@ static int follow_map(struct sup *s, int n, const struct vma *prev, int nprev)
 		*v = *nv;
 		v->region = id;
 		v->seen = 1;
+		v->added_gen = s->tree->cut_gen;
 		if ((rc = stage_new(s, v, v->start, v->end)) != 0)
 			return rc;
 		if ((rc = prosper_track_add(&s->track, v->start, v->end)) != 0)
@@ -280,6 +214,13 @@ static int stage_dirty(struct sup *s)
 		if (mode == TRACK_MODE_FULL) {
 			s->ranges[0] = (struct prosper_range){ from, v->end };
 			k = 1;
+		} else if (v->copy_whole && v->pre_armed) {
+			/* a pre-copy protected it again and read it whole: what was written after */
+			v->pre_armed = 0;
+			if ((k = prosper_track_collect(&s->track, v->start, v->end, s->ranges, MAX_RANGES)) < 0)
+				return (int)k;
+			if (--v->copy_whole > 0 && (rc = prosper_track_unprotect(&s->track, v->start, v->end)) != 0)
+				return rc;
 		} else if (v->copy_whole) {
 			if (--v->copy_whole == 0 && (rc = prosper_track_rearm(&s->track, v->start, v->end)) != 0)
 				return rc;
@@ -300,7 +241,7 @@ static int stage_dirty(struct sup *s)
 			}
 		}
 		for (long j = 0; j < k; j++)
-			if ((rc = stage(s, v, s->ranges[j].start, s->ranges[j].end, 0)) != 0)
+			if ((rc = stage_range(s, v, s->ranges[j].start, s->ranges[j].end)) != 0)
 				return rc;
 	}
 	return 0;
@@ -528,8 +469,7 @@ static int capture_threads(struct sup *s)
 
 int sup_capture(struct sup *s)
 {
-	s->batch.nchunks = 0;
-	s->batch.len = 0;
+	stage_begin_cut(s);
 	/* first: it runs the main thread (for a system call), capture_threads then reads its registers */
 	int rc = timers_capture(s);
 	if (rc || (rc = pending_capture(s)) != 0 || (rc = limits_capture(s)) != 0)
@@ -558,7 +498,7 @@ int sup_capture(struct sup *s)
 	if ((rc = proc_maps(s->pid, s->now, MAX_VMAS, &n)) != 0)
 		return rc;
 	mark_stacks(s, n);
-	if ((rc = follow_map(s, n, s->prev, s->nprev)) != 0)
+	if ((rc = follow_map(s, n, s->prev, s->nprev)) != 0 || (rc = stage_keep_precopied(s)) != 0)
 		return rc;
 	if ((rc = stage_dirty(s)) != 0 || (rc = stage_read(s)) != 0)
 		return rc;
@@ -645,6 +585,8 @@ static int write_chunk(struct sup *s, const struct chunk *c, struct ckpt_stats *
 int sup_write_batch(struct sup *s, struct ckpt_stats *cs)
 {
 	for (size_t i = 0; i < s->batch.nchunks; i++) {
+		if (!s->batch.chunks[i].len)
+			continue; /* pre-copied for a mapping gone at the stop (stage.h) */
 		int rc = write_chunk(s, &s->batch.chunks[i], cs);
 		if (rc)
 			return rc;

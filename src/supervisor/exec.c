@@ -35,6 +35,7 @@
 #include <sys/user.h>
 #include <unistd.h>
 #include "inject.h"
+#include "stage.h"
 #include "sup.h"
 #include "worker.h"
 
@@ -254,6 +255,7 @@ static int forget_image(struct sup *s)
 	for (int i = 0; i < s->nvmas; i++)
 		if (prosper_pool_region_remove(s->tree->pool, (uint32_t)s->vmas[i].region) != 0)
 			return -1;
+	stage_forget(s);
 	s->nvmas = 0;
 	s->nprev = 0;
 	s->new_image = 1;

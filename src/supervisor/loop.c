@@ -19,6 +19,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/signalfd.h>
@@ -26,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "children.h"
+#include "stage.h"
 #include "threads.h"
 #include "tree.h"
 #include "worker.h"
@@ -105,6 +107,19 @@ static int nvm_stop(struct sup *s, struct worker *w, pid_t tid, int sig)
 		kill(s->pid, SIGKILL);
 	}
 	return 1;
+}
+
+/* --copy precopy: the pass runs this fraction of the interval before the stop (stage.h) -- late
+ * enough that little is written between it and the stop, early enough to end before it. */
+#define PRECOPY_LEAD 0.3
+
+static void precopy_all(struct sup *s)
+{
+	for (int i = 0; i < s->tree->nprocs && s->tree->enabled; i++) {
+		int rc = stage_precopy(s->tree->procs[i]);
+		if (rc)
+			sup_checkpoint_failed(s, rc);
+	}
 }
 
 /* While the program has a child, a due checkpoint is looked at again this often (seconds). */
@@ -196,7 +211,11 @@ int sup_supervise(struct sup *s, int sigfd)
 		sup_disable(s, "cannot start the commit thread");
 	int have_worker = w.done_fd[0] >= 0;
 	double iv = s->cfg.interval_ms / 1e3, next = now() + iv;
-	int interrupting = 0, late = 0, st = -1;
+	double lead = s->cfg.copy_mode == COPY_PRECOPY ? iv * PRECOPY_LEAD : 0;
+	const char *lead_env = getenv("PROSPER_PRECOPY_LEAD"); /* for measuring the lead (docs/run-resume.md) */
+	if (lead && lead_env)
+		lead = iv * atof(lead_env);
+	int interrupting = 0, late = 0, st = -1, precopied = 0;
 	double interrupt_sent = 0, cut_started = 0;
 	for (;;) {
 		/* every stop and exit that is pending */
@@ -284,12 +303,18 @@ int sup_supervise(struct sup *s, int sigfd)
 					ready = checkpoint(s, &w) != -EAGAIN;
 				s->tree->stats.waited_for_children += !ready;
 				next = now() + (ready ? iv : CHILD_POLL);
+				precopied = precopied && !ready;
 				interrupting = 0;
 				resume_all(tree);
 			}
 		}
 		double t = now();
 		int busy = have_worker && worker_busy(&w);
+		if (lead && !precopied && s->tree->enabled && !interrupting && !busy && t >= next - lead) {
+			precopy_all(s);
+			precopied = 1;
+			t = now();
+		}
 		if (s->tree->enabled && !interrupting && t >= next) {
 			if (!follow && children_any(s)) {
 				/* no cut while a child lives (children.h): look again shortly */
@@ -319,7 +344,8 @@ int sup_supervise(struct sup *s, int sigfd)
 			interrupt_all(tree, 1);
 			interrupt_sent = t;
 		}
-		int timeout = interrupting ? (int)(VFORK_WAIT * 1e3) + 1 : !s->tree->enabled ? -1 : busy && t >= next ? -1 : (int)((next - t) * 1e3) + 1;
+		double wake = lead && !precopied && t < next - lead ? next - lead : next;
+		int timeout = interrupting ? (int)(VFORK_WAIT * 1e3) + 1 : !s->tree->enabled ? -1 : busy && t >= next ? -1 : (int)((wake - t) * 1e3) + 1;
 		struct pollfd pf[2] = { { sigfd, POLLIN, 0 }, { have_worker ? w.done_fd[0] : -1, POLLIN, 0 } };
 		if (poll(pf, 2, timeout) < 0 && errno != EINTR)
 			goto out_lost;

@@ -35,6 +35,10 @@ static const char usage[] =
 	"  --stack-granularity G    diff granule of the stack, 8..4096 (default 8)\n"
 	"  --heap-granularity G     diff granule of other memory, 8..4096 (default 256)\n"
 	"  --capacity MIB           pool data capacity (default 8192; the file is sparse)\n"
+	"  --copy C                 when a checkpoint's written memory is read: stop (default: all of\n"
+	"                           it while the program is stopped) or precopy (most of it by a pass\n"
+	"                           a little before the stop, while the program runs; the stop reads\n"
+	"                           only what was written after the pass)\n"
 	"  --verify                 commit while stopped and compare the pool with live memory (oracle)\n"
 	"  --stats-json PATH        write statistics as JSON at the end (stdout is the program's)\n"
 	"  --exact-stack-stats      also count the stack's changed 8-byte words (costs a compare)\n"
@@ -116,6 +120,10 @@ int options_parse(int argc, char **argv, struct opts *o)
 		else if (!strcmp(a, "--stack-tracker")) {
 			if (!(o->cfg.stack_mode = tracker_mode(v)))
 				return refuse(REFUSE_USAGE, "--stack-tracker is page, diff or full");
+			i++;
+		} else if (!strcmp(a, "--copy")) {
+			if ((o->cfg.copy_mode = !strcmp(v, "stop") ? COPY_STOP : !strcmp(v, "precopy") ? COPY_PRECOPY : -1) < 0)
+				return refuse(REFUSE_USAGE, "--copy is stop or precopy");
 			i++;
 		} else if (!strcmp(a, "--metadata")) {
 			if (!(o->cfg.meta_mode = !strcmp(v, "log") ? META_LOG : !strcmp(v, "rewrite") ? META_REWRITE : 0))

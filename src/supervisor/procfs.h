@@ -16,6 +16,10 @@ struct vma {
 	int seen;
 	uint64_t sp;      /* a stack: the SP of its thread at this stop (dead below SP-128); else 0 */
 	int copy_whole;   /* checkpoints left that copy it whole, unprotected (it was found dense) */
+	/* the supervisor's bookkeeping of a saved mapping (stage.h) */
+	uint64_t added_gen;   /* the cut that added its region */
+	int pre_armed;        /* a dense mapping write-protected by a pre-copy: the stop collects it */
+	size_t pre_first, pre_n, pre_cur; /* its pre-copied chunks at this stop */
 };
 
 /* /proc/PID/maps, in address order.  0, -ESRCH when it has no mapping (gone), or -errno. */

@@ -70,6 +70,14 @@ int stats_write(const struct sup *s, const char *path)
 	json_u64(&j, "pending_restored", st->pending_restored);
 	json_num(&j, "mean_stop_ms", "%.4f", 1e3 * per(st->stop_total, st->checkpoints));
 	json_num(&j, "max_stop_ms", "%.4f", 1e3 * st->stop_max);
+	json_str(&j, "copy", s->cfg.copy_mode == COPY_PRECOPY ? "precopy" : "stop");
+	json_u64(&j, "stop_read_bytes", st->stop_read_bytes);
+	json_u64(&j, "precopies", st->precopies);
+	json_u64(&j, "precopy_bytes", st->precopy_bytes);
+	json_u64(&j, "precopy_reread_bytes", st->precopy_reread_bytes);
+	json_u64(&j, "precopy_dropped_bytes", st->precopy_dropped_bytes);
+	json_u64(&j, "precopy_stale", st->precopy_stale);
+	json_num(&j, "precopy_ms", "%.4f", 1e3 * st->precopy_seconds);
 	json_num(&j, "mean_threads", "%.3f", per((double)st->thread_captures, st->checkpoints));
 	json_num(&j, "thread_capture_us", "%.3f", 1e6 * per(st->thread_capture_seconds, st->thread_captures));
 	json_u64(&j, "stack_bytes", b->stack);

@@ -50,6 +50,9 @@
 #define SUP_SEG_SIZE (64u << 10) /* pool segments: most mappings are small, keep their slots small */
 
 enum tracker_mode { TRACK_MODE_PAGE = 1, TRACK_MODE_DIFF = 2, TRACK_MODE_FULL = 3 };
+/* --copy: every dirty byte read while the program is stopped, or most of them by a pre-copy
+ * just before the stop (stage.h) */
+enum copy_mode { COPY_STOP = 0, COPY_PRECOPY = 1 };
 
 /* One range of child memory read at a stop, to be written into its region at the commit. */
 struct chunk {
@@ -62,12 +65,25 @@ struct chunk {
 };
 
 /* One checkpoint between its stop and its commit. */
+/* Bytes of a chunk read again at the stop, over what a pre-copy read (stage.h). */
+struct reread {
+	size_t at;           /* in batch.data */
+	uint64_t addr, len;  /* in the child */
+};
+
 struct batch {
 	struct chunk *chunks;
 	size_t nchunks, chunks_cap;
 	uint8_t *data;
 	size_t len, cap;
 	struct img_buf blob;
+	/* --copy precopy (stage.h): chunks [0, npre) were read by a pre-copy for the coming cut;
+	 * pre_stale: its read failed, the stop reads them again */
+	size_t npre;
+	int pre_stale;
+	size_t read_from;    /* chunks before it are read */
+	struct reread *rereads;
+	size_t nrereads, rereads_cap;
 };
 
 /* Bytes of one checkpoint (and, summed, of a run). */
@@ -129,6 +145,7 @@ struct sup_config {
 	double interval_ms;
 	double durable_every_s;      /* --durable-every: < 0 the default (1 s on a disk) */
 	int verify;                  /* the soundness oracle: commit while stopped, compare */
+	int copy_mode;               /* enum copy_mode: when the cut's bytes are read (stage.h) */
 	int stack_mode, heap_mode;   /* enum tracker_mode */
 	uint32_t stack_gran, heap_gran;
 	int meta_mode;               /* enum meta_mode: the metadata as a log of changes or whole */
@@ -160,6 +177,12 @@ struct sup_stats {
 	uint64_t meta_first_bytes;        /* meta.bytes after the first checkpoint (a full layout in log mode) */
 	double commit_total;              /* seconds in sup_commit, summed */
 	double stop_total, stop_max;
+	uint64_t stop_read_bytes;         /* dirty bytes read while the program was stopped */
+	uint64_t precopies, precopy_bytes; /* pre-copy passes; the bytes they read while it ran */
+	uint64_t precopy_reread_bytes;    /* of those, read again at the stop (written since) */
+	uint64_t precopy_dropped_bytes;   /* of those, dropped: their mapping was gone or replaced at the stop */
+	uint64_t precopy_stale;           /* passes whose read failed (a mapping went away under it) */
+	double precopy_seconds;
 	double restore_seconds, restore_memory_seconds;
 	double thread_capture_seconds;    /* registers, xstate, mask, robust list of every thread */
 	uint64_t thread_captures;         /* threads captured, summed over checkpoints */

@@ -131,6 +131,14 @@ long prosper_track_collect(struct prosper_track *t, uint64_t start, uint64_t end
 		    PROSPER_PAGE_IS_WRITTEN, out, max);
 }
 
+long prosper_track_collect_live(struct prosper_track *t, uint64_t start, uint64_t end, struct prosper_range *out,
+				size_t max)
+{
+	if (t->kind == PROSPER_TRACK_FULL)
+		return prosper_track_collect(t, start, end, out, max);
+	return scan(t, start, end, PROSPER_PM_SCAN_WP_MATCHING, 0, PROSPER_PAGE_IS_WRITTEN, out, max);
+}
+
 long prosper_track_collect_stack(struct prosper_track *t, uint64_t start, uint64_t end, struct prosper_range *out,
 				 size_t max)
 {

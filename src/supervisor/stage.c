@@ -1,0 +1,235 @@
+/* stage.c -- the bytes of one checkpoint, read from a process into its batch (stage.h). */
+#include "stage.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+#include "prosper/stackckpt.h"
+
+static int grow(void **p, size_t *cap, size_t need, size_t each, size_t first)
+{
+	if (need <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : first;
+	while (c < need)
+		c *= 2;
+	void *q = realloc(*p, c * each);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+/* A stack is live from SP - 128 up (whole 8-byte words); a tracker's pages below are not read. */
+static uint64_t live_from(const struct vma *v, uint64_t a)
+{
+	uint64_t lo = prosper_stack_active_from(v->sp, v->start, v->end, 8);
+	return lo > a ? lo : a;
+}
+
+int stage(struct sup *s, struct vma *v, uint64_t a, uint64_t b, int whole)
+{
+	int stack = v->sp != 0;
+	if (stack && !whole)
+		a = live_from(v, a);
+	if (a >= b)
+		return 0;
+	struct batch *bt = &s->batch;
+	uint64_t len = b - a;
+	if (grow((void **)&bt->chunks, &bt->chunks_cap, bt->nchunks + 1, sizeof *bt->chunks, 256) ||
+	    grow((void **)&bt->data, &bt->cap, bt->len + len, 1, 1u << 20))
+		return -ENOMEM;
+	bt->chunks[bt->nchunks++] = (struct chunk){ .region = (uint32_t)v->region, .whole = (uint8_t)whole,
+						    .stack = (uint8_t)stack, .off = a - v->start, .addr = a, .len = len,
+						    .at = bt->len };
+	bt->len += len;
+	return 0;
+}
+
+static int add_reread(struct batch *bt, size_t at, uint64_t addr, uint64_t len)
+{
+	if (grow((void **)&bt->rereads, &bt->rereads_cap, bt->nrereads + 1, sizeof *bt->rereads, 256))
+		return -ENOMEM;
+	bt->rereads[bt->nrereads++] = (struct reread){ at, addr, len };
+	return 0;
+}
+
+int stage_range(struct sup *s, struct vma *v, uint64_t a, uint64_t b)
+{
+	if (v->sp)
+		a = live_from(v, a);
+	struct batch *bt = &s->batch;
+	while (a < b) {
+		const struct chunk *c = NULL;
+		for (; v->pre_cur < v->pre_n; v->pre_cur++) {
+			c = &bt->chunks[v->pre_first + v->pre_cur];
+			if (c->len && c->addr + c->len > a)
+				break;
+		}
+		if (v->pre_cur == v->pre_n)
+			return stage(s, v, a, b, 0);
+		if (c->addr > a) { /* a gap before the next pre-copied chunk */
+			uint64_t e = c->addr < b ? c->addr : b;
+			int rc = stage(s, v, a, e, 0);
+			if (rc)
+				return rc;
+			a = e;
+			continue;
+		}
+		uint64_t e = c->addr + c->len < b ? c->addr + c->len : b;
+		int rc = add_reread(bt, c->at + (a - c->addr), a, e - a);
+		if (rc)
+			return rc;
+		s->tree->stats.precopy_reread_bytes += e - a;
+		a = e;
+	}
+	return 0;
+}
+
+/* Many ranges per system call: a random write pattern names thousands of separate pages per
+ * interval, and proc_mem_readv splits what the kernel moves at most per call. */
+#define READ_BATCH 1024
+
+static int read_many(struct sup *s, struct iovec *local, struct iovec *remote, size_t k)
+{
+	uint64_t bad = 0;
+	if (proc_mem_readv(s->pid, local, remote, k, &bad) == 0)
+		return 0;
+	snprintf(s->tree->cut_err, sizeof s->tree->cut_err, "cannot read the program's memory at %#llx (pid %d): %s",
+		 (unsigned long long)bad, (int)s->pid, strerror(errno));
+	return -EIO;
+}
+
+static int read_staged(struct sup *s, uint64_t *bytes)
+{
+	static struct iovec local[READ_BATCH], remote[READ_BATCH];
+	struct batch *bt = &s->batch;
+	size_t k = 0;
+	int rc = 0;
+	for (size_t i = bt->read_from; i < bt->nchunks && !rc; i++) {
+		const struct chunk *c = &bt->chunks[i];
+		if (!c->len)
+			continue;
+		local[k] = (struct iovec){ bt->data + c->at, c->len };
+		remote[k] = (struct iovec){ (void *)(uintptr_t)c->addr, c->len };
+		*bytes += c->len;
+		if (++k == READ_BATCH)
+			rc = read_many(s, local, remote, k), k = 0;
+	}
+	for (size_t i = 0; i < bt->nrereads && !rc; i++) {
+		const struct reread *r = &bt->rereads[i];
+		local[k] = (struct iovec){ bt->data + r->at, r->len };
+		remote[k] = (struct iovec){ (void *)(uintptr_t)r->addr, r->len };
+		*bytes += r->len;
+		if (++k == READ_BATCH)
+			rc = read_many(s, local, remote, k), k = 0;
+	}
+	if (!rc && k)
+		rc = read_many(s, local, remote, k);
+	bt->read_from = bt->nchunks;
+	bt->nrereads = 0;
+	return rc;
+}
+
+int stage_read(struct sup *s)
+{
+	return read_staged(s, &s->tree->stats.stop_read_bytes);
+}
+
+void stage_forget(struct sup *s)
+{
+	struct batch *bt = &s->batch;
+	bt->nchunks = bt->len = bt->read_from = bt->nrereads = bt->npre = 0;
+	bt->pre_stale = 0;
+	for (int i = 0; i < s->nvmas; i++)
+		s->vmas[i].pre_armed = 0;
+}
+
+void stage_begin_cut(struct sup *s)
+{
+	if (!s->batch.npre)
+		stage_forget(s);
+}
+
+static struct vma *by_region(struct sup *s, uint32_t region)
+{
+	for (int i = 0; i < s->nvmas; i++)
+		if ((uint32_t)s->vmas[i].region == region)
+			return &s->vmas[i];
+	return NULL;
+}
+
+int stage_keep_precopied(struct sup *s)
+{
+	struct batch *bt = &s->batch;
+	for (int i = 0; i < s->nvmas; i++)
+		s->vmas[i].pre_first = s->vmas[i].pre_n = s->vmas[i].pre_cur = 0;
+	/* a pass stages each mapping's chunks together, in address order */
+	for (size_t i = 0, j; i < bt->npre; i = j) {
+		for (j = i; j < bt->npre && bt->chunks[j].region == bt->chunks[i].region; j++)
+			;
+		struct vma *v = by_region(s, bt->chunks[i].region);
+		int gone = !v || v->added_gen == s->tree->cut_gen; /* removed, or replaced at this stop */
+		for (size_t k = i; k < j; k++) {
+			struct chunk *c = &bt->chunks[k];
+			uint64_t keep = gone || c->addr >= v->end ? 0 : c->addr + c->len > v->end ? v->end - c->addr : c->len;
+			s->tree->stats.precopy_dropped_bytes += c->len - keep;
+			c->len = keep;
+			if (c->len && bt->pre_stale && add_reread(bt, c->at, c->addr, c->len) != 0)
+				return -ENOMEM;
+		}
+		if (!gone) {
+			v->pre_first = i;
+			v->pre_n = j - i;
+		}
+	}
+	bt->npre = 0;
+	bt->pre_stale = 0;
+	return 0;
+}
+
+int stage_precopy(struct sup *s)
+{
+	struct batch *bt = &s->batch;
+	if (bt->npre || s->exited || s->vforked || s->untracked || s->new_image || s->track.kind != PROSPER_TRACK_PAGE ||
+	    s->cfg.heap_mode == TRACK_MODE_FULL)
+		return 0;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	stage_forget(s);
+	int rc = 0;
+	for (int i = 0; i < s->nvmas && !rc; i++) {
+		struct vma *v = &s->vmas[i];
+		if (v->sp)
+			continue; /* a stack: at the stop, from its SP */
+		long k;
+		if (v->copy_whole) {
+			/* dense: protected again, read whole; the stop reads what is written after */
+			if (!v->pre_armed && prosper_track_rearm(&s->track, v->start, v->end) != 0)
+				continue; /* unmapped meanwhile: the stop copies it whole as it would have */
+			v->pre_armed = 1;
+			s->ranges[0] = (struct prosper_range){ v->start, v->end };
+			k = 1;
+		} else if ((k = prosper_track_collect_live(&s->track, v->start, v->end, s->ranges, MAX_RANGES)) < 0) {
+			rc = (int)k;
+			break;
+		}
+		for (long j = 0; j < k && !rc; j++)
+			rc = stage(s, v, s->ranges[j].start, s->ranges[j].end, 0);
+	}
+	uint64_t bytes = 0;
+	if (read_staged(s, &bytes) != 0) {
+		bt->pre_stale = 1; /* a mapping went away under the pass: the stop reads them again */
+		s->tree->stats.precopy_stale++;
+		s->tree->cut_err[0] = 0;
+	}
+	bt->npre = bt->nchunks;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	s->tree->stats.precopies++;
+	s->tree->stats.precopy_bytes += bytes;
+	s->tree->stats.precopy_seconds += (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	return rc;
+}

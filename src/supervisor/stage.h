@@ -1,0 +1,55 @@
+/* stage.h -- the bytes of one checkpoint, read from a process into s->batch (stage.c), to be
+ * written into the pool by the commit.
+ *
+ * With --copy stop every dirty byte is read while the program is stopped.  With --copy precopy
+ * most are read before the stop, while the program runs: a pass a little before each cut takes
+ * the pages written since the last cut out of the tracker (PAGEMAP_SCAN re-protects them in the
+ * same step) and reads them; a dense mapping (copied whole, unprotected) is protected again and
+ * read whole.  The stop then reads only what was written after the pass.  Stacks are left to the
+ * stop: only there is SP known, and they are small.
+ *
+ * Invariants
+ *   - A page whose written mark a collect took is in the batch, read AFTER the collect re-protected
+ *     it: a write after the read marks it again, so the stop reads it again.  A pass whose read
+ *     failed (a mapping unmapped meanwhile) leaves its chunks to be read again at the stop.
+ *   - A range of a region is in the batch at most once: a page the stop reads again overwrites
+ *     its pre-copied bytes in place.  The commit's diff compares with the committed image, not
+ *     with the batch, so two chunks of one range would let the older win wherever the newer
+ *     equals the image.
+ *   - Pre-copied chunks of a mapping that is gone or replaced at the stop are dropped (len 0):
+ *     its region is removed, or its new one copied whole; of one that shrank, clipped.
+ *   - One pass per cut, never while a commit is under way (the batch is the commit's then).
+ */
+#ifndef PROSPER_SUP_STAGE_H
+#define PROSPER_SUP_STAGE_H
+#include "sup.h"
+
+/* Add child bytes [a, b) of v to the batch.  `whole`: a new mapping, written as it is; else
+ * pages a tracker named, filtered at the commit by the region's diff granularity.  A stack is
+ * clipped to [SP-128, top).  Not merged with pre-copied chunks: for ranges no pass could have
+ * read (new mappings, a grown mapping's new part). */
+int stage(struct sup *s, struct vma *v, uint64_t a, uint64_t b, int whole);
+
+/* At the stop: [a, b) of v, ascending per mapping -- what overlaps v's pre-copied chunks is read
+ * again into them, the rest added. */
+int stage_range(struct sup *s, struct vma *v, uint64_t a, uint64_t b);
+
+/* Read what was staged and not read yet (many ranges per system call).  0, or -EIO with the
+ * cut's error said. */
+int stage_read(struct sup *s);
+
+/* The start of a capture: a batch that holds no pre-copy is emptied. */
+void stage_begin_cut(struct sup *s);
+
+/* After the map was followed at the stop: the pre-copied chunks of mappings that are gone or
+ * replaced are dropped, of shrunk ones clipped, and each mapping's are indexed for stage_range. */
+int stage_keep_precopied(struct sup *s);
+
+/* Empty the batch, pre-copy included: the image it was read from is gone (exec). */
+void stage_forget(struct sup *s);
+
+/* The pre-copy pass (--copy precopy) over one stopped-or-running process; a no-op when the
+ * batch is already pre-copied for the coming cut or nothing can be pre-copied. */
+int stage_precopy(struct sup *s);
+
+#endif
