@@ -70,6 +70,11 @@ long prosper_track_collect_stack(struct prosper_track *t, uint64_t start, uint64
  * nothing.  Returns the count, or negative on error. */
 long prosper_track_present(struct prosper_track *t, uint64_t start, uint64_t end, struct prosper_range *out,
 			   size_t max);
+/* Pages of [start, end) in memory now (not swapped): after prosper_track_add() the protection
+ * leaves a marker in every empty page's entry that prosper_track_present() counts as swapped;
+ * this one does not. */
+long prosper_track_resident(struct prosper_track *t, uint64_t start, uint64_t end, struct prosper_range *out,
+			    size_t max);
 
 /* 1 if every page of [start, end) is tracked (write-protect registered), 0 if some page is not
  * (the mapping was replaced since it was added), negative on error.  Always 1 for `full`. */

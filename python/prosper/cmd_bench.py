@@ -3,8 +3,8 @@
 Modes:
   overhead   For each bench program (build/bench): native runs and supervised runs at 10 ms with
              the page, diff (the default: stack diff at 8 B, other memory at 256 B) and full
-             trackers, interleaved round-robin over --reps repetitions; the median wall time of
-             each and the slowdown vs the native median.  Then, untimed: one diff run with
+             trackers, and diff with --copy precopy, interleaved round-robin over --reps
+             repetitions; the median wall time of each and the slowdown vs the native median.  Then, untimed: one diff run with
              --exact-stack-stats (stack bytes per checkpoint: page vs 8 B diff vs the exact
              minimum, all from that one run) and one run killed with SIGKILL at about half the
              native time (later if its first checkpoint has not committed yet) and resumed: resume time (relaunch until the program runs again) and
@@ -34,6 +34,10 @@ EXAMPLE = "prosper bench overhead --programs quicksort,pr --reps 3"  # shown by 
 SUPERVISOR = "src/supervisor/prosper-supervise"
 INTERVAL_MS = 10
 TRACKERS = ("page", "diff", "full")
+# Every supervised mode: the three trackers, and the default tracker with --copy precopy (most
+# written pages read by a pass before the stop, while the program runs).
+SUPERVISED = {"page": ("page", ()), "diff": ("diff", ()), "full": ("full", ()),
+              "precopy": ("diff", ("--copy", "precopy"))}
 
 # name -> (argv below build/bench, kind).  kind decides the slowdown target.
 PROGRAMS = {
@@ -287,9 +291,9 @@ def measure_program(name, reps, tmp, log, seconds=None):
     if seconds:
         argv = lengthened(name, argv, seconds)
         rel = [os.path.basename(argv[0])] + argv[1:]
-    modes = ["native"] + list(TRACKERS)
+    modes = ["native"] + list(SUPERVISED)
     walls = {m: [] for m in modes}
-    stats = {m: [] for m in TRACKERS}
+    stats = {m: [] for m in SUPERVISED}
     _, expect = run_native(argv)  # warm-up (page cache, CPU frequency); also the reference output
     for rep in range(reps):
         # rotate the order so no mode always runs first after another program
@@ -300,7 +304,8 @@ def measure_program(name, reps, tmp, log, seconds=None):
                 if got != expect:
                     raise BenchError(f"native {name} is not deterministic: {got!r} vs {expect!r}")
             else:
-                wall, st = run_supervised(argv, tmp, f"{name}-{m}-{rep}", m, expect)
+                tracker, extra = SUPERVISED[m]
+                wall, st = run_supervised(argv, tmp, f"{name}-{m}-{rep}", tracker, expect, extra)
                 stats[m].append(st)
             walls[m].append(wall)
         log(f"  {name} rep {rep + 1}/{reps}: " + ", ".join(f"{m} {walls[m][-1]:.3f} s" for m in modes))
@@ -308,7 +313,7 @@ def measure_program(name, reps, tmp, log, seconds=None):
     row = {"program": name, "argv": rel, "kind": kind, "native_s": native, "native_runs_s": walls["native"],
            # how noisy the machine was: the spread of the native runs relative to their median
            "native_spread": (max(walls["native"]) - min(walls["native"])) / native}
-    for m in TRACKERS:
+    for m in SUPERVISED:
         med = statistics.median(walls[m])
         sts = stats[m]
         row[m] = {
@@ -324,6 +329,9 @@ def measure_program(name, reps, tmp, log, seconds=None):
             "stack_bytes_per_ckpt": statistics.median(_per(s, "stack_bytes") for s in sts),
             "other_bytes_per_ckpt": statistics.median(_per(s, "other_bytes") for s in sts),
             "new_mapping_bytes": statistics.median(s["new_mapping_bytes"] for s in sts),
+            "stop_read_bytes_per_ckpt": statistics.median(_per(s, "stop_read_bytes") for s in sts),
+            "precopy_bytes_per_ckpt": statistics.median(_per(s, "precopy_bytes") for s in sts),
+            "precopy_reread_bytes_per_ckpt": statistics.median(_per(s, "precopy_reread_bytes") for s in sts),
         }
     d = row["diff"]
     row["slowdown"] = d["slowdown"]
@@ -424,7 +432,19 @@ def tables(res):
                       _num(r["stack_diff_over_exact"], "{:.3f}x"), f"<= {T['stack_over_exact']:.2f}x",
                       _met(t["stack_over_exact"]), _num(r["restore_gbps"], "{:.2f}"),
                       f">= {T['restore_gbps']:.0f}", _met(t["restore_gbps"])])
-    return [t1, t2, t3]
+    t4 = ("The stop: every written byte read while stopped (diff) or most of them by a pass before it "
+          "(precopy, same tracker)",
+          ["program", "diff s", "diff", "precopy s", "precopy", "stop ms diff", "stop ms precopy",
+           "max stop ms diff", "max stop ms precopy", "KiB read stopped diff", "KiB read stopped precopy",
+           "KiB pre-copied", "KiB read again"],
+          [[label(r), f"{r['diff']['median_s']:.3f}", _pct(r["diff"]["slowdown"]),
+            f"{r['precopy']['median_s']:.3f}", _pct(r["precopy"]["slowdown"]),
+            f"{r['diff']['mean_stop_ms']:.2f}", f"{r['precopy']['mean_stop_ms']:.2f}",
+            f"{r['diff']['max_stop_ms']:.1f}", f"{r['precopy']['max_stop_ms']:.1f}",
+            _num(r["diff"]["stop_read_bytes_per_ckpt"] / 1024), _num(r["precopy"]["stop_read_bytes_per_ckpt"] / 1024),
+            _num(r["precopy"]["precopy_bytes_per_ckpt"] / 1024),
+            _num(r["precopy"]["precopy_reread_bytes_per_ckpt"] / 1024)] for r in progs if "precopy" in r])
+    return [t1, t2, t3, t4]
 
 
 def _preamble(res):
@@ -465,7 +485,9 @@ def render_markdown(res):
            "until the program runs again). threads = threads per checkpoint; us/thread = time to capture one "
            "thread's registers, XSAVE state, mask and robust list (every thread is stopped for each "
            "checkpoint: the stop is the whole process's, not a context switch). Native spread = (slowest - "
-           "fastest native run) / median: slowdowns smaller than it are within the machine's noise."]
+           "fastest native run) / median: slowdowns smaller than it are within the machine's noise. `precopy`: "
+           "the diff tracker with `--copy precopy` (docs/run-resume.md): KiB read stopped / pre-copied / read "
+           "again are per checkpoint."]
     for title, header, rows in tables(res):
         out += ["", f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
@@ -505,7 +527,7 @@ def overhead(args):
            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "machine": machine(pool_dir), "interval_ms": INTERVAL_MS, "reps": reps, "seconds": args.seconds,
            "trackers": {"page": "page tracker, whole pages", "diff": "stack 8 B diff, other memory 256 B diff",
-                        "full": "every page"},
+                        "full": "every page", "precopy": "diff, with --copy precopy"},
            "targets": TARGETS, "programs": [], "failures": []}
     log(f"prosper bench overhead: {len(names)} program(s), {reps} repetition(s), pools in {pool_dir}")
     tmp = tempfile.mkdtemp(prefix="prosper-bench-", dir=pool_dir)

@@ -191,6 +191,90 @@ static int follow_map(struct sup *s, int n, const struct vma *prev, int nprev)
 	return 0;
 }
 
+/* Is this new mapping maybe a stack, whose live part only its thread's SP, read at the stop,
+ * tells?  The main one, or an anonymous private one right above a guard page (mark_stacks). */
+static int maybe_stack(const struct vma *now, int i)
+{
+	const struct vma *v = &now[i];
+	return vma_is_stack(v) || (!v->path[0] && !strcmp(v->perms, "rw-p") && i > 0 && now[i - 1].end == v->start &&
+				   !strncmp(now[i - 1].perms, "---p", 4) && !now[i - 1].path[0]);
+}
+
+/* Union of two ascending range lists into out (MAX_RANGES). */
+static long union_ranges(const struct prosper_range *a, long na, const struct prosper_range *b, long nb,
+			 struct prosper_range *out)
+{
+	long n = 0, i = 0, j = 0;
+	while (i < na || j < nb) {
+		struct prosper_range r = j >= nb || (i < na && a[i].start <= b[j].start) ? a[i++] : b[j++];
+		if (n && (r.start <= out[n - 1].end || n == MAX_RANGES)) { /* out of room: a superset, read as zeros */
+			if (r.end > out[n - 1].end)
+				out[n - 1].end = r.end;
+		} else {
+			out[n++] = r;
+		}
+	}
+	return n;
+}
+
+int sup_adopt_new_maps(struct sup *s)
+{
+	static struct prosper_range before[MAX_RANGES], after[MAX_RANGES];
+	int n = 0, rc;
+	if (proc_maps(s->pid, s->now, MAX_VMAS, &n) != 0)
+		return 0; /* ending, or the map is being changed: the stop follows it */
+	for (int i = 0; i < n; i++) {
+		struct vma *nv = &s->now[i];
+		if (!vma_is_saved(nv) || maybe_stack(s->now, i) || sup_nvm_find(s, nv->start))
+			continue;
+		int overlaps = 0;
+		for (int k = 0; k < s->nvmas && !overlaps; k++)
+			overlaps = s->vmas[k].start < nv->end && nv->start < s->vmas[k].end;
+		if (overlaps || !should_save(s, nv, s->prev, s->nprev))
+			continue; /* saved already, or it replaced a saved one: the stop decides */
+		if (s->nvmas == MAX_VMAS)
+			return 0;
+		/* Protected first, then its pages found and staged (read after the pass's last step):
+		 * a page written after the protection is marked and read again at the stop; one present
+		 * before it is found by one of the two scans (before: present or swapped; after: present,
+		 * since the protection marks every empty page as if swapped). */
+		long na = 0, nb;
+		if (nv->path[0] != '/' && (na = prosper_track_present(&s->track, nv->start, nv->end, before, MAX_RANGES)) < 0)
+			return (int)na;
+		char name[PROSPER_REGION_NAME_MAX];
+		snprintf(name, sizeof name, "%sm%llx", s->region_prefix, (unsigned long long)nv->start);
+		int id = prosper_pool_region_add(s->tree->pool, name, (uint32_t)region_kind(nv), region_mode(nv), nv->start,
+						 nv->end - nv->start, 3);
+		if (id < 0)
+			return id;
+		struct vma *v = &s->vmas[s->nvmas++];
+		*v = *nv;
+		v->region = id;
+		v->added_gen = s->tree->cut_gen;
+		if (prosper_track_add(&s->track, v->start, v->end) != 0) {
+			/* unmapped or changed since the map was read (or the process is ending): not adopted,
+			 * the stop follows the map as it is then */
+			s->nvmas--;
+			if ((rc = prosper_pool_region_remove(s->tree->pool, (uint32_t)id)) != 0)
+				return rc;
+			s->track.err[0] = 0;
+			continue;
+		}
+		if (v->path[0] == '/') {
+			s->ranges[0] = (struct prosper_range){ v->start, v->end }; /* absent pages are the file's */
+			nb = 1;
+		} else {
+			if ((nb = prosper_track_resident(&s->track, v->start, v->end, after, MAX_RANGES)) < 0)
+				return (int)nb;
+			nb = union_ranges(before, na, after, nb, s->ranges);
+		}
+		for (long j = 0; j < nb; j++)
+			if ((rc = stage(s, v, s->ranges[j].start, s->ranges[j].end, 1)) != 0)
+				return rc;
+	}
+	return 0;
+}
+
 /* A large mapping that a checkpoint finds mostly written (a hash table updated at random) costs a
  * write-protect fault per page per interval for nothing: it is then copied whole, unprotected, for
  * DENSE_REGION_HOLD checkpoints, and tracked again after that (the checkpoint that re-arms it copies

@@ -111,7 +111,7 @@ static int nvm_stop(struct sup *s, struct worker *w, pid_t tid, int sig)
 
 /* --copy precopy: the pass runs this fraction of the interval before the stop (stage.h) -- late
  * enough that little is written between it and the stop, early enough to end before it. */
-#define PRECOPY_LEAD 0.3
+#define PRECOPY_LEAD 0.2
 
 static void precopy_all(struct sup *s)
 {

@@ -194,8 +194,8 @@ int stage_keep_precopied(struct sup *s)
 int stage_precopy(struct sup *s)
 {
 	struct batch *bt = &s->batch;
-	if (bt->npre || s->exited || s->vforked || s->untracked || s->new_image || s->track.kind != PROSPER_TRACK_PAGE ||
-	    s->cfg.heap_mode == TRACK_MODE_FULL)
+	if (bt->npre || s->exited || s->vforked || s->untracked || s->track.pagemap_fd < 0 ||
+	    s->track.kind != PROSPER_TRACK_PAGE || s->cfg.heap_mode == TRACK_MODE_FULL)
 		return 0;
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -214,12 +214,18 @@ int stage_precopy(struct sup *s)
 			s->ranges[0] = (struct prosper_range){ v->start, v->end };
 			k = 1;
 		} else if ((k = prosper_track_collect_live(&s->track, v->start, v->end, s->ranges, MAX_RANGES)) < 0) {
+			if (proc_gone(s->pid))
+				return 0; /* ending: the loop sees its exit */
 			rc = (int)k;
 			break;
 		}
 		for (long j = 0; j < k && !rc; j++)
 			rc = stage(s, v, s->ranges[j].start, s->ranges[j].end, 0);
 	}
+	if (!rc) /* after the loop above: a mapping is staged once per pass */
+		rc = sup_adopt_new_maps(s);
+	if (rc && proc_gone(s->pid))
+		rc = 0; /* ending: the loop sees its exit, no cut will use this batch */
 	uint64_t bytes = 0;
 	if (read_staged(s, &bytes) != 0) {
 		bt->pre_stale = 1; /* a mapping went away under the pass: the stop reads them again */

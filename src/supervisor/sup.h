@@ -335,6 +335,10 @@ int sup_image_loads_shim(pid_t pid, char *why, size_t whylen);
  * the pool writes; tree_commit (tree.h) then commits the epoch.  The next sup_capture() waits.  Both return 0 or a negative errno
  * (s->track.err or the pool's message says more). */
 int sup_capture(struct sup *s);
+/* The pre-copy pass's part of following the map (stage.h), while the child runs: mappings that
+ * appeared since the last stop get their regions, are protected, and their pages are staged,
+ * so that the stop does not copy them whole.  0 or a negative errno. */
+int sup_adopt_new_maps(struct sup *s);
 /* The commit of one process's part (tree_commit makes the epoch of all): its staged bytes into
  * the pool (the diff filter on the way), *cs counting them; then, once the epoch is committed,
  * sup_committed. */

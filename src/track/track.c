@@ -167,6 +167,12 @@ long prosper_track_present(struct prosper_track *t, uint64_t start, uint64_t end
 	return scan(t, start, end, 0, PROSPER_PAGE_IS_PRESENT | PROSPER_PAGE_IS_SWAPPED, 0, out, max);
 }
 
+long prosper_track_resident(struct prosper_track *t, uint64_t start, uint64_t end, struct prosper_range *out,
+			    size_t max)
+{
+	return scan(t, start, end, 0, PROSPER_PAGE_IS_PRESENT, 0, out, max);
+}
+
 /* 1 if some page of [start, end) is in the categories `mask` (after inverting those in `inverted`),
  * else 0; changes nothing (no WP_MATCHING), stops at the first page. */
 static int any_page(struct prosper_track *t, uint64_t start, uint64_t end, uint64_t inverted, uint64_t mask)

@@ -20,10 +20,13 @@ def test_bench_overhead_quick_quicksort(tmp_path):
     [row] = res["programs"]
     assert row["program"] == "quicksort" and row["argv"] == ["quicksort"] and row["kind"] == "micro"
     assert row["native_s"] > 0 and len(row["native_runs_s"]) == 1
-    for mode in ("page", "diff", "full"):
+    for mode in ("page", "diff", "full", "precopy"):
         t = row[mode]
         assert t["median_s"] > 0 and t["checkpoints"] > 0 and t["mean_stop_ms"] > 0
         assert abs(t["slowdown"] - (t["median_s"] / row["native_s"] - 1)) < 1e-9
+        assert t["stop_read_bytes_per_ckpt"] > 0
+    # only the precopy mode reads anything before its stops
+    assert row["precopy"]["precopy_bytes_per_ckpt"] > 0 and row["diff"]["precopy_bytes_per_ckpt"] == 0
     assert row["checkpoints"] > 0 and row["mean_stop_ms"] > 0
     assert row["slowdown"] == row["diff"]["slowdown"]
 

@@ -7,6 +7,8 @@ import signal
 import subprocess
 import time
 
+import pytest
+
 from conftest import BUILD, kill_at_epoch, prosper
 
 BIGMEM = os.path.join(BUILD, "tests", "supervisor", "bigmem")
@@ -32,11 +34,13 @@ def run_killed_and_resumed(pool_dir, args, epoch, extra=()):
         return native.stdout, f.read(), r, stderr, info
 
 
-def test_a_mapping_past_4_gib_is_kept_and_resumed(pool_dir):
+@pytest.mark.parametrize("copy", ["stop", "precopy"])
+def test_a_mapping_past_4_gib_is_kept_and_resumed(pool_dir, copy):
     """4.1 GiB mapped, one byte every 64 MiB written (and the last one): the region is as long in
-    the pool, the bytes past 4 GiB come back, the output is the native one."""
+    the pool, the bytes past 4 GiB come back, the output is the native one -- also when a pass
+    adopts the mapping while the program runs (--copy precopy)."""
     native, got, r, stderr, info = run_killed_and_resumed(pool_dir, (4200, 65536, 2000), 5,
-                                                          extra=("--capacity", "16384"))
+                                                          extra=("--capacity", "16384", "--copy", copy))
     assert "checkpointing stopped" not in stderr, stderr
     assert r.returncode == 0, r.stderr
     assert got == native

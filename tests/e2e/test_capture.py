@@ -47,6 +47,20 @@ def test_every_checkpoint_equals_live_memory(tmp_path, tracker):
 
 
 @pytest.mark.parametrize("tracker", ["page", "diff"])
+def test_every_checkpoint_equals_live_memory_with_a_precopy(tmp_path, tracker):
+    """--copy precopy: most written pages are read by a pass before each stop while the program
+    runs (mapper maps, grows, shrinks and unmaps all the time, so mappings also appear and vanish
+    between a pass and its stop); every checkpoint still equals live memory."""
+    native = subprocess.run([MAPPER, "40"], capture_output=True, text=True)
+    r, st, _ = supervise(tmp_path, MAPPER, "40", tracker=tracker, interval=1, extra=["--copy", "precopy"])
+    assert r.returncode == 0 and r.stdout == native.stdout, r.stderr
+    assert st["checkpoints"] >= 20 and st["disabled"] is None, r.stderr
+    assert st["copy"] == "precopy" and st["precopies"] >= st["checkpoints"] // 2
+    assert st["precopy_bytes"] > 0 and st["new_mapping_bytes"] > 0
+    assert st["verified_bytes"] > 0 and st["mismatches"] == 0, r.stderr
+
+
+@pytest.mark.parametrize("tracker", ["page", "diff"])
 def test_the_stack_growing_over_bytes_written_while_dead_is_saved(tmp_path, tracker):
     """SP's page is saved from SP - 128 up; its part below, written while dead, must still be saved
     once the stack grows over it without writing that page again (spdescend's rounds)."""

@@ -42,6 +42,18 @@ def test_bench_program_survives_kills(name):
     assert res["resumes"] >= KILLS // 2 and res["kills_in_commit_window"] >= 1
 
 
+@pytest.mark.parametrize("name", ["pr", "kv"])
+def test_kills_land_around_the_precopy_pass(name):
+    """--copy precopy: a kill can land during a pass (nothing of it is in the pool yet) or between
+    it and its stop; every resume continues from a committed checkpoint."""
+    r = prosper("torture", "--kills", KILLS // 2, "--copy", "precopy", "--interval", "3", "--json", "--",
+                os.path.join(BUILD, "bench", name), *BENCH[name], timeout=900)
+    assert r.returncode in (0, 1), r.stderr
+    res = json.loads(r.stdout)
+    assert res["identical"], res["differences"]
+    assert res["kills"] >= KILLS // 4 and res["resumes"] >= KILLS // 4
+
+
 def test_pool_on_a_disk_file_system(tmp_path):
     """The default pool lives beside the program, on disk: two tiers (a fast pool in memory, copied
     into the pool every second); kills of the whole group resume from the fast pool."""

@@ -34,19 +34,21 @@ def test_threads_come_and_go_and_write_each_others_stacks():
     assert res["resumes"] >= 10
 
 
-@pytest.mark.parametrize("tracker", ["page", "diff", "full"])
-def test_every_checkpoint_of_every_thread_equals_live_memory(tmp_path, pool_dir, tracker):
-    """The soundness oracle with threads; the writes into a foreign stack are seen by every tracker."""
+@pytest.mark.parametrize("tracker,copy", [("page", "stop"), ("diff", "stop"), ("full", "stop"), ("diff", "precopy")])
+def test_every_checkpoint_of_every_thread_equals_live_memory(tmp_path, pool_dir, tracker, copy):
+    """The soundness oracle with threads; the writes into a foreign stack are seen by every tracker,
+    also when most pages are read by a pass while the threads run (--copy precopy)."""
     stats = tmp_path / "s.json"
     r = subprocess.run([SUP, "run", "--verify", "--interval", "2", "--stack-tracker", tracker, "--heap-tracker",
-                        tracker, "--pool", os.path.join(pool_dir, "p"), "--stats-json", str(stats), "--",
-                        THREADCHECK, "150"], capture_output=True, text=True, timeout=300)
+                        tracker, "--copy", copy, "--pool", os.path.join(pool_dir, "p"), "--stats-json", str(stats),
+                        "--", THREADCHECK, "150"], capture_output=True, text=True, timeout=300)
     native = subprocess.run([THREADCHECK, "150"], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout == native.stdout
     st = json.loads(stats.read_text())
     assert st["disabled"] is None and st["checkpoints"] >= 10
     assert st["mismatches"] == 0 and st["verified_bytes"] > 0, r.stderr  # where they differ
     assert st["mean_threads"] > 1
+    assert (st["precopy_bytes"] > 0) == (copy == "precopy")
 
 
 def test_unmodified_multithreaded_program_from_the_distribution(tmp_path):
