@@ -287,6 +287,8 @@ void prosper_pool_abandon(prosper_pool **pool)
 	free(p->slot_reserved);
 	free(p->slot_zero);
 	free(p->slot_punch);
+	free(p->slot_pending);
+	free(p->pending);
 	free(p->bound_to);
 	free(p->blob);
 	free(p);

@@ -79,6 +79,10 @@ struct prosper_pool {
 				       * or punched, reserved just now and not written since (DRAM only) */
 	uint8_t *slot_punch;          /* a free slot: commits since it was freed (1..PUNCH_AFTER), or
 				       * PUNCH_NONE / PUNCH_DONE (its file space given back, slots.c) */
+	uint32_t *pending;            /* the slots a commit looks at: released, or counting towards a
+				       * punch (slots_after_commit) -- not all nslots of them */
+	uint32_t npending;
+	uint8_t *slot_pending;        /* slot i is in pending */
 	bool created_here;            /* this handle created the file: unreserved slots are holes */
 	uint32_t *bound_to;           /* slot -> main slot it backs up, or POOL_SLOT_NONE */
 	uint32_t free_from;           /* no slot below it is free (slot_freed keeps it so): the first-fit

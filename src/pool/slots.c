@@ -21,8 +21,11 @@ int pool_alloc_tables(struct prosper_pool *p)
 	p->slot_reserved = calloc(n, 1);
 	p->slot_zero = calloc(n, 1);
 	p->slot_punch = calloc(n, 1);
+	p->slot_pending = calloc(n, 1);
+	p->pending = malloc(n * sizeof *p->pending);
 	p->bound_to = malloc(n * sizeof *p->bound_to);
-	if (!p->slot_use || !p->slot_reserved || !p->slot_zero || !p->slot_punch || !p->bound_to)
+	if (!p->slot_use || !p->slot_reserved || !p->slot_zero || !p->slot_punch || !p->slot_pending || !p->pending ||
+	    !p->bound_to)
 		return pool_err(-ENOMEM, "out of memory for pool tables");
 	for (uint32_t i = 0; i < n; i++)
 		p->bound_to[i] = POOL_SLOT_NONE;
@@ -127,8 +130,13 @@ int slot_alloc_run(struct prosper_pool *p, uint32_t n, uint32_t at, uint32_t *fi
 
 void slot_release(struct prosper_pool *p, uint32_t slot)
 {
-	if (slot != POOL_SLOT_NONE && slot < p->sb.nslots)
-		p->slot_use[slot] = SLOT_RELEASED;
+	if (slot == POOL_SLOT_NONE || slot >= p->sb.nslots)
+		return;
+	p->slot_use[slot] = SLOT_RELEASED;
+	if (!p->slot_pending[slot]) {
+		p->slot_pending[slot] = 1;
+		p->pending[p->npending++] = slot; /* room for every slot: each is listed once */
+	}
 }
 
 int seg_bitmaps_alloc(struct prosper_pool *p, struct seg *s)
@@ -211,7 +219,9 @@ void media_copy(struct prosper_pool *p, uint8_t *dst, const void *src, size_t n)
 void slots_after_commit(struct prosper_pool *p)
 {
 	uint64_t seg = p->sb.seg_size;
-	for (uint32_t i = 0; i < p->sb.nslots; i++) {
+	uint32_t keep = 0;
+	for (uint32_t k = 0; k < p->npending; k++) {
+		uint32_t i = p->pending[k];
 		if (p->slot_punch[i] != PUNCH_NONE && p->slot_punch[i] != PUNCH_DONE && !slot_is_free(p, i))
 			p->slot_punch[i] = PUNCH_NONE; /* bound as a backup meanwhile */
 		if (p->slot_punch[i] != PUNCH_NONE && p->slot_punch[i] != PUNCH_DONE && ++p->slot_punch[i] > PUNCH_AFTER) {
@@ -229,5 +239,10 @@ void slots_after_commit(struct prosper_pool *p)
 			slot_freed(p, i);
 			p->slot_punch[i] = 1;
 		}
+		if (p->slot_punch[i] != PUNCH_NONE && p->slot_punch[i] != PUNCH_DONE)
+			p->pending[keep++] = i; /* still counting */
+		else
+			p->slot_pending[i] = 0;
 	}
+	p->npending = keep;
 }
