@@ -586,6 +586,7 @@ int sup_capture(struct sup *s)
 		return rc;
 	if ((rc = stage_dirty(s)) != 0 || (rc = stage_read(s)) != 0)
 		return rc;
+	stage_judge_precopy(s);
 	if ((rc = build_blob(s, &s->batch.blob, n)) != 0 || (rc = stage_metadata(s)) != 0)
 		return rc;
 	memcpy(s->prev, s->now, (size_t)n * sizeof *s->prev);

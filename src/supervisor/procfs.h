@@ -20,6 +20,9 @@ struct vma {
 	uint64_t added_gen;   /* the cut that added its region */
 	int pre_armed;        /* a dense mapping write-protected by a pre-copy: the stop collects it */
 	size_t pre_first, pre_n, pre_cur; /* its pre-copied chunks at this stop */
+	uint64_t pre_bytes, pre_again;    /* of them, bytes; bytes read again at this stop */
+	int pre_skip;         /* passes left that leave it to the stop: most of what they read was
+			       * written again before it (a dense rewriter) */
 };
 
 /* /proc/PID/maps, in address order.  0, -ESRCH when it has no mapping (gone), or -errno. */

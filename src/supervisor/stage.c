@@ -84,6 +84,7 @@ int stage_range(struct sup *s, struct vma *v, uint64_t a, uint64_t b)
 		if (rc)
 			return rc;
 		s->tree->stats.precopy_reread_bytes += e - a;
+		v->pre_again += e - a;
 		a = e;
 	}
 	return 0;
@@ -165,8 +166,11 @@ static struct vma *by_region(struct sup *s, uint32_t region)
 int stage_keep_precopied(struct sup *s)
 {
 	struct batch *bt = &s->batch;
-	for (int i = 0; i < s->nvmas; i++)
-		s->vmas[i].pre_first = s->vmas[i].pre_n = s->vmas[i].pre_cur = 0;
+	for (int i = 0; i < s->nvmas; i++) {
+		struct vma *v = &s->vmas[i];
+		v->pre_first = v->pre_n = v->pre_cur = 0;
+		v->pre_bytes = v->pre_again = 0;
+	}
 	/* a pass stages each mapping's chunks together, in address order */
 	for (size_t i = 0, j; i < bt->npre; i = j) {
 		for (j = i; j < bt->npre && bt->chunks[j].region == bt->chunks[i].region; j++)
@@ -178,6 +182,8 @@ int stage_keep_precopied(struct sup *s)
 			uint64_t keep = gone || c->addr >= v->end ? 0 : c->addr + c->len > v->end ? v->end - c->addr : c->len;
 			s->tree->stats.precopy_dropped_bytes += c->len - keep;
 			c->len = keep;
+			if (!gone)
+				v->pre_bytes += keep;
 			if (c->len && bt->pre_stale && add_reread(bt, c->at, c->addr, c->len) != 0)
 				return -ENOMEM;
 		}
@@ -189,6 +195,23 @@ int stage_keep_precopied(struct sup *s)
 	bt->npre = 0;
 	bt->pre_stale = 0;
 	return 0;
+}
+
+/* A mapping whose pre-copied bytes were mostly written again before the stop (a hash table
+ * updated at random, an array swept every few ms) costs a pass twice the work for nothing: it
+ * is left to the stop for PRE_SKIP_HOLD passes, then tried again. */
+#define PRE_SKIP_PERCENT 50
+#define PRE_SKIP_HOLD 8
+
+void stage_judge_precopy(struct sup *s)
+{
+	for (int i = 0; i < s->nvmas; i++) {
+		struct vma *v = &s->vmas[i];
+		if (v->pre_bytes && v->pre_again * 100 > v->pre_bytes * PRE_SKIP_PERCENT) {
+			v->pre_skip = PRE_SKIP_HOLD;
+			s->tree->stats.precopy_skips++;
+		}
+	}
 }
 
 int stage_precopy(struct sup *s)
@@ -205,6 +228,10 @@ int stage_precopy(struct sup *s)
 		struct vma *v = &s->vmas[i];
 		if (v->sp)
 			continue; /* a stack: at the stop, from its SP */
+		if (v->pre_skip > 0) {
+			v->pre_skip--;
+			continue;
+		}
 		long k;
 		if (v->copy_whole) {
 			/* dense: protected again, read whole; the stop reads what is written after */

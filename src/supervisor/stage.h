@@ -45,6 +45,10 @@ void stage_begin_cut(struct sup *s);
  * replaced are dropped, of shrunk ones clipped, and each mapping's are indexed for stage_range. */
 int stage_keep_precopied(struct sup *s);
 
+/* After the stop's reads: a mapping whose pre-copied bytes were mostly read again is left out of
+ * the next passes for a while (stage.c). */
+void stage_judge_precopy(struct sup *s);
+
 /* Empty the batch, pre-copy included: the image it was read from is gone (exec). */
 void stage_forget(struct sup *s);
 

@@ -77,6 +77,7 @@ int stats_write(const struct sup *s, const char *path)
 	json_u64(&j, "precopy_reread_bytes", st->precopy_reread_bytes);
 	json_u64(&j, "precopy_dropped_bytes", st->precopy_dropped_bytes);
 	json_u64(&j, "precopy_stale", st->precopy_stale);
+	json_u64(&j, "precopy_skips", st->precopy_skips);
 	json_num(&j, "precopy_ms", "%.4f", 1e3 * st->precopy_seconds);
 	json_num(&j, "mean_threads", "%.3f", per((double)st->thread_captures, st->checkpoints));
 	json_num(&j, "thread_capture_us", "%.3f", 1e6 * per(st->thread_capture_seconds, st->thread_captures));

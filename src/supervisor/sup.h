@@ -182,6 +182,7 @@ struct sup_stats {
 	uint64_t precopy_reread_bytes;    /* of those, read again at the stop (written since) */
 	uint64_t precopy_dropped_bytes;   /* of those, dropped: their mapping was gone or replaced at the stop */
 	uint64_t precopy_stale;           /* passes whose read failed (a mapping went away under it) */
+	uint64_t precopy_skips;           /* mappings left out of the next passes: mostly read again */
 	double precopy_seconds;
 	double restore_seconds, restore_memory_seconds;
 	double thread_capture_seconds;    /* registers, xstate, mask, robust list of every thread */
