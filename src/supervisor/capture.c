@@ -239,8 +239,10 @@ int sup_adopt_new_maps(struct sup *s)
 		 * before it is found by one of the two scans (before: present or swapped; after: present,
 		 * since the protection marks every empty page as if swapped). */
 		long na = 0, nb;
-		if (nv->path[0] != '/' && (na = prosper_track_present(&s->track, nv->start, nv->end, before, MAX_RANGES)) < 0)
-			return (int)na;
+		if (nv->path[0] != '/' && (na = prosper_track_present(&s->track, nv->start, nv->end, before, MAX_RANGES)) < 0) {
+			s->track.err[0] = 0;
+			continue; /* the process ended or executed another program under the pass */
+		}
 		char name[PROSPER_REGION_NAME_MAX];
 		snprintf(name, sizeof name, "%sm%llx", s->region_prefix, (unsigned long long)nv->start);
 		int id = prosper_pool_region_add(s->tree->pool, name, (uint32_t)region_kind(nv), region_mode(nv), nv->start,
@@ -251,23 +253,22 @@ int sup_adopt_new_maps(struct sup *s)
 		*v = *nv;
 		v->region = id;
 		v->added_gen = s->tree->cut_gen;
-		if (prosper_track_add(&s->track, v->start, v->end) != 0) {
-			/* unmapped or changed since the map was read (or the process is ending): not adopted,
-			 * the stop follows the map as it is then */
+		nb = 1;
+		if (v->path[0] == '/')
+			s->ranges[0] = (struct prosper_range){ v->start, v->end }; /* absent pages are the file's */
+		if (prosper_track_add(&s->track, v->start, v->end) != 0 ||
+		    (v->path[0] != '/' && (nb = prosper_track_resident(&s->track, v->start, v->end, after, MAX_RANGES)) < 0)) {
+			/* unmapped or changed since the map was read, or the process ended or executed
+			 * another program: not adopted, the stop follows the map as it is then (a protection
+			 * already made marks empty pages, so the stop copies more of it: a superset) */
 			s->nvmas--;
 			if ((rc = prosper_pool_region_remove(s->tree->pool, (uint32_t)id)) != 0)
 				return rc;
 			s->track.err[0] = 0;
 			continue;
 		}
-		if (v->path[0] == '/') {
-			s->ranges[0] = (struct prosper_range){ v->start, v->end }; /* absent pages are the file's */
-			nb = 1;
-		} else {
-			if ((nb = prosper_track_resident(&s->track, v->start, v->end, after, MAX_RANGES)) < 0)
-				return (int)nb;
+		if (v->path[0] != '/')
 			nb = union_ranges(before, na, after, nb, s->ranges);
-		}
 		for (long j = 0; j < nb; j++)
 			if ((rc = stage(s, v, s->ranges[j].start, s->ranges[j].end, 1)) != 0)
 				return rc;

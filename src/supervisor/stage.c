@@ -241,18 +241,18 @@ int stage_precopy(struct sup *s)
 			s->ranges[0] = (struct prosper_range){ v->start, v->end };
 			k = 1;
 		} else if ((k = prosper_track_collect_live(&s->track, v->start, v->end, s->ranges, MAX_RANGES)) < 0) {
-			if (proc_gone(s->pid))
-				return 0; /* ending: the loop sees its exit */
-			rc = (int)k;
-			break;
+			/* the process ended or executed another program under the pass, or the scan failed
+			 * part way (what it had re-protected is lost to the tracker): the stop copies this
+			 * mapping whole and protects it again, as it does a dense one's last time */
+			v->copy_whole = 1;
+			s->track.err[0] = 0;
+			continue;
 		}
 		for (long j = 0; j < k && !rc; j++)
 			rc = stage(s, v, s->ranges[j].start, s->ranges[j].end, 0);
 	}
 	if (!rc) /* after the loop above: a mapping is staged once per pass */
 		rc = sup_adopt_new_maps(s);
-	if (rc && proc_gone(s->pid))
-		rc = 0; /* ending: the loop sees its exit, no cut will use this batch */
 	uint64_t bytes = 0;
 	if (read_staged(s, &bytes) != 0) {
 		bt->pre_stale = 1; /* a mapping went away under the pass: the stop reads them again */

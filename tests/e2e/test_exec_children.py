@@ -146,6 +146,23 @@ def test_a_shell_loop_that_runs_a_program_every_round(tmp_path):
     assert r.returncode == 0 and "not persisted" not in r.stderr, r.stderr
 
 
+def test_a_precopy_pass_racing_execs_leaves_checkpointing_on(tmp_path):
+    """--copy precopy with a shell that runs a program every few ms: a pass can meet a process
+    that has just executed another program (its tracker and map are the old image's); that costs
+    a whole copy at the stop, never checkpointing.  The oracle checks every cut."""
+    prog = programs.exec_loop(tmp_path)
+    native = subprocess.run(prog, capture_output=True, text=True, timeout=300, env=dict(os.environ, PATH=PATH),
+                            cwd=tmp_path)
+    stats = tmp_path / "s.json"
+    r = subprocess.run([PROSPER, "run", "--fresh", "--copy", "precopy", "--verify", "--interval", "2", "--pool",
+                        str(tmp_path / "p.prosper"), "--stats-json", str(stats), "--", *prog],
+                       capture_output=True, text=True, timeout=300, env=dict(os.environ, PATH=PATH), cwd=tmp_path)
+    assert r.returncode == native.returncode and r.stdout == native.stdout, r.stderr
+    st = json.loads(stats.read_text())
+    assert st["disabled"] is None and st["mismatches"] == 0, r.stderr
+    assert st["execs_followed"] >= 100 and st["precopies"] >= 20 and st["checkpoints"] >= 20, st
+
+
 def test_three_stage_pipelines(tmp_path):
     """Three times: the shell counts on its own, then a generator | a filter | a compressor into
     a file -- all of its processes are in each cut, with the bytes in flight in the pipes."""
