@@ -244,17 +244,19 @@ print("parent wrote 1600000 bytes, crc", crc, "child status", st)
 
 def kill_and_wait(d):
     """A parent forks three workers, works, then kills each by the pid fork returned and waits for
-    it by that pid.  Each worker writes its own pid to a file when it starts and checks it again
-    when it is stopped; the parent compares it with the pid it holds.  (Only the parent prints:
-    the workers' order would differ from run to run.)"""
+    it by that pid.  Each worker tells the parent its own pid through a pipe when it starts and
+    checks it again when it is stopped; the parent compares it with the pid it holds.  (Only the
+    parent prints: the workers' order would differ from run to run.  The pids travel through a
+    pipe, not files: a file the killed run removed at its end would be missing for a resume from
+    a cut before that -- files are the file system's, not the checkpoint's.)"""
     return ["/usr/bin/python3", "-S", script(f"{d}/killwait.py", """import os, signal, time
+r, w = os.pipe()
 kids = []
 for k in range(3):
     pid = os.fork()
     if pid == 0:
         me = os.getpid()
-        with open("worker%d.pid" % k, "w") as f:
-            f.write(str(me))
+        os.write(w, b"%d %d\\n" % (k, me))
         done = []
         signal.signal(signal.SIGTERM, lambda s, f: done.append(1))
         t = 0
@@ -266,20 +268,20 @@ for k in range(3):
             f.write("same pid after: %s\\n" % (os.getpid() == me))
         os._exit(10 + k)
     kids.append(pid)
+told, buf = {}, b""
+while len(told) < 3:
+    buf += os.read(r, 64)
+    *lines, buf = buf.split(b"\\n")
+    for line in lines:
+        k, p = map(int, line.split())
+        told[k] = p
 t = 0
 for i in range(1500000):
     t = (t * 17 + i) % 1000003
 for k, pid in enumerate(kids):
-    with open("worker%d.pid" % k) as f:
-        told = int(f.read())
     os.kill(pid, signal.SIGTERM)
     _, st = os.waitpid(pid, 0)
-    print("worker", k, "pid as forked:", told == pid, "exit", os.waitstatus_to_exitcode(st), flush=True)
-for k in range(3):  # the pids differ from a run outside the namespace; a resume may remove them again
-    try:
-        os.remove("worker%d.pid" % k)
-    except FileNotFoundError:
-        pass
+    print("worker", k, "pid as forked:", told[k] == pid, "exit", os.waitstatus_to_exitcode(st), flush=True)
 print("parent", t)
 """)]
 
