@@ -3,8 +3,10 @@
  * A pool object is the committed epoch plus the changes staged for the next one.  This is the top
  * of the pool's layers (pool_internal.h): it calls the others, nothing below calls it.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,9 +179,32 @@ void pool_loading_set(struct prosper_pool *p)
 	loading = p;
 }
 
+/* A creator killed while it built `base` in directory `dir` left `.BASE.creating-PID`: removed
+ * once PID is gone (a live PID may still be building it, and is left alone). */
+static void remove_stale_builds(const char *dir, const char *base)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	size_t bl = strlen(base);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		const char *n = e->d_name, *tail = ".creating-";
+		if (n[0] != '.' || strncmp(n + 1, base, bl) || strncmp(n + 1 + bl, tail, strlen(tail)))
+			continue;
+		char *end;
+		long pid = strtol(n + 1 + bl + strlen(tail), &end, 10);
+		if (*end || pid <= 0 || pid == getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue; /* not such a name, or its creator may live (EPERM: someone else's) */
+		unlinkat(dirfd(d), n, 0);
+	}
+	closedir(d);
+}
+
 /* A pool appears under its name only once it is complete: it is built under a temporary name
  * in the same directory and then linked into place (which, like O_EXCL, never replaces an
- * existing file).  A crash during creation leaves no half-made pool under the real name. */
+ * existing file).  A crash during creation leaves no half-made pool under the real name, and
+ * what it was building is removed by the next creation of that name. */
 int prosper_pool_create(const char *path, const struct prosper_pool_config *cfg, prosper_pool **out)
 {
 	struct pool_sb sb;
@@ -195,6 +220,9 @@ int prosper_pool_create(const char *path, const struct prosper_pool_config *cfg,
 	if (snprintf(tmp, sizeof tmp, "%.*s.%s.creating-%d", dirlen, path, slash ? slash + 1 : path, (int)getpid()) >=
 	    (int)sizeof tmp)
 		return pool_err(-ENAMETOOLONG, "pool path too long");
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%.*s", dirlen ? dirlen : 1, dirlen ? path : ".");
+	remove_stale_builds(dir, slash ? slash + 1 : path);
 	struct pool_file f;
 	rc = pool_file_create(tmp, sb.file_bytes, sb.data_off, cfg->granularity, &f);
 	if (rc)
@@ -220,8 +248,6 @@ int prosper_pool_create(const char *path, const struct prosper_pool_config *cfg,
 		return rc;
 	}
 	/* the name itself must survive a power failure */
-	char dir[4096];
-	snprintf(dir, sizeof dir, "%.*s", dirlen ? dirlen : 1, dirlen ? path : ".");
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd >= 0) {
 		fsync(dfd);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "prosper/crc32c.h"
 #include "prosper/pool.h"
@@ -689,6 +690,34 @@ static void test_sparse_region_reserves_what_it_writes(void)
 	unlink(path);
 }
 
+/* A creator killed while it built a pool leaves the file under its temporary name; the next
+ * creation of that name removes it when its creator is gone, and leaves a living one's. */
+static void test_a_killed_creation_is_cleaned_up(void)
+{
+	char path[256], dead[300], live[300];
+	path_of(path, "made.pool");
+	pid_t child = fork();
+	if (child == 0)
+		_exit(0);
+	waitpid(child, NULL, 0);
+	snprintf(dead, sizeof dead, "%s/.made.pool.creating-%d", dir, (int)child);
+	snprintf(live, sizeof live, "%s/.made.pool.creating-%d", dir, (int)getppid());
+	for (int i = 0; i < 2; i++) {
+		int fd = open(i ? live : dead, O_CREAT | O_WRONLY, 0600);
+		CHECK(fd >= 0 && ftruncate(fd, 1 << 20) == 0);
+		close(fd);
+	}
+	struct prosper_pool_config cfg;
+	prosper_pool_config_default(&cfg);
+	prosper_pool *p = NULL;
+	CHECK(prosper_pool_create(path, &cfg, &p) == 0 && prosper_pool_close(&p) == 0);
+	CHECK(access(dead, F_OK) != 0 && errno == ENOENT);
+	CHECK(access(live, F_OK) == 0);
+	CHECK(access(path, F_OK) == 0);
+	unlink(live);
+	unlink(path);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
@@ -703,6 +732,7 @@ int main(void)
 	test_corruption_sweep();
 	test_file_space_given_back();
 	test_sparse_region_reserves_what_it_writes();
+	test_a_killed_creation_is_cleaned_up();
 	char cmd[300];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
 	if (system(cmd) != 0) fails++;
