@@ -174,6 +174,12 @@ static int run_config(const char *prog, const char *dir, int mode, int tracking,
 		close(pfd[0]);
 		int st;
 		waitpid(pid, &st, 0);
+		/* a victim killed while it created the pool leaves the file it was building under its
+		 * temporary name (the pool appears whole or not at all): not ours to keep */
+		char building[300];
+		snprintf(building, sizeof building, "%s/.test-crpm-crash-%d-%d-%d.crpm.creating-%d", dir, (int)getpid(), mode,
+			 tracking, (int)pid);
+		unlink(building);
 		if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)) {
 			fprintf(stderr, "victim exited with status %d before it was killed\n", st);
 			return 1;
