@@ -21,4 +21,5 @@ print(f"{'granularity':11} {'pattern':7} {'dirty MiB/ep':>12} {'commit GB/s':>12
 for r in j["bench"]["results"]:
     print(f"{r['granularity']:11} {r['pattern']:7} {r['dirty_mib_per_epoch']:12.2f} {r['commit_gbs']:12.3f} "
           f"{r['memcpy_gbs']:12.3f} {r['ratio']:6.3f}")
+print(f"a commit of 4 KiB in an 8 GiB pool of 64 KiB segments: {j['bench']['small_commit_us']:.2f} us")
 PY
