@@ -127,6 +127,11 @@ static void precopy_all(struct sup *s)
 /* The longest a cut keeps the program stopped waiting for a vforked child to execute a program
  * (seconds); past it the cut is given up and tried again CHILD_POLL later. */
 #define VFORK_WAIT 0.02
+/* The longest a cut waits for every thread to stop (seconds).  Past it the cut is given up, the
+ * program goes on and the checkpoint is tried again an interval later: a thread in a long
+ * uninterruptible wait (I/O on a slow device) must not hold the others stopped, and no mistake of
+ * ours about which threads exist may hold the program stopped for good. */
+#define CUT_GIVE_UP 1.0
 
 static void new_child(struct sup *s, pid_t child)
 {
@@ -156,6 +161,20 @@ static int all_stopped(struct tree *t)
 		if (!t->procs[i]->exited && (t->procs[i]->vforked || !threads_all_stopped(t->procs[i])))
 			return 0;
 	return 1;
+}
+
+/* The first thread a cut still waits for, or NULL. */
+static struct thr *not_stopped(struct tree *t, struct sup **proc)
+{
+	for (int i = 0; i < t->nprocs; i++) {
+		struct sup *m = t->procs[i];
+		for (int k = 0; k < m->nthr && !m->exited && !m->vforked; k++)
+			if (!m->thr[k].stopped) {
+				*proc = m;
+				return &m->thr[k];
+			}
+	}
+	return NULL;
 }
 
 static int vfork_pending(struct tree *t)
@@ -257,14 +276,19 @@ int sup_supervise(struct sup *s, int sigfd)
 				continue;
 			}
 			if (event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK) {
-				unsigned long tid = 0;
-				ptrace(PTRACE_GETEVENTMSG, pid, 0, &tid);
-				if (event == PTRACE_EVENT_CLONE && threads_same_process(m->pid, (pid_t)tid))
-					threads_add(m, (pid_t)tid); /* its first stop follows */
+				unsigned long msg = 0;
+				pid_t tid = ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg) == 0 ? (pid_t)msg : 0;
+				/* The new task's first stop may have been read before this event, and a thread may
+				 * even have run and exited since (its creator not scheduled in between): known,
+				 * or gone, it needs nothing more. */
+				if (tid <= 0 || tree_find(tree, tid, NULL) || !task_exists(tid))
+					;
+				else if (event == PTRACE_EVENT_CLONE && threads_same_process(m->pid, tid))
+					threads_add(m, tid); /* its first stop follows */
 				else if (follow)
-					tree_add_child(tree, m, (pid_t)tid); /* its first stop starts it */
+					tree_add_child(tree, m, tid); /* its first stop starts it */
 				else
-					new_child(s, (pid_t)tid); /* detached at its first stop */
+					new_child(s, tid); /* detached at its first stop */
 				ptrace(PTRACE_CONT, pid, 0, 0);
 			} else if (event == PTRACE_EVENT_STOP) {
 				t->listening = is_stop_signal(sig);
@@ -338,6 +362,17 @@ int sup_supervise(struct sup *s, int sigfd)
 			interrupting = 0;
 			resume_all(tree);
 			next = t + CHILD_POLL;
+		}
+		if (interrupting && t - cut_started > CUT_GIVE_UP) {
+			struct sup *m = NULL;
+			struct thr *th = not_stopped(tree, &m);
+			if (!tree->stats.cuts_given_up++)
+				fprintf(stderr, "%s: a checkpoint was given up: thread %d of process %d did not stop within %.0f s; "
+					"it is tried again an interval later\n", sup_command(), th ? (int)th->tid : 0,
+					m ? (int)m->pid : 0, CUT_GIVE_UP);
+			interrupting = 0;
+			resume_all(tree);
+			next = t + iv;
 		}
 		if (interrupting && t - interrupt_sent > 0.1) {
 			/* a thread that has not stopped yet: ask again */

@@ -163,6 +163,7 @@ struct sup_stats {
 	uint64_t shm_bytes;               /* shared memory copied at the cuts (sharedmem.h) */
 	uint64_t zombies_kept;            /* exited children not yet waited for, kept by their status in cuts */
 	uint64_t waited_for_children;     /* looks at a due checkpoint that found the program with a child */
+	uint64_t cuts_given_up;           /* cuts abandoned because a thread did not stop in time */
 	uint64_t execs_followed;          /* new images the checkpoints went on with (exec.c) */
 	uint64_t lock_owners_retagged;    /* resume: held locks given their thread's new id (lockowners.c) */
 	uint64_t pending_saved, pending_lost;  /* signals pending at the cuts (kept; beyond the record's room) */

@@ -12,6 +12,13 @@ int threads_same_process(pid_t pid, pid_t tid)
 	return access(p, F_OK) == 0;
 }
 
+int task_exists(pid_t tid)
+{
+	char p[64];
+	snprintf(p, sizeof p, "/proc/%d", (int)tid);
+	return access(p, F_OK) == 0;
+}
+
 struct thr *threads_find(struct sup *s, pid_t tid)
 {
 	for (int i = 0; i < s->nthr; i++)

@@ -18,5 +18,8 @@ int threads_all_stopped(const struct sup *s);
 void threads_resume_all(struct sup *s);
 /* Is tid a thread of process pid?  (A forked child's first stop looks like a new thread's.) */
 int threads_same_process(pid_t pid, pid_t tid);
+/* Does task tid (a thread or a process, a zombie included) still exist?  Not once it was waited
+ * for. */
+int task_exists(pid_t tid);
 
 #endif

@@ -22,6 +22,8 @@
 #include "tree_image.h"
 #include "prosper/internal/uffd_abi.h"
 
+static void proc_free(struct sup *s);
+
 struct sup *tree_proc_new(struct tree *t, const struct sup_config *cfg)
 {
 	if (t->nprocs == t->procs_cap) {
@@ -46,8 +48,10 @@ struct sup *tree_proc_new(struct tree *t, const struct sup_config *cfg)
 	s->thr = calloc(MAX_THREADS, sizeof *s->thr);
 	s->nvm_seg = SUP_SEG_SIZE;
 	s->track.uffd = s->track.pagemap_fd = -1;
-	if (!s->vmas || !s->now || !s->prev || !s->fds || !s->files || !s->ranges || !s->thr)
+	if (!s->vmas || !s->now || !s->prev || !s->fds || !s->files || !s->ranges || !s->thr) {
+		proc_free(s);
 		return NULL;
+	}
 	t->procs[t->nprocs++] = s;
 	return s;
 }
@@ -99,8 +103,12 @@ static int copy_record(struct sup *m, const struct sup *p)
 		at += (size_t)sprintf(args + at, "%s", p->argv[i]) + 1;
 	}
 	for (int i = 0; i < p->envc; i++)
-		if (!(envp[i] = strdup(p->envp[i])))
-			return -1; /* freed with the record */
+		if (!(envp[i] = strdup(p->envp[i]))) {
+			while (i--)
+				free(envp[i]);
+			free(args), free(argv), free(envp);
+			return -1;
+		}
 	m->exec_mem = (struct exec_mem){ .args_buf = args, .argv = argv, .envp = envp, .own_from = 0 };
 	m->argv = argv, m->argc = p->argc, m->envp = envp, m->envc = p->envc;
 	snprintf(m->exe, sizeof m->exe, "%s", p->exe);
@@ -108,24 +116,44 @@ static int copy_record(struct sup *m, const struct sup *p)
 	return 0;
 }
 
+/* The last record of the tree, made by tree_proc_new and not filled: out again. */
+static void drop_last(struct tree *t)
+{
+	proc_free(t->procs[--t->nprocs]);
+}
+
 struct sup *tree_add_child(struct tree *t, struct sup *parent, pid_t child)
 {
 	for (int i = 0; i < t->nprocs; i++)
 		if (t->procs[i]->pid == child)
 			return t->procs[i];
+	static char why[120];
+	/* its id in the program's own pid namespace names its regions: no id, no record (a record of
+	 * a task we cannot see would hold every later cut waiting for it to stop) */
+	pid_t own = pidns_own_id(child);
+	if (!own) {
+		snprintf(why, sizeof why, "cannot follow the program's child process %d: %s", (int)child,
+			 task_exists(child) ? "its /proc entry cannot be read" : "it is gone");
+		sup_disable(parent, why);
+		return NULL;
+	}
 	struct sup *m = tree_proc_new(t, &parent->cfg);
-	if (!m || copy_record(m, parent) != 0) {
+	if (!m) {
+		sup_disable(parent, "out of memory for the program's child process");
+		return NULL;
+	}
+	char name[40];
+	snprintf(name, sizeof name, "%s.%d", META_REGION_NAME, (int)own);
+	if (copy_record(m, parent) != 0 || !(m->meta = metalog_new_named(name))) {
+		drop_last(t);
 		sup_disable(parent, "out of memory for the program's child process");
 		return NULL;
 	}
 	m->pid = child;
 	m->thr[0].tid = child;
 	m->nthr = 1;
-	m->own_pid = pidns_own_id(child);
+	m->own_pid = own;
 	snprintf(m->region_prefix, sizeof m->region_prefix, "p%d.", (int)m->own_pid);
-	char name[40];
-	snprintf(name, sizeof name, "%s.%d", META_REGION_NAME, (int)m->own_pid);
-	m->meta = metalog_new_named(name);
 	/* the same image: the shim's records and glibc's layout where the parent has them */
 	m->gate = parent->gate, m->nvm_gate = parent->nvm_gate, m->nvm_path_addr = parent->nvm_path_addr;
 	m->timers_addr = parent->timers_addr, m->pending_addr = parent->pending_addr;
@@ -138,10 +166,6 @@ struct sup *tree_add_child(struct tree *t, struct sup *parent, pid_t child)
 	m->untracked = 1;
 	/* vfork and posix_spawn: the child runs in its parent's memory until it execs */
 	m->vforked = syscall(SYS_kcmp, parent->pid, child, KCMP_VM, 0, 0) == 0;
-	if (!m->meta || !m->own_pid) {
-		sup_disable(parent, "cannot follow the program's child process");
-		return NULL;
-	}
 	return m;
 }
 
@@ -196,13 +220,6 @@ const struct fd_info *tree_proc_fds(struct sup *m, int *n)
 	return tree_read_fds(m, n) ? NULL : m->fds;
 }
 
-static int proc_exists(pid_t pid)
-{
-	char p[64];
-	snprintf(p, sizeof p, "/proc/%d", (int)pid);
-	return access(p, F_OK) == 0;
-}
-
 int tree_cut_ready(struct tree *t, const char **why)
 {
 	for (int i = 0; i < t->nprocs; i++) {
@@ -245,7 +262,7 @@ int tree_drop_gone(struct tree *t)
 				return -EIO;
 			m->memory_dropped = 1;
 		}
-		if (proc_exists(m->pid))
+		if (task_exists(m->pid))
 			continue; /* a zombie its parent has not waited for */
 		proc_free(m);
 		memmove(&t->procs[i], &t->procs[i + 1], (size_t)(t->nprocs - i - 1) * sizeof *t->procs);
