@@ -30,7 +30,7 @@ import tempfile
 import time
 
 from prosper.paths import die, tool
-from prosper.procs import wait_group_gone
+from prosper.procs import end_group, wait_group_gone
 
 EXAMPLE = "prosper torture --kills 10 -- sh -c 'seq 1 3000000 | md5sum'"  # shown by --help
 
@@ -150,8 +150,12 @@ def main(args):
 
     t0 = time.monotonic()
     with open(os.path.join(work, "native.stdout"), "wb") as out:
-        native = subprocess.run(prog, cwd=native_dir, stdout=out, stdin=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, timeout=args.timeout)
+        native = subprocess.Popen(prog, cwd=native_dir, stdout=out, stdin=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            native.wait(timeout=args.timeout)
+        finally:
+            left_native = end_group(native.pid)  # and, on a timeout, the program itself
     native_s = time.monotonic() - t0
 
     stats = os.path.join(work, "stats.json")
@@ -164,7 +168,7 @@ def main(args):
         common += ["--host-pids"]
     if args.durable_every is not None:
         common += ["--durable-every", args.durable_every]
-    kills = resumes = checkpoints = in_window = fresh = 0
+    kills = resumes = checkpoints = in_window = fresh = left_running = 0
     final = None
     errors = []
     started = False
@@ -223,8 +227,10 @@ def main(args):
             except subprocess.TimeoutExpired:
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
+                end_group(p.pid)
                 errors.append("timed out")
                 break
+        left_running += end_group(p.pid)  # what the program left behind, as natively
         errf.seek(0)
         err = errf.read().decode(errors="replace")
         errf.close()
@@ -267,6 +273,7 @@ def main(args):
     result = {
         "program": prog, "kills": kills, "resumes": resumes, "identical": not differences,
         "checkpoints": checkpoints, "kills_in_commit_window": in_window, "fresh_starts": fresh,
+        "left_running": {"native": left_native, "supervised": left_running},
         "native_seconds": round(native_s, 3), "supervised_seconds": round(supervised_s, 3),
         "differences": differences, "workdir": work if keep else None, "pool": pool if keep else None,
     }

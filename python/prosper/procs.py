@@ -30,3 +30,16 @@ def wait_group_gone(pgid, timeout):
             return False
         time.sleep(0.002)
     return True
+
+
+def end_group(pgid, timeout=5.0):
+    """Kill what is still alive of a group whose leader ended (a worker it left behind, which
+    would otherwise run on, unowned); the number of processes it killed."""
+    left = live_members(pgid)
+    if left:
+        try:
+            os.killpg(pgid, 9)
+        except ProcessLookupError:
+            return 0
+        wait_group_gone(pgid, timeout)
+    return len(left)

@@ -222,3 +222,19 @@ def test_a_named_pipe_between_parent_and_child(tmp_path, pool_dir):
     are forked, with its bytes in flight; made again if the program had removed it since."""
     st, _ = tortured_and_kept(pool_dir, programs.fifo_pair(tmp_path))
     assert st["tree_checkpoints"] >= 10 and st["pipe_bytes_in_flight"] > 0, st
+
+
+def test_torture_kills_what_a_finished_program_left_behind(tmp_path):
+    """A shell script that starts a background sleeper and ends: natively and under run, the
+    sleeper is the group's to end, and torture ends it instead of leaving it to run on."""
+    marker = f"{os.getpid()}{time.monotonic_ns() % 1000000}"
+    script = tmp_path / "leave.sh"
+    script.write_text(f"#!/bin/sh\nsleep 3{marker} &\necho started\n")
+    script.chmod(0o755)
+    r = subprocess.run([PROSPER, "torture", "--kills", "0", "--json", "--", str(script)],
+                       capture_output=True, text=True, timeout=120, env=dict(os.environ, PATH=PATH))
+    res = json.loads(r.stdout)
+    assert res["identical"], res["differences"]
+    assert res["left_running"] == {"native": 1, "supervised": 1}, res
+    left = subprocess.run(["pgrep", "-f", f"sleep 3{marker}"], capture_output=True, text=True)
+    assert left.stdout == "", left.stdout
