@@ -274,7 +274,7 @@ int prosper_pool_commit(prosper_pool *p, const void *blob, size_t blob_len)
 		return failed(p, pool_err(p->pp.error, "persisting checkpoint data failed: %s", strerror(-p->pp.error)));
 	if (POOL_MUTANT(MUT_REDO_APPLY_EARLY)) {
 		FOR_EACH_REDO(p, r) {
-			redo_apply_copy(p, r);
+			(void)redo_apply_copy(p, r); /* a mutant: its space was reserved at the append */
 			redo_apply_flush(p, r, PSITE_REDO_APPLY);
 		}
 		prosper_persist_drain(&p->pp, PSITE_REDO_APPLY);
@@ -310,7 +310,9 @@ int prosper_pool_commit(prosper_pool *p, const void *blob, size_t blob_len)
 		uint8_t *log = redo_log(p, r);
 		if (POOL_MUTANT(MUT_REDO_LOG_LATE))
 			prosper_persist_range(&p->pp, PSITE_REDO_LOG, log, prosper_stacklog_bytes(log));
-		redo_apply_copy(p, r);
+		int rc = redo_apply_copy(p, r); /* its space was reserved at the append: cannot fail here */
+		if (rc && !p->pp.error)
+			p->pp.error = rc;
 		if (POOL_MUTANT(MUT_REDO_NEXT_LOG_EARLY)) {
 			prosper_stacklog_init(log, redo_log_cap(p, r), next + 1);
 			prosper_persist_range(&p->pp, PSITE_REDO_LOG, log, PROSPER_STACKLOG_HEADER);

@@ -278,16 +278,20 @@ int prosper_pool_open(const char *path, prosper_pool **out)
 		pool_file_close(&f);
 		return rc;
 	}
-	/* Slots the committed epoch uses have their space, except a buffered segment's, which may be
-	 * a hole never written (slot_reserve before its first write); the rest on first use. */
+	/* Slots the committed epoch uses have their space, except a buffered segment's and a redo
+	 * region's image and log, which may be holes never written (slot_reserve before a write);
+	 * the rest on first use. */
 	for (uint32_t i = 0; i < p->sb.nslots; i++)
 		p->slot_reserved[i] = p->slot_use[i] != SLOT_FREE || p->bound_to[i] != POOL_SLOT_NONE;
 	FOR_EACH_SEG(p, r, g)
-		if (r->info.mode == PROSPER_REGION_BUFFERED) {
+		if (r->info.mode == PROSPER_REGION_BUFFERED || r->info.mode == PROSPER_REGION_REDO) {
 			p->slot_reserved[g->main_slot] = 0;
 			if (g->back_slot != POOL_SLOT_NONE)
 				p->slot_reserved[g->back_slot] = 0;
 		}
+	FOR_EACH_REDO(p, r)
+		for (uint32_t i = 0; i < r->log_slots; i++)
+			p->slot_reserved[r->log_slot + i] = 0;
 	*out = p;
 	return 0;
 }
@@ -428,8 +432,9 @@ static int region_set_segments(struct prosper_pool *p, struct region *r, uint64_
 			memset(s, 0, sizeof *s);
 			s->back_slot = POOL_SLOT_NONE;
 			s->written_epoch = p->epoch + 1;
-			int buffered = r->info.mode == PROSPER_REGION_BUFFERED; /* reserved at first write */
-			int rc = slot_alloc_as(p, &s->main_slot, !buffered);
+			/* reserved at first write; a redo region's at the append that will write it (redo.c) */
+			int buffered = r->info.mode == PROSPER_REGION_BUFFERED;
+			int rc = slot_alloc_as(p, &s->main_slot, !buffered && r->info.mode != PROSPER_REGION_REDO);
 			if (!rc && buffered)
 				rc = slot_alloc_as(p, &s->back_slot, 0);
 			if (!rc)

@@ -158,11 +158,13 @@ int meta_validate(const struct pool_sb *sb, const uint8_t *meta, uint64_t epoch)
  * to it, so that a full file system is an error of the write, never a SIGBUS of a store through
  * the mapping: at allocation (slot_alloc), or -- for a buffered segment's two copies, most of which
  * a large sparse mapping never writes -- at the segment's first write (slot_alloc_as(.., 0), then
- * slot_reserve in buffered_touch). */
+ * slot_reserve in buffered_touch); for a redo region's image and log, when the record that will
+ * write them is appended (redo.c). */
 int slot_alloc(struct prosper_pool *p, uint32_t *slot);
 int slot_alloc_as(struct prosper_pool *p, uint32_t *slot, int reserve_now);
 int slot_reserve(struct prosper_pool *p, uint32_t slot);
-/* Take n consecutive free slots (first-fit); from > 0 asks for exactly [from, from + n). */
+/* Take n consecutive free slots (first-fit); from > 0 asks for exactly [from, from + n).  Their
+ * space is not reserved: slot_reserve before each is written. */
 int slot_alloc_run(struct prosper_pool *p, uint32_t n, uint32_t from, uint32_t *first);
 void slot_release(struct prosper_pool *p, uint32_t slot);
 /* Slot i has just become free (slot_use FREE and bound to nothing): the search may start there. */
@@ -205,7 +207,8 @@ int redo_zero(struct prosper_pool *p, struct region *r, uint64_t off, uint64_t l
 void redo_seal(struct prosper_pool *p, struct region *r);
 /* Step 2: copy the records of the region's (checked) log into its image, then flush the
  * blocks that changed (the caller drains). */
-void redo_apply_copy(struct prosper_pool *p, struct region *r);
+/* 0, or the error of reserving a slot's space it writes (only where recovery meets a hole). */
+int redo_apply_copy(struct prosper_pool *p, struct region *r);
 void redo_apply_flush(struct prosper_pool *p, struct region *r, int site);
 /* Does the log area hold the committed epoch's log?  1 yes (apply it again), 0 no (ignore
  * it), -1 a valid log of the committed epoch whose checksum is not the one the metadata names

@@ -138,7 +138,9 @@ int pool_load(struct prosper_pool *p)
 					r->info.name, (unsigned long long)epoch);
 		if (c == 0 || POOL_MUTANT(MUT_REDO_NO_REAPPLY))
 			continue;
-		redo_apply_copy(p, r);
+		int rc = redo_apply_copy(p, r);
+		if (rc)
+			return rc;
 		redo_apply_flush(p, r, PSITE_RECOVER_REDO);
 		p->stats.redo_replays++;
 	}

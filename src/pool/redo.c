@@ -36,6 +36,14 @@
  * does not fit is refused with -ENOSPC and leaves the log as it was.  A shrink keeps the slots
  * the log of the epoch being built already fills; a growth extends the run in place or moves
  * it (the committed epoch's run stays reserved until the commit, like every released slot).
+ *
+ * Space.  A thread's stack is a redo region of 8 MiB of which a few KiB are ever written, and
+ * its log is sized for the worst case: 24 MiB of slots per thread.  So neither the log's slots
+ * nor the image's are given file space when taken.  A slot gets its space (slot_reserve) when
+ * the first record that will write it is appended -- before the commit, so a full file system
+ * refuses the write, never the apply after the commit word -- and a ZERO record over a slot
+ * known to read as zeros (slot_zero: a hole never written) appends nothing to apply there.
+ * Where space is unsure (recovery, after a reopen) the apply reserves before it writes.
  */
 #include <errno.h>
 #include <string.h>
@@ -59,6 +67,18 @@ void redo_log_release(struct prosper_pool *p, struct region *r)
 	r->log_begun = false;
 }
 
+/* log_reserve -- file space for bytes [from, to) of the log whose run starts at slot `at`, before
+ * they are written. */
+static int log_reserve(struct prosper_pool *p, uint32_t at, uint64_t from, uint64_t to)
+{
+	for (uint64_t k = from / p->sb.seg_size; from < to && k <= (to - 1) / p->sb.seg_size; k++) {
+		int rc = slot_reserve(p, at + (uint32_t)k);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 int redo_log_fit(struct prosper_pool *p, struct region *r, uint64_t length)
 {
 	uint32_t want = redo_log_slots_for(&p->sb, length), first;
@@ -66,6 +86,13 @@ int redo_log_fit(struct prosper_pool *p, struct region *r, uint64_t length)
 		if (slot_alloc_run(p, want, POOL_SLOT_NONE, &first))
 			return pool_err(-ENOSPC, "no run of %u free segments for the redo log of region %s", want,
 					r->info.name);
+		/* the header's slot now: every commit seals the log (R3) */
+		int rc = log_reserve(p, first, 0, PROSPER_STACKLOG_HEADER);
+		if (rc) {
+			for (uint32_t i = 0; i < want; i++)
+				slot_release(p, first + i);
+			return rc;
+		}
 		r->log_slot = first;
 		r->log_slots = want;
 		return 0;
@@ -86,6 +113,12 @@ int redo_log_fit(struct prosper_pool *p, struct region *r, uint64_t length)
 	}
 	if (slot_alloc_run(p, want, POOL_SLOT_NONE, &first))
 		return pool_err(-ENOSPC, "no run of %u free segments for the redo log of region %s", want, r->info.name);
+	int rc = log_reserve(p, first, 0, used > PROSPER_STACKLOG_HEADER ? used : PROSPER_STACKLOG_HEADER);
+	if (rc) {
+		for (uint32_t i = 0; i < want; i++)
+			slot_release(p, first + i);
+		return rc;
+	}
 	/* Move: the records of the epoch being built come along (they are not durable yet:
 	 * the commit persists the log where the metadata will name it). */
 	if (r->log_begun)
@@ -117,18 +150,39 @@ static int full(struct prosper_pool *p, struct region *r, uint64_t off, uint64_t
 			(unsigned long long)off, (unsigned long long)len, (unsigned long long)need);
 }
 
+/* image_reserve -- file space for the image's slots a record over [off, off+len) writes at its
+ * apply: all of them for data, those not known to read as zeros for a ZERO record. */
+static int image_reserve(struct prosper_pool *p, const struct region *r, uint64_t off, uint64_t len, int zero)
+{
+	uint64_t seg = p->sb.seg_size;
+	for (uint64_t k = off / seg; len && k <= (off + len - 1) / seg && k < r->nsegs; k++) {
+		uint32_t slot = r->segs[k].main_slot;
+		if (zero && p->slot_zero[slot])
+			continue;
+		int rc = slot_reserve(p, slot);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 /* append -- records for [off, off+len) (src NULL: ZERO records), all or none. */
 static int append(struct prosper_pool *p, struct region *r, uint64_t off, const uint8_t *src, uint64_t len)
 {
 	begin(p, r);
 	uint8_t *log = redo_log(p, r);
-	uint64_t cap = redo_log_cap(p, r), need = 0;
+	uint64_t cap = redo_log_cap(p, r), need = 0, used = prosper_stacklog_bytes(log);
 	for (uint64_t done = 0; done < len; done += REDO_PIECE) {
 		uint32_t n = len - done < REDO_PIECE ? (uint32_t)(len - done) : REDO_PIECE;
 		need += src ? prosper_stacklog_record_bytes(n) : PROSPER_STACKLOG_RECORD;
 	}
-	if (need > cap - prosper_stacklog_bytes(log))
+	if (need > cap - used)
 		return full(p, r, off, len, need);
+	int rc = log_reserve(p, r->log_slot, used, used + need);
+	if (!rc)
+		rc = image_reserve(p, r, off, len, !src);
+	if (rc)
+		return rc; /* space taken stays with the slots: the log is as it was */
 	for (uint64_t done = 0; done < len; done += REDO_PIECE) {
 		uint32_t n = len - done < REDO_PIECE ? (uint32_t)(len - done) : REDO_PIECE;
 		if (src)
@@ -162,7 +216,7 @@ void redo_seal(struct prosper_pool *p, struct region *r)
 	p->stats.redo_records += prosper_stacklog_records(log);
 }
 
-void redo_apply_copy(struct prosper_pool *p, struct region *r)
+int redo_apply_copy(struct prosper_pool *p, struct region *r)
 {
 	const uint8_t *log = redo_log(p, r);
 	uint64_t seg = p->sb.seg_size, length = r->info.length, cur = 0;
@@ -176,16 +230,23 @@ void redo_apply_copy(struct prosper_pool *p, struct region *r)
 			uint64_t off = rec.offset + done;
 			struct seg *s = &r->segs[off / seg];
 			uint64_t o = off % seg, n = seg - o < len - done ? seg - o : len - done;
+			done += n;
+			if (rec.zero && p->slot_zero[s->main_slot])
+				continue; /* a hole never written: zeros already */
+			int rc = slot_reserve(p, s->main_slot); /* reserved at the append, but for recovery */
+			if (rc)
+				return rc;
+			p->slot_zero[s->main_slot] = 0;
 			uint8_t *dst = slot_addr(p, s->main_slot) + o;
 			if (rec.zero)
 				memset(dst, 0, n);
 			else
-				memcpy(dst, (const uint8_t *)rec.payload + done, n);
+				memcpy(dst, (const uint8_t *)rec.payload + done - n, n);
 			for (uint64_t b = o / bs; b <= (o + n - 1) / bs; b++)
 				bm_set(s->dirty, (uint32_t)b);
-			done += n;
 		}
 	}
+	return 0;
 }
 
 void redo_apply_flush(struct prosper_pool *p, struct region *r, int site)

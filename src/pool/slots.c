@@ -117,7 +117,7 @@ int slot_alloc_run(struct prosper_pool *p, uint32_t n, uint32_t at, uint32_t *fi
 	if (start == POOL_SLOT_NONE)
 		return pool_err(-ENOSPC, "no run of %u free segments", n);
 	for (uint32_t i = start; i < start + n; i++) {
-		int rc = slot_take(p, i, 1);
+		int rc = slot_take(p, i, 0); /* a redo log: its space as it is written (redo.c) */
 		if (rc) {
 			while (i-- > start)
 				p->slot_use[i] = SLOT_FREE, slot_freed(p, i); /* nothing was written to them */

@@ -690,6 +690,59 @@ static void test_sparse_region_reserves_what_it_writes(void)
 	unlink(path);
 }
 
+/* Reads [0, n) of region id and checks it holds `data` at each of the offsets `at` (len bytes)
+ * and zeros everywhere else. */
+static int reads_as(prosper_pool *p, int id, uint64_t n, const uint64_t *at, int nat, const uint8_t *data, size_t len)
+{
+	uint8_t *back = malloc(n);
+	int ok = back && prosper_pool_region_read(p, (uint32_t)id, 0, back, n) == 0;
+	for (int i = 0; ok && i < nat; i++) {
+		ok = memcmp(back + at[i], data, len) == 0;
+		memset(back + at[i], 0, len);
+	}
+	for (uint64_t i = 0; ok && i < n; i++)
+		ok = back[i] == 0;
+	free(back);
+	return ok;
+}
+
+/* A thread's stack is a redo region of 8 MiB with a log of 16 MiB, of which a few KiB are
+ * written: the file holds what is written, not 24 MiB per thread -- also when a region is
+ * removed and another takes its slots, and after a reopen; every byte reads back, the rest as
+ * zeros. */
+static void test_redo_region_reserves_what_it_writes(void)
+{
+	char path[256];
+	prosper_pool *p = file_pool(path, "stacks.pool", 1ull << 30);
+	uint64_t empty = disk_bytes(path), n = 8ull << 20;
+	uint8_t mem[300];
+	fill(mem, sizeof mem, 5);
+	const uint64_t top[] = { n - 4096 }, low[] = { 4096, n - 4096 };
+	int a = prosper_pool_region_add(p, "thread.a", PROSPER_KIND_STACK, PROSPER_REGION_REDO, 0x7f0000000000, n, 3);
+	CHECK(a >= 0 && prosper_pool_write(p, (uint32_t)a, top[0], mem, sizeof mem) == 0);
+	CHECK(prosper_pool_commit(p, NULL, 0) == 0);
+	CHECK(disk_bytes(path) < empty + (1u << 20)); /* not 24 MiB */
+	CHECK(reads_as(p, a, n, top, 1, mem, sizeof mem));
+	/* a thread ends, another starts in its slots */
+	CHECK(prosper_pool_region_remove(p, (uint32_t)a) == 0);
+	CHECK(prosper_pool_commit(p, NULL, 0) == 0);
+	CHECK(prosper_pool_commit(p, NULL, 0) == 0);
+	int b = prosper_pool_region_add(p, "thread.b", PROSPER_KIND_STACK, PROSPER_REGION_REDO, 0x7f0000000000, n, 3);
+	CHECK(b >= 0 && prosper_pool_write(p, (uint32_t)b, low[0], mem, sizeof mem) == 0);
+	CHECK(prosper_pool_commit(p, NULL, 0) == 0);
+	CHECK(disk_bytes(path) < empty + (1u << 20));
+	CHECK(reads_as(p, b, n, low, 1, mem, sizeof mem)); /* the old thread's bytes read as zeros */
+	/* the last epoch added b: reopening applies its log again, ZERO record included */
+	CHECK(prosper_pool_close(&p) == 0 && prosper_pool_open(path, &p) == 0);
+	CHECK(reads_as(p, b, n, low, 1, mem, sizeof mem));
+	CHECK(prosper_pool_write(p, (uint32_t)b, low[1], mem, sizeof mem) == 0);
+	CHECK(prosper_pool_commit(p, NULL, 0) == 0);
+	CHECK(prosper_pool_close(&p) == 0 && prosper_pool_open(path, &p) == 0);
+	CHECK(reads_as(p, b, n, low, 2, mem, sizeof mem));
+	CHECK(prosper_pool_close(&p) == 0);
+	unlink(path);
+}
+
 /* A creator killed while it built a pool leaves the file under its temporary name; the next
  * creation of that name removes it when its creator is gone, and leaves a living one's. */
 static void test_a_killed_creation_is_cleaned_up(void)
@@ -732,6 +785,7 @@ int main(void)
 	test_corruption_sweep();
 	test_file_space_given_back();
 	test_sparse_region_reserves_what_it_writes();
+	test_redo_region_reserves_what_it_writes();
 	test_a_killed_creation_is_cleaned_up();
 	char cmd[300];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
