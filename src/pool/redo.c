@@ -31,11 +31,14 @@
  *      ZERO record appended at that moment, so it reads as zero after the apply even where a
  *      record written before a shrink lies, and new segments need no zero-fill of their own.
  *
- * Size: log_slots = ceil((2 * length + 128) / seg_size).  stackckpt.h shows why that always
- * holds one epoch's records of 8-byte granules that neither overlap nor touch; a write that
- * does not fit is refused with -ENOSPC and leaves the log as it was.  A shrink keeps the slots
- * the log of the epoch being built already fills; a growth extends the run in place or moves
- * it (the committed epoch's run stays reserved until the commit, like every released slot).
+ * Size: a log starts at REDO_LOG_FIRST_SLOTS and doubles when a write does not fit, up to
+ * ceil((2 * length + 128) / seg_size).  stackckpt.h shows why that always holds one epoch's
+ * records of 8-byte granules that neither overlap nor touch; a write that does not fit even
+ * then is refused with -ENOSPC and leaves the log as it was.  A shrink of the region keeps the
+ * slots the log of the epoch being built already fills; a growth of the log extends the run in
+ * place or moves it (the committed epoch's run stays reserved until the commit, like every
+ * released slot).  A thread's stack of 8 MiB thus takes 128 slots and one of log, not 385: a
+ * program of 400 threads fits a pool of 131072.
  *
  * Space.  A thread's stack is a redo region of 8 MiB of which a few KiB are ever written, and
  * its log is sized for the worst case: 24 MiB of slots per thread.  So neither the log's slots
@@ -52,6 +55,9 @@
 
 /* Records carry at most this many bytes, so a length always fits the record's u32. */
 #define REDO_PIECE (1u << 30)
+/* The slots a log starts with (64 KiB at the default segment size: a stack's writes of one
+ * interval are a few KiB). */
+#define REDO_LOG_FIRST_SLOTS 1
 
 static uint32_t slots_of_bytes(const struct prosper_pool *p, uint64_t bytes)
 {
@@ -79,10 +85,40 @@ static int log_reserve(struct prosper_pool *p, uint32_t at, uint64_t from, uint6
 	return 0;
 }
 
+/* log_grow -- the log of r, `want` slots long (more than now): extended in place, or moved to a
+ * new run with the records of the epoch being built (they are not durable yet: the commit
+ * persists the log where the metadata will name it).  The committed epoch's run stays reserved
+ * until the commit, like every released slot. */
+static int log_grow(struct prosper_pool *p, struct region *r, uint32_t want)
+{
+	uint32_t first;
+	if (slot_alloc_run(p, want - r->log_slots, r->log_slot + r->log_slots, &first) == 0) {
+		r->log_slots = want; /* extended in place */
+		return 0;
+	}
+	if (slot_alloc_run(p, want, POOL_SLOT_NONE, &first))
+		return pool_err(-ENOSPC, "no run of %u free segments for the redo log of region %s", want, r->info.name);
+	uint64_t used = r->log_begun ? prosper_stacklog_bytes(redo_log(p, r)) : 0;
+	int rc = log_reserve(p, first, 0, used > PROSPER_STACKLOG_HEADER ? used : PROSPER_STACKLOG_HEADER);
+	if (rc) {
+		for (uint32_t i = 0; i < want; i++)
+			slot_release(p, first + i);
+		return rc;
+	}
+	if (r->log_begun)
+		memcpy(slot_addr(p, first), redo_log(p, r), used);
+	for (uint32_t i = 0; i < r->log_slots; i++)
+		slot_release(p, r->log_slot + i);
+	r->log_slot = first;
+	r->log_slots = want;
+	return 0;
+}
+
 int redo_log_fit(struct prosper_pool *p, struct region *r, uint64_t length)
 {
-	uint32_t want = redo_log_slots_for(&p->sb, length), first;
+	uint32_t most = redo_log_slots_for(&p->sb, length), first;
 	if (r->log_slot == POOL_SLOT_NONE) {
+		uint32_t want = most < REDO_LOG_FIRST_SLOTS ? most : REDO_LOG_FIRST_SLOTS;
 		if (slot_alloc_run(p, want, POOL_SLOT_NONE, &first))
 			return pool_err(-ENOSPC, "no run of %u free segments for the redo log of region %s", want,
 					r->info.name);
@@ -97,36 +133,14 @@ int redo_log_fit(struct prosper_pool *p, struct region *r, uint64_t length)
 		r->log_slots = want;
 		return 0;
 	}
+	/* A log longer than the worst case of the new length shrinks to it, but never below what
+	 * the log of the epoch being built holds; a shorter one grows as it is written (append). */
 	uint64_t used = r->log_begun ? prosper_stacklog_bytes(redo_log(p, r)) : 0;
-	if (want <= r->log_slots) {
-		/* Shrink, but never below what the log of the epoch being built holds. */
-		uint32_t keep = want > slots_of_bytes(p, used) ? want : slots_of_bytes(p, used);
-		for (uint32_t i = keep; i < r->log_slots; i++)
-			slot_release(p, r->log_slot + i);
-		if (keep < r->log_slots)
-			r->log_slots = keep;
-		return 0;
-	}
-	if (slot_alloc_run(p, want - r->log_slots, r->log_slot + r->log_slots, &first) == 0) {
-		r->log_slots = want; /* extended in place */
-		return 0;
-	}
-	if (slot_alloc_run(p, want, POOL_SLOT_NONE, &first))
-		return pool_err(-ENOSPC, "no run of %u free segments for the redo log of region %s", want, r->info.name);
-	int rc = log_reserve(p, first, 0, used > PROSPER_STACKLOG_HEADER ? used : PROSPER_STACKLOG_HEADER);
-	if (rc) {
-		for (uint32_t i = 0; i < want; i++)
-			slot_release(p, first + i);
-		return rc;
-	}
-	/* Move: the records of the epoch being built come along (they are not durable yet:
-	 * the commit persists the log where the metadata will name it). */
-	if (r->log_begun)
-		memcpy(slot_addr(p, first), redo_log(p, r), used);
-	for (uint32_t i = 0; i < r->log_slots; i++)
+	uint32_t keep = most > slots_of_bytes(p, used) ? most : slots_of_bytes(p, used);
+	for (uint32_t i = keep; i < r->log_slots; i++)
 		slot_release(p, r->log_slot + i);
-	r->log_slot = first;
-	r->log_slots = want;
+	if (keep < r->log_slots)
+		r->log_slots = keep;
 	return 0;
 }
 
@@ -176,8 +190,20 @@ static int append(struct prosper_pool *p, struct region *r, uint64_t off, const 
 		uint32_t n = len - done < REDO_PIECE ? (uint32_t)(len - done) : REDO_PIECE;
 		need += src ? prosper_stacklog_record_bytes(n) : PROSPER_STACKLOG_RECORD;
 	}
-	if (need > cap - used)
-		return full(p, r, off, len, need);
+	if (need > cap - used) {
+		/* grow: to twice its slots, or what this write needs, up to the worst case */
+		uint32_t most = redo_log_slots_for(&p->sb, (uint64_t)r->nsegs * p->sb.seg_size);
+		uint32_t want = slots_of_bytes(p, used + need);
+		want = want > 2 * r->log_slots ? want : 2 * r->log_slots;
+		want = want < most ? want : most;
+		if (want <= r->log_slots)
+			return full(p, r, off, len, need);
+		int rc = log_grow(p, r, want);
+		if (rc)
+			return rc;
+		log = redo_log(p, r);
+		cap = redo_log_cap(p, r);
+	}
 	int rc = log_reserve(p, r->log_slot, used, used + need);
 	if (!rc)
 		rc = image_reserve(p, r, off, len, !src);

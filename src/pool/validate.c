@@ -77,10 +77,9 @@ int meta_validate(const struct pool_sb *sb, const uint8_t *meta, uint64_t epoch)
 			return pool_err(-EBADMSG, "metadata of epoch %llu: region %u inconsistent",
 					(unsigned long long)epoch, i);
 		bool redo = r.mode == PROSPER_REGION_REDO;
-		/* A redo region's log: a run inside the data slots, at least as long as its length
-		 * needs.  Other regions have none. */
-		if (redo ? r.log_slot >= sb->nslots || r.log_slots > sb->nslots - r.log_slot ||
-			   r.log_slots < redo_log_slots_for(sb, r.length)
+		/* A redo region's log: a run inside the data slots (it grows as it is written; the
+		 * log's own check keeps it within the run).  Other regions have none. */
+		if (redo ? r.log_slot >= sb->nslots || r.log_slots > sb->nslots - r.log_slot || r.log_slots == 0
 			 : r.log_slot != POOL_SLOT_NONE || r.log_slots || r.log_crc)
 			return pool_err(-EBADMSG, "metadata of epoch %llu: redo log of region %u inconsistent",
 					(unsigned long long)epoch, i);

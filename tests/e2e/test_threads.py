@@ -14,6 +14,7 @@ LONG = os.environ.get("PROSPER_LONG") == "1"
 SUP = os.path.join(BUILD, "src", "supervisor", "prosper-supervise")
 THREADCHECK = os.path.join(BUILD, "tests", "supervisor", "threadcheck")
 THREADBURST = os.path.join(BUILD, "tests", "supervisor", "threadburst")
+THREADCROWD = os.path.join(BUILD, "tests", "supervisor", "threadcrowd")
 
 
 def torture(*prog, kills):
@@ -54,6 +55,19 @@ def test_a_thread_that_is_gone_before_its_clone_event_is_read_is_not_a_lost_chil
         # which a few KiB are written: the file holds those (it grew to 2.4-4.9 GB per run when
         # every such region took its space whole).
         assert os.stat(pool).st_blocks * 512 < 256 << 20, os.stat(pool).st_blocks * 512
+
+
+def test_hundreds_of_threads_fit_the_default_pool(tmp_path, pool_dir):
+    """450 threads alive at once: each stack is a region of 128 slots of the default pool's
+    131072, and its log starts at one slot (it took 257, and 400 threads filled the pool:
+    "pool is full")."""
+    stats = tmp_path / "s.json"
+    r = subprocess.run([SUP, "run", "--pool", os.path.join(pool_dir, "p"), "--stats-json", str(stats), "--",
+                        THREADCROWD, "450"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout == "joined 450\n", r.stderr
+    st = json.loads(stats.read_text())
+    assert st["disabled"] is None, r.stderr
+    assert st["checkpoints"] >= 3 and st["mean_threads"] > 100, st  # the crowd lives most of the run
 
 
 def test_threads_that_come_and_go_by_thousands_survive_kills():
