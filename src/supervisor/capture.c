@@ -113,6 +113,26 @@ static uint32_t region_mode(const struct vma *v)
 	return v->sp ? PROSPER_REGION_REDO : PROSPER_REGION_BUFFERED;
 }
 
+/* A region of the pool for mapping nv, and its entry among the saved mappings (*out); 0 or a
+ * negative errno.  Its pages are neither tracked nor staged yet: the caller's order decides. */
+static int add_saved_region(struct sup *s, const struct vma *nv, struct vma **out)
+{
+	if (s->nvmas == MAX_VMAS)
+		return -ENOSPC;
+	char name[PROSPER_REGION_NAME_MAX];
+	snprintf(name, sizeof name, "%sm%llx", s->region_prefix, (unsigned long long)nv->start);
+	int id = prosper_pool_region_add(s->tree->pool, name, (uint32_t)region_kind(nv), region_mode(nv), nv->start,
+					 nv->end - nv->start, 3);
+	if (id < 0)
+		return id;
+	struct vma *v = &s->vmas[s->nvmas++];
+	*v = *nv;
+	v->region = id;
+	v->added_gen = s->tree->cut_gen;
+	*out = v;
+	return 0;
+}
+
 /* Regions follow the map: new mappings are added (tracked from now on), changed ones resized,
  * vanished ones removed.  On return s->now[i].seen says whether mapping i is saved. */
 static int follow_map(struct sup *s, int n, const struct vma *prev, int nprev)
@@ -161,19 +181,10 @@ static int follow_map(struct sup *s, int n, const struct vma *prev, int nprev)
 			}
 			continue;
 		}
-		if (s->nvmas == MAX_VMAS)
-			return -ENOSPC;
-		char name[PROSPER_REGION_NAME_MAX];
-		snprintf(name, sizeof name, "%sm%llx", s->region_prefix, (unsigned long long)nv->start);
-		int id = prosper_pool_region_add(s->tree->pool, name, (uint32_t)region_kind(nv), region_mode(nv),
-						 nv->start, nv->end - nv->start, 3);
-		if (id < 0)
-			return id;
-		struct vma *v = &s->vmas[s->nvmas++];
-		*v = *nv;
-		v->region = id;
+		struct vma *v;
+		if ((rc = add_saved_region(s, nv, &v)) != 0)
+			return rc;
 		v->seen = 1;
-		v->added_gen = s->tree->cut_gen;
 		if ((rc = stage_new(s, v, v->start, v->end)) != 0)
 			return rc;
 		if ((rc = prosper_track_add(&s->track, v->start, v->end)) != 0)
@@ -191,14 +202,19 @@ static int follow_map(struct sup *s, int n, const struct vma *prev, int nprev)
 	return 0;
 }
 
-/* Is this new mapping maybe a stack, whose live part only its thread's SP, read at the stop,
- * tells?  The main one, or an anonymous private one right above a guard page (mark_stacks). */
-static int maybe_stack(const struct vma *now, int i)
+/* Is now[i] shaped like a thread's stack as glibc makes one: an anonymous private rw mapping
+ * with a guard page (an anonymous ---p mapping) right below it?  Whether it is one, its
+ * thread's SP tells (mark_stacks). */
+static int guarded_like_a_stack(const struct vma *now, int i)
 {
 	const struct vma *v = &now[i];
-	return vma_is_stack(v) || (!v->path[0] && !strcmp(v->perms, "rw-p") && i > 0 && now[i - 1].end == v->start &&
-				   !strncmp(now[i - 1].perms, "---p", 4) && !now[i - 1].path[0]);
+	return !v->path[0] && !strcmp(v->perms, "rw-p") && i > 0 && now[i - 1].end == v->start &&
+	       !strncmp(now[i - 1].perms, "---p", 4) && !now[i - 1].path[0];
 }
+
+/* Is this new mapping maybe a stack, whose live part only its thread's SP, read at the stop,
+ * tells?  The main one, or one shaped like a thread's. */
+static int maybe_stack(const struct vma *now, int i) { return vma_is_stack(&now[i]) || guarded_like_a_stack(now, i); }
 
 /* Union of two ascending range lists into out (MAX_RANGES). */
 static long union_ranges(const struct prosper_range *a, long na, const struct prosper_range *b, long nb,
@@ -243,16 +259,10 @@ int sup_adopt_new_maps(struct sup *s)
 			s->track.err[0] = 0;
 			continue; /* the process ended or executed another program under the pass */
 		}
-		char name[PROSPER_REGION_NAME_MAX];
-		snprintf(name, sizeof name, "%sm%llx", s->region_prefix, (unsigned long long)nv->start);
-		int id = prosper_pool_region_add(s->tree->pool, name, (uint32_t)region_kind(nv), region_mode(nv), nv->start,
-						 nv->end - nv->start, 3);
-		if (id < 0)
-			return id;
-		struct vma *v = &s->vmas[s->nvmas++];
-		*v = *nv;
-		v->region = id;
-		v->added_gen = s->tree->cut_gen;
+		struct vma *v;
+		if ((rc = add_saved_region(s, nv, &v)) != 0)
+			return rc;
+		int id = v->region;
 		nb = 1;
 		if (v->path[0] == '/')
 			s->ranges[0] = (struct prosper_range){ v->start, v->end }; /* absent pages are the file's */
@@ -504,8 +514,7 @@ static void mark_stacks(struct sup *s, int n)
 			v->sp = s->sp;
 			continue;
 		}
-		if (v->path[0] || strcmp(v->perms, "rw-p") || i == 0 || s->now[i - 1].end != v->start ||
-		    strncmp(s->now[i - 1].perms, "---p", 4) || s->now[i - 1].path[0])
+		if (!guarded_like_a_stack(s->now, i))
 			continue;
 		for (int t = 1; t < s->nthr; t++)
 			if (s->thr[t].regs.rsp > v->start && s->thr[t].regs.rsp <= v->end)

@@ -232,8 +232,11 @@ int sup_supervise(struct sup *s, int sigfd)
 	double iv = s->cfg.interval_ms / 1e3, next = now() + iv;
 	double lead = s->cfg.copy_mode == COPY_PRECOPY ? iv * PRECOPY_LEAD : 0;
 	const char *lead_env = getenv("PROSPER_PRECOPY_LEAD"); /* for measuring the lead (docs/run-resume.md) */
-	if (lead && lead_env)
-		lead = iv * atof(lead_env);
+	if (lead && lead_env) {
+		double f = atof(lead_env); /* a fraction of the interval: outside (0, 1) means the default */
+		if (f > 0 && f < 1)
+			lead = iv * f;
+	}
 	int interrupting = 0, late = 0, st = -1, precopied = 0;
 	double interrupt_sent = 0, cut_started = 0;
 	for (;;) {

@@ -205,6 +205,8 @@ int stage_keep_precopied(struct sup *s)
 
 void stage_judge_precopy(struct sup *s)
 {
+	if (s->cfg.copy_mode != COPY_PRECOPY)
+		return;
 	for (int i = 0; i < s->nvmas; i++) {
 		struct vma *v = &s->vmas[i];
 		if (v->pre_bytes && v->pre_again * 100 > v->pre_bytes * PRE_SKIP_PERCENT) {
