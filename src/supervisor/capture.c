@@ -563,6 +563,7 @@ static int capture_threads(struct sup *s)
 
 int sup_capture(struct sup *s)
 {
+	double *phase = s->tree->stats.stop_phase_seconds, t = stopclock_now();
 	stage_begin_cut(s);
 	/* first: it runs the main thread (for a system call), capture_threads then reads its registers */
 	int rc = timers_capture(s);
@@ -588,17 +589,28 @@ int sup_capture(struct sup *s)
 		if (process_vm_readv(s->pid, &l, 1, &r, 1, 0) == 4 && tid == own)
 			s->tid_offset = 720;
 	}
+	stopclock_lap(phase, STOP_THREADS, &t);
 	int n = 0;
 	if ((rc = proc_maps(s->pid, s->now, MAX_VMAS, &n)) != 0)
 		return rc;
+	stopclock_lap(phase, STOP_MAPS, &t);
 	mark_stacks(s, n);
 	if ((rc = follow_map(s, n, s->prev, s->nprev)) != 0 || (rc = stage_keep_precopied(s)) != 0)
 		return rc;
-	if ((rc = stage_dirty(s)) != 0 || (rc = stage_read(s)) != 0)
+	stopclock_lap(phase, STOP_FOLLOW, &t);
+	if ((rc = stage_dirty(s)) != 0)
 		return rc;
+	stopclock_lap(phase, STOP_DIRTY, &t);
+	if ((rc = stage_read(s)) != 0)
+		return rc;
+	stopclock_lap(phase, STOP_READ, &t);
 	stage_judge_precopy(s);
-	if ((rc = build_blob(s, &s->batch.blob, n)) != 0 || (rc = stage_metadata(s)) != 0)
+	if ((rc = build_blob(s, &s->batch.blob, n)) != 0)
 		return rc;
+	stopclock_lap(phase, STOP_BLOB, &t);
+	if ((rc = stage_metadata(s)) != 0)
+		return rc;
+	stopclock_lap(phase, STOP_METADATA, &t);
 	memcpy(s->prev, s->now, (size_t)n * sizeof *s->prev);
 	s->nprev = n;
 	s->new_image = 0;

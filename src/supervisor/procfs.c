@@ -151,16 +151,37 @@ int vma_is_heap(const struct vma *v) { return !strcmp(v->path, "[heap]"); }
 
 /* /proc/PID/fd and fdinfo stay open as directories: every lookup is relative to them.  A pipe,
  * socket or other kernel object that a fd still names at the next call (its link text holds a
- * unique inode number) keeps its earlier answer: it is not persisted, only warned about. */
+ * unique inode number) keeps its earlier answer: it is not persisted, only warned about.
+ *
+ * A fd read at every stop costs system calls on /proc, each a path walk with its permission
+ * check: its link, its type, its fdinfo (position, flags).  So a fd's fdinfo file stays open from
+ * one call to the next (the file follows the fd number: a read shows whatever that number names
+ * then) and is read again with one pread; and a fd whose link text is unchanged and that is no
+ * regular file or FIFO (a device, a directory, an anonymous object) keeps its type without a new
+ * stat -- a regular file's size, a FIFO's inode are read every time. */
+static int info_read(int h, char *info, size_t cap)
+{
+	ssize_t got = h >= 0 ? pread(h, info, cap - 1, 0) : -1;
+	if (got > 0)
+		info[got] = 0;
+	return got > 0;
+}
+
 int proc_fds(pid_t pid, struct fd_info *out, int max, int *n)
 {
 	static pid_t dpid;
 	static int fd_dir = -1, info_dir = -1;
 	static struct fd_info *prev;
+	static int *prev_info, *cur_info; /* the open fdinfo file of prev[i] / out[i], or -1 */
 	static int nprev;
 	if (dpid != pid) {
 		if (fd_dir >= 0)
 			close(fd_dir), close(info_dir);
+		for (int i = 0; i < nprev; i++)
+			if (prev_info[i] >= 0)
+				close(prev_info[i]);
+		nprev = 0;
+		dpid = 0;
 		char p[64];
 		snprintf(p, sizeof p, "/proc/%d/fd", (int)pid);
 		fd_dir = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -170,14 +191,19 @@ int proc_fds(pid_t pid, struct fd_info *out, int max, int *n)
 			int e = errno;
 			if (fd_dir >= 0)
 				close(fd_dir);
+			if (info_dir >= 0)
+				close(info_dir);
 			fd_dir = info_dir = -1;
 			return -e;
 		}
 		dpid = pid;
-		nprev = 0;
 	}
-	if (!prev && !(prev = calloc((size_t)max, sizeof *prev)))
+	if (!prev && (!(prev = calloc((size_t)max, sizeof *prev)) || !(prev_info = malloc((size_t)max * sizeof *prev_info)) ||
+		      !(cur_info = malloc((size_t)max * sizeof *cur_info)))) {
+		free(prev), free(prev_info);
+		prev = NULL, prev_info = NULL;
 		return -ENOMEM;
+	}
 	int dup_fd = dup(fd_dir); /* fdopendir takes ownership; the listing starts afresh */
 	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
 	if (!d) {
@@ -201,17 +227,23 @@ int proc_fds(pid_t pid, struct fd_info *out, int max, int *n)
 		if (l < 0)
 			continue; /* closed meanwhile: the process is stopped, so it was ours */
 		fi.path[l] = 0;
-		const struct fd_info *same = NULL;
-		for (int i = 0; i < nprev && !same; i++)
-			if (prev[i].fd == fi.fd && prev[i].type == IMG_FD_OTHER && strchr(fi.path, '[') &&
-			    !strcmp(prev[i].path, fi.path))
-				same = &prev[i];
-		if (same) {
-			out[(*n)++] = *same;
+		int was = -1; /* this fd number at the last call */
+		for (int i = 0; i < nprev && was < 0; i++)
+			if (prev[i].fd == fi.fd)
+				was = i;
+		int same_link = was >= 0 && !strcmp(prev[was].path, fi.path);
+		int h = was >= 0 ? prev_info[was] : -1;
+		if (was >= 0)
+			prev_info[was] = -1; /* taken over (or closed below) */
+		if (same_link && prev[was].type == IMG_FD_OTHER && strchr(fi.path, '[')) {
+			cur_info[*n] = h;
+			out[(*n)++] = prev[was];
 			continue;
 		}
 		struct stat st;
-		if (fstatat(fd_dir, e->d_name, &st, 0) != 0)
+		if (same_link && prev[was].type != IMG_FD_FILE && prev[was].type != IMG_FD_FIFO)
+			fi.type = prev[was].type;
+		else if (fstatat(fd_dir, e->d_name, &st, 0) != 0)
 			fi.type = IMG_FD_OTHER;
 		else if (S_ISREG(st.st_mode))
 			fi.type = IMG_FD_FILE, fi.size = (uint64_t)st.st_size;
@@ -226,23 +258,28 @@ int proc_fds(pid_t pid, struct fd_info *out, int max, int *n)
 		if (fi.type != IMG_FD_OTHER && fi.path[0] != '/')
 			fi.type = IMG_FD_OTHER; /* memfd:, anon_inode: */
 		char info[512];
-		int ifd = openat(info_dir, e->d_name, O_RDONLY | O_CLOEXEC);
-		ssize_t got = ifd >= 0 ? read(ifd, info, sizeof info - 1) : -1;
-		if (ifd >= 0)
-			close(ifd);
-		if (got > 0) {
-			info[got] = 0;
-			char *s = strstr(info, "pos:");
-			if (s)
-				fi.pos = strtoull(s + 4, NULL, 10);
-			s = strstr(info, "flags:");
-			if (s)
-				fi.flags = (unsigned)strtoul(s + 6, NULL, 8);
+		if (!info_read(h, info, sizeof info)) {
+			if (h >= 0)
+				close(h);
+			h = openat(info_dir, e->d_name, O_RDONLY | O_CLOEXEC);
+			if (!info_read(h, info, sizeof info))
+				info[0] = 0;
 		}
+		char *s = strstr(info, "pos:");
+		if (s)
+			fi.pos = strtoull(s + 4, NULL, 10);
+		s = strstr(info, "flags:");
+		if (s)
+			fi.flags = (unsigned)strtoul(s + 6, NULL, 8);
+		cur_info[*n] = h;
 		out[(*n)++] = fi;
 	}
 	closedir(d);
+	for (int i = 0; i < nprev; i++) /* fd numbers closed since */
+		if (prev_info[i] >= 0)
+			close(prev_info[i]);
 	memcpy(prev, out, (size_t)*n * sizeof *out);
+	memcpy(prev_info, cur_info, (size_t)*n * sizeof *cur_info);
 	nprev = *n;
 	return rc;
 }

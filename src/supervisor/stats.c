@@ -82,6 +82,12 @@ int stats_write(const struct sup *s, const char *path)
 	json_num(&j, "precopy_ms", "%.4f", 1e3 * st->precopy_seconds);
 	json_num(&j, "mean_threads", "%.3f", per((double)st->thread_captures, st->checkpoints));
 	json_num(&j, "thread_capture_us", "%.3f", 1e6 * per(st->thread_capture_seconds, st->thread_captures));
+	/* where a stop's time went, per checkpoint (stopclock.h) */
+	static const char *const phase_keys[STOP_NPHASES] = {
+		"stop_threads_us", "stop_maps_us", "stop_follow_us", "stop_dirty_us", "stop_read_us",
+		"stop_fds_us", "stop_blob_us", "stop_metadata_us", "stop_tree_us" };
+	for (int p = 0; p < STOP_NPHASES; p++)
+		json_num(&j, phase_keys[p], "%.1f", 1e6 * per(st->stop_phase_seconds[p], st->checkpoints));
 	json_u64(&j, "stack_bytes", b->stack);
 	json_u64(&j, "stack_page_bytes", b->stack_pages);
 	json_u64(&j, "stack_exact_bytes", b->stack_exact);

@@ -38,6 +38,7 @@
 #include "procfs.h"
 #include "refusal.h"
 #include "socketpairs.h"
+#include "stopclock.h"
 #include "tiers.h"
 #include "prosper/pool.h"
 #include "prosper/track.h"
@@ -186,6 +187,7 @@ struct sup_stats {
 	uint64_t precopy_skips;           /* mappings left out of the next passes: mostly read again */
 	double precopy_seconds;
 	double restore_seconds, restore_memory_seconds;
+	double stop_phase_seconds[STOP_NPHASES]; /* where the stops' time went (stopclock.h) */
 	double thread_capture_seconds;    /* registers, xstate, mask, robust list of every thread */
 	uint64_t thread_captures;         /* threads captured, summed over checkpoints */
 	uint64_t restored_bytes;

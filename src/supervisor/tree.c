@@ -384,19 +384,32 @@ static int32_t own_id(const struct tree *t, pid_t host)
 	return 0;
 }
 
-int tree_capture(struct tree *t)
+/* tree_capture's steps; *clock is the start of the lap under way (stopclock.h). */
+static int capture_cut(struct tree *t, double *clock)
 {
 	t->cut_err[0] = 0;
 	t->cut_gen++; /* each process's fds are read once in this cut: by the first who asks */
+	double *phase = t->stats.stop_phase_seconds;
+	*clock = stopclock_now();
 	int rc = tree_drop_gone(t);
 	if (!rc)
 		rc = cut_members(t);
 	shm_begin(t);
+	stopclock_lap(phase, STOP_TREE, clock);
+	/* every process's fds, read once for this cut (the sockets below and each blob ask) */
+	for (int i = 0; i < t->nprocs && !rc; i++) {
+		int nfds;
+		if (!t->procs[i]->exited)
+			tree_read_fds(t->procs[i], &nfds); /* an error is kept for those who ask */
+	}
+	stopclock_lap(phase, STOP_FDS, clock);
 	if (!rc)
 		rc = socketpairs_scan(t); /* before the captures: their fds name the pairs kept */
+	stopclock_lap(phase, STOP_TREE, clock);
 	for (int i = 0; i < t->nprocs && !rc; i++)
 		if ((t->procs[i]->captured = !t->procs[i]->exited))
 			rc = sup_capture(t->procs[i]);
+	*clock = stopclock_now(); /* the rest is STOP_TREE's */
 	/* A process killed during its capture (SIGKILL ends a stopped tracee too) may have been read
 	 * half gone: an empty map, no fds.  The kernel drops a dying process's memory before its
 	 * files, so one that still has its memory now was read whole; one that does not fails the
@@ -492,6 +505,14 @@ int tree_capture(struct tree *t)
 		rc = shm_capture(t, &t->blob);
 	if (!rc)
 		tree_end(&t->blob);
+	return rc;
+}
+
+int tree_capture(struct tree *t)
+{
+	double clock;
+	int rc = capture_cut(t, &clock);
+	stopclock_lap(t->stats.stop_phase_seconds, STOP_TREE, &clock);
 	return rc;
 }
 

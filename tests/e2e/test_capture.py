@@ -80,6 +80,20 @@ def test_sleeps_are_not_shortened(tmp_path):
     assert st["checkpoints"] >= 10
 
 
+def test_the_stop_is_accounted_for_by_its_phases(tmp_path):
+    """stop_*_us partition the stop: they add up to the mean stop, and the phases that exist for
+    every program (its threads, its map, its fds, its record) are never zero."""
+    r, st, _ = supervise(tmp_path, MAPPER, "60", verify=False, interval=2)
+    assert r.returncode == 0 and st["checkpoints"] >= 10
+    phases = {k: v for k, v in st.items() if k.startswith("stop_") and k.endswith("_us")}
+    assert set(phases) == {f"stop_{p}_us" for p in
+                           ("threads", "maps", "follow", "dirty", "read", "fds", "blob", "metadata", "tree")}
+    for p in ("threads", "maps", "fds", "blob"):
+        assert phases[f"stop_{p}_us"] > 0, phases
+    total_us = sum(phases.values())
+    assert 0.8 * st["mean_stop_ms"] * 1e3 <= total_us <= 1.01 * st["mean_stop_ms"] * 1e3 + 1, (total_us, st["mean_stop_ms"])
+
+
 def test_exit_code_is_the_programs(tmp_path):
     r, st, _ = supervise(tmp_path, "/bin/sh", "-c", "exit 3", verify=False)
     assert r.returncode == 3
