@@ -25,6 +25,7 @@ def test_bench_overhead_quick_quicksort(tmp_path):
         assert t["median_s"] > 0 and t["checkpoints"] > 0 and t["mean_stop_ms"] > 0
         assert abs(t["slowdown"] - (t["median_s"] / row["native_s"] - 1)) < 1e-9
         assert t["stop_read_bytes_per_ckpt"] > 0
+        assert 0 < t["fixed_stop_us"] < t["mean_stop_ms"] * 1e3  # the rest copied what was written
     # only the precopy mode reads anything before its stops
     assert row["precopy"]["precopy_bytes_per_ckpt"] > 0 and row["diff"]["precopy_bytes_per_ckpt"] == 0
     assert row["checkpoints"] > 0 and row["mean_stop_ms"] > 0
