@@ -3,8 +3,10 @@
  * init speaks on a SOCK_SEQPACKET socket with the supervisor, one int32 per message:
  *   id > 0   "the next new process or thread gets id":  writes id - 1 to ns_last_pid, answers
  *            0 or an errno;
- *   0        "the program has ended": init stops guarding the supervisor and leaves once the
- *            namespace has no other process.
+ *   0        "the program has ended": init stops guarding the supervisor, answers 0, and leaves
+ *            once the namespace has no other process.  The supervisor waits for that answer:
+ *            exiting before it would kill init by its parent-death signal, and with it every
+ *            process the program left running (natively they go on).
  * Its first message, unasked, says whether it could mount the namespace's /proc and open
  * ns_last_pid (0 or an errno): the program's own setup is the same mount, so a namespace is
  * used only when that is known to work.
@@ -95,6 +97,8 @@ static void init_main(int ctl)
 			_exit(0); /* the supervisor is gone: the kernel ends the namespace with us */
 		if (id == 0) {
 			prctl(PR_SET_PDEATHSIG, 0);
+			int32_t done = 0;
+			send(ctl, &done, sizeof done, MSG_NOSIGNAL);
 			close(ctl);
 			released = 1;
 			continue;
@@ -211,8 +215,9 @@ void pidns_release(struct pidns *ns)
 {
 	if (!ns->on || ns->ctl < 0)
 		return;
-	int32_t zero = 0;
-	send(ns->ctl, &zero, sizeof zero, MSG_NOSIGNAL);
+	int32_t zero = 0, done;
+	if (send(ns->ctl, &zero, sizeof zero, MSG_NOSIGNAL) == (ssize_t)sizeof zero)
+		answer(ns->ctl, &done); /* init no longer dies with us (5 s at most) */
 	close(ns->ctl);
 	ns->ctl = -1;
 }

@@ -571,16 +571,24 @@ int tree_verify(struct tree *t)
 
 void tree_release(struct tree *t)
 {
+	/* A thread is detached from a ptrace stop, whichever: ours (PTRACE_INTERRUPT) or one it met
+	 * first -- the kernel lets any trap satisfy a pending interrupt, so a thread that stops for
+	 * an exec or a signal after we asked would not stop again.  A signal it stopped to receive is
+	 * delivered by the detach; a thread that exits meanwhile needs nothing. */
 	for (int i = 1; i < t->nprocs; i++) {
 		struct sup *m = t->procs[i];
-		for (int k = 0; k < m->nthr; k++) {
+		for (int k = 0; k < m->nthr && !m->exited; k++) {
 			pid_t tid = m->thr[k].tid;
-			if (!m->thr[k].stopped && ptrace(PTRACE_INTERRUPT, tid, 0, 0) != 0)
-				continue;
-			int st;
-			while (!m->thr[k].stopped && waitpid(tid, &st, __WALL) == tid && WIFSTOPPED(st) && (st >> 16) != PTRACE_EVENT_STOP)
-				ptrace(PTRACE_CONT, tid, 0, (void *)(long)((st >> 16) ? 0 : WSTOPSIG(st)));
-			ptrace(PTRACE_DETACH, tid, 0, 0);
+			long sig = 0;
+			if (!m->thr[k].stopped) {
+				if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) != 0)
+					continue; /* gone */
+				int st;
+				if (waitpid(tid, &st, __WALL) != tid || !WIFSTOPPED(st))
+					continue; /* it exited */
+				sig = (st >> 16) ? 0 : WSTOPSIG(st);
+			}
+			ptrace(PTRACE_DETACH, tid, 0, (void *)sig);
 		}
 	}
 }

@@ -224,6 +224,32 @@ def test_a_named_pipe_between_parent_and_child(tmp_path, pool_dir):
     assert st["tree_checkpoints"] >= 10 and st["pipe_bytes_in_flight"] > 0, st
 
 
+def test_a_script_that_leaves_a_background_job_ends_and_the_job_goes_on(tmp_path, pool_dir):
+    """`prosper run -- ./script` where the script starts `sleep &` and ends: run returns when the
+    script does, and the sleeper runs on, as natively.  The supervisor used to wait for a stop
+    the kernel had dropped (a pending interrupt is satisfied by any trap, the sleeper's exec
+    included: 6 of 20 runs hung), and to exit before the namespace's init had heard that the
+    program ended (its parent-death signal then killed the sleeper: 12 of 30 runs)."""
+    marker = f"{os.getpid()}{time.monotonic_ns() % 1000000}"
+    script = tmp_path / "leave.sh"
+    script.write_text(f"#!/bin/sh\nsleep 4{marker} &\necho started\n")
+    script.chmod(0o755)
+    pool = os.path.join(pool_dir, "bg.prosper")
+    try:
+        for attempt in range(12):
+            t0 = time.monotonic()
+            out, err = tmp_path / "out", tmp_path / "err"  # files: the sleeper keeps what it inherits open
+            with open(out, "w") as o, open(err, "w") as e:
+                r = subprocess.run([PROSPER, "run", "--fresh", "--pool", pool, "--", str(script)], stdout=o, stderr=e,
+                                   timeout=60, env=dict(os.environ, PATH=PATH), stdin=subprocess.DEVNULL)
+            assert r.returncode == 0 and out.read_text() == "started\n", err.read_text()
+            assert time.monotonic() - t0 < 20, "run waited for the background job"
+            left = subprocess.run(["pgrep", "-f", f"sleep 4{marker}"], capture_output=True, text=True).stdout.split()
+            assert len(left) == attempt + 1, (attempt, left)
+    finally:
+        subprocess.run(["pkill", "-f", f"sleep 4{marker}"])
+
+
 def test_torture_kills_what_a_finished_program_left_behind(tmp_path):
     """A shell script that starts a background sleeper and ends: natively and under run, the
     sleeper is the group's to end, and torture ends it instead of leaving it to run on."""
