@@ -9,7 +9,8 @@
  *   2. munmap of every mapping the checkpoint does not have exactly, brk to the saved break,
  *      growth of the stack down to the saved range, mmap of every saved mapping that is missing
  *      (files from their file and offset, the rest anonymous), with final protections;
- *   3. the memory of every saved mapping, written from the pool through /proc/PID/mem; NVM-resident
+ *   3. the memory of every saved mapping, from the pool: UFFDIO_COPY into the mappings just made
+ *      anonymous, process_vm_writev or /proc/PID/mem into the rest (fill_memory); NVM-resident
  *      memory is mapped from the pool file again at its address instead (nvm.c: no copy);
  *   4. glibc's cached tid, fds (files truncated to their checkpointed size, reopened at the same
  *      numbers with the same flags and offsets), cwd, umask, signal handlers and mask, interval
@@ -24,6 +25,7 @@
  *   - Any failure after the child was changed kills it: a half-restored process never runs.
  */
 #include <elf.h>
+#include <linux/userfaultfd.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -32,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -168,6 +171,7 @@ struct rctx {
 	struct inject in;
 	uint64_t scratch;
 	uint8_t *anon_new; /* per checkpoint mapping: mapped anonymous just now (reads as zeros) */
+	int uffd;          /* the program's userfaultfd (fill_by_copy), or -1 */
 	char *why;
 	size_t whylen;
 };
@@ -313,7 +317,14 @@ static int rebuild_map(struct sup *s, struct rctx *r, const struct img *im, stru
 /* Writable mappings are filled straight from the pool mapping with process_vm_writev (one copy,
  * batched); the few read-only ones that hold saved bytes (relocated data) through /proc/PID/mem,
  * which ignores protections.  Never-written pool segments are zeros: skipped where the mapping
- * was just created anonymous, written where the fresh process may have put something. */
+ * was just created anonymous, written where the fresh process may have put something.
+ *
+ * A mapping just created anonymous is filled with UFFDIO_COPY instead, through the program's
+ * userfaultfd: the kernel puts each page in place with its bytes, where a write first faults in
+ * a zeroed page and then copies over it (3.3-3.8 against 2.3-2.5 GB/s measured here on 256 MiB).
+ * The range is registered for missing faults only while it is filled -- nothing touches it then,
+ * the program being stopped -- and unregistered before anything else may: a fault there would
+ * wait for us.  A copy the kernel refuses leaves the rest of the mapping to the write path. */
 #define FILL_BATCH 512
 
 struct fill {
@@ -328,6 +339,34 @@ static int fill_flush(struct sup *s, struct fill *f)
 	return rc;
 }
 
+/* Fill fresh anonymous mapping v through uffd from the pool; the offset up to which it is filled
+ * (its length when all of it is). */
+static uint64_t fill_by_copy(struct sup *s, int uffd, const struct img_vma *v)
+{
+	uint64_t len = v->end - v->start, off = 0;
+	struct uffdio_register reg = { .range = { v->start, len }, .mode = UFFDIO_REGISTER_MODE_MISSING };
+	if (ioctl(uffd, UFFDIO_REGISTER, &reg) != 0)
+		return 0;
+	while (off < len) {
+		const void *src;
+		uint64_t n;
+		if (prosper_pool_region_view(s->tree->pool, v->region, off, len - off, &src, &n) != 0)
+			break;
+		if (src) {
+			struct uffdio_copy c = { .dst = v->start + off, .src = (uint64_t)(uintptr_t)src, .len = n };
+			if (ioctl(uffd, UFFDIO_COPY, &c) != 0)
+				break; /* the rest by writing; what was copied is written again, the same bytes */
+			s->tree->stats.restored_bytes += n;
+			s->tree->stats.restore_copied_bytes += n;
+		}
+		off += n;
+	}
+	struct uffdio_range whole = { v->start, len };
+	if (ioctl(uffd, UFFDIO_UNREGISTER, &whole) != 0)
+		return 0; /* cannot happen short of the process dying: write it all, the restore then fails */
+	return off;
+}
+
 static int fill_memory(struct sup *s, struct rctx *r, const struct img *im)
 {
 	char *why = r->why;
@@ -340,7 +379,8 @@ static int fill_memory(struct sup *s, struct rctx *r, const struct img *im)
 		if (v->region == IMG_NONE)
 			continue;
 		int writable = v->perms[1] == 'w';
-		for (uint64_t off = 0, len = v->end - v->start; off < len;) {
+		uint64_t filled = writable && r->anon_new[i] && r->uffd >= 0 ? fill_by_copy(s, r->uffd, v) : 0;
+		for (uint64_t off = filled, len = v->end - v->start; off < len;) {
 			const void *src;
 			uint64_t n;
 			if (prosper_pool_region_view(s->tree->pool, v->region, off, len - off, &src, &n) != 0)
@@ -686,11 +726,11 @@ static int restore_threads(struct sup *s, struct rctx *r, const struct img *im)
 	return 0;
 }
 
-int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *hello, char *why, size_t whylen)
+int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *hello, int uffd, char *why, size_t whylen)
 {
 	static struct vma fresh[MAX_VMAS];
 	int nf = 0;
-	struct rctx r = { .why = why, .whylen = whylen, .anon_new = calloc(im->h->nvmas + 1u, 1) };
+	struct rctx r = { .why = why, .whylen = whylen, .anon_new = calloc(im->h->nvmas + 1u, 1), .uffd = uffd };
 	if (!r.anon_new)
 		FAIL("out of memory");
 	if (inject_open(&r.in, s->pid, hello->gate) != 0)

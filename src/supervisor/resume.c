@@ -251,7 +251,7 @@ static int retag_lock_owners(struct sup *s, const struct img *im)
 static int restore_one(struct sup *s, const struct img *im, const struct shim_hello *hello, int uffd, char *why,
 		       size_t whylen)
 {
-	if (sup_restore(s, im, hello, why, whylen) != 0)
+	if (sup_restore(s, im, hello, uffd, why, whylen) != 0)
 		return -1;
 	/* saved mappings of the checkpoint are tracked from here on */
 	if (sup_start_tracking(s, uffd) != 0) {

@@ -189,6 +189,7 @@ struct sup_stats {
 	double restore_seconds, restore_memory_seconds;
 	double stop_phase_seconds[STOP_NPHASES]; /* where the stops' time went (stopclock.h) */
 	double thread_capture_seconds;    /* registers, xstate, mask, robust list of every thread */
+	uint64_t restore_copied_bytes;    /* resume: of restored_bytes, put in place by UFFDIO_COPY (restore.c) */
 	uint64_t thread_captures;         /* threads captured, summed over checkpoints */
 	uint64_t restored_bytes;
 	uint64_t nvm_faults, nvm_dirty_bytes;
@@ -357,9 +358,11 @@ int sup_verify(struct sup *s);
 const struct known_file *sup_known_file(struct sup *s, const char *path);
 
 /* restore.c: rebuild the stopped, freshly launched child (stopped in the shim at SIGSTOP) from
- * the committed epoch im.  0, or negative with a one-line reason in why. */
+ * the committed epoch im; uffd is its userfaultfd (fills memory faster), or -1.  0, or negative
+ * with a one-line reason in why. */
 struct shim_hello;
-int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *hello, char *why, size_t whylen);
+int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *hello, int uffd, char *why,
+		size_t whylen);
 /* Is this fd 0-2 of a checkpoint the run's stdout-like file, which the restore cuts back to its
  * checkpointed size and position (rather than the resumed run's own stdio, or a redirection)? */
 int sup_stdio_reopened_here(const struct img_fd *f, const char *path);

@@ -175,6 +175,8 @@ def test_run_kill_resume_kill_resume(tmp_path, pool_dir):
     assert out.read_bytes() == native
     st = json.loads((tmp_path / "s.json").read_text())
     assert st["resumed"] and st["restored_bytes"] > 0 and st["checkpoints"] >= 1
+    # its heap and anonymous mappings are made anew and filled by UFFDIO_COPY, not by writes
+    assert 0 < st["restore_copied_bytes"] <= st["restored_bytes"], st
     # the program finished: a resume now would replay its end, so it is refused
     again = prosper("resume", "--pool", pool)
     assert again.returncode == 2 and "finished" in again.stderr and again.stderr.count("\n") == 1
