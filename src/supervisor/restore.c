@@ -46,6 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "prosper/internal/shim_proto.h"
+#include "fillcopy.h"
 #include "inject.h"
 #include "sup.h"
 #include "rlimits.h"
@@ -171,7 +172,7 @@ struct rctx {
 	struct inject in;
 	uint64_t scratch;
 	uint8_t *anon_new; /* per checkpoint mapping: mapped anonymous just now (reads as zeros) */
-	int uffd;          /* the program's userfaultfd (fill_by_copy), or -1 */
+	int uffd;          /* the program's userfaultfd (fillcopy.h), or -1 */
 	char *why;
 	size_t whylen;
 };
@@ -319,12 +320,8 @@ static int rebuild_map(struct sup *s, struct rctx *r, const struct img *im, stru
  * which ignores protections.  Never-written pool segments are zeros: skipped where the mapping
  * was just created anonymous, written where the fresh process may have put something.
  *
- * A mapping just created anonymous is filled with UFFDIO_COPY instead, through the program's
- * userfaultfd: the kernel puts each page in place with its bytes, where a write first faults in
- * a zeroed page and then copies over it (3.3-3.8 against 2.3-2.5 GB/s measured here on 256 MiB).
- * The range is registered for missing faults only while it is filled -- nothing touches it then,
- * the program being stopped -- and unregistered before anything else may: a fault there would
- * wait for us.  A copy the kernel refuses leaves the rest of the mapping to the write path. */
+ * The mappings just created anonymous are filled first, with UFFDIO_COPY on every core
+ * (fillcopy.h); one it could not fill whole is written here like the rest. */
 #define FILL_BATCH 512
 
 struct fill {
@@ -339,34 +336,6 @@ static int fill_flush(struct sup *s, struct fill *f)
 	return rc;
 }
 
-/* Fill fresh anonymous mapping v through uffd from the pool; the offset up to which it is filled
- * (its length when all of it is). */
-static uint64_t fill_by_copy(struct sup *s, int uffd, const struct img_vma *v)
-{
-	uint64_t len = v->end - v->start, off = 0;
-	struct uffdio_register reg = { .range = { v->start, len }, .mode = UFFDIO_REGISTER_MODE_MISSING };
-	if (ioctl(uffd, UFFDIO_REGISTER, &reg) != 0)
-		return 0;
-	while (off < len) {
-		const void *src;
-		uint64_t n;
-		if (prosper_pool_region_view(s->tree->pool, v->region, off, len - off, &src, &n) != 0)
-			break;
-		if (src) {
-			struct uffdio_copy c = { .dst = v->start + off, .src = (uint64_t)(uintptr_t)src, .len = n };
-			if (ioctl(uffd, UFFDIO_COPY, &c) != 0)
-				break; /* the rest by writing; what was copied is written again, the same bytes */
-			s->tree->stats.restored_bytes += n;
-			s->tree->stats.restore_copied_bytes += n;
-		}
-		off += n;
-	}
-	struct uffdio_range whole = { v->start, len };
-	if (ioctl(uffd, UFFDIO_UNREGISTER, &whole) != 0)
-		return 0; /* cannot happen short of the process dying: write it all, the restore then fails */
-	return off;
-}
-
 static int fill_memory(struct sup *s, struct rctx *r, const struct img *im)
 {
 	char *why = r->why;
@@ -374,13 +343,28 @@ static int fill_memory(struct sup *s, struct rctx *r, const struct img *im)
 	static const uint8_t zeros[1u << 16];
 	static struct fill f;
 	f.n = 0;
+	static uint8_t *copied, *eligible; /* per mapping of the checkpoint */
+	static uint32_t cap;
+	if (im->h->nvmas + 1u > cap) {
+		uint8_t *c = realloc(copied, im->h->nvmas + 1u), *e = c ? realloc(eligible, im->h->nvmas + 1u) : NULL;
+		if (c)
+			copied = c;
+		if (!c || !e)
+			FAIL("out of memory");
+		eligible = e;
+		cap = im->h->nvmas + 1u;
+	}
+	memset(copied, 0, im->h->nvmas);
+	for (uint32_t i = 0; i < im->h->nvmas; i++)
+		eligible[i] = im->vmas[i].region != IMG_NONE && im->vmas[i].perms[1] == 'w' && r->anon_new[i];
+	if (r->uffd >= 0)
+		fillcopy_run(s, r->uffd, im, eligible, copied);
 	for (uint32_t i = 0; i < im->h->nvmas; i++) {
 		const struct img_vma *v = &im->vmas[i];
-		if (v->region == IMG_NONE)
+		if (v->region == IMG_NONE || copied[i])
 			continue;
 		int writable = v->perms[1] == 'w';
-		uint64_t filled = writable && r->anon_new[i] && r->uffd >= 0 ? fill_by_copy(s, r->uffd, v) : 0;
-		for (uint64_t off = filled, len = v->end - v->start; off < len;) {
+		for (uint64_t off = 0, len = v->end - v->start; off < len;) {
 			const void *src;
 			uint64_t n;
 			if (prosper_pool_region_view(s->tree->pool, v->region, off, len - off, &src, &n) != 0)
