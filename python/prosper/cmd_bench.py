@@ -112,11 +112,30 @@ def fs_type(path):
 MEMORY_FS = ("tmpfs", "ramfs", "hugetlbfs")
 
 
+def cpu_times():
+    """(steal, total) jiffies of all CPUs from /proc/stat, or None: on a virtual machine, steal
+    is the time the host ran something else while this machine had work."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return v[7] if len(v) > 7 else 0, sum(v[:8])
+    except (OSError, ValueError):
+        return None
+
+
 def machine(pool_dir):
     kind = fs_type(pool_dir)
     return {"nproc": os.cpu_count(), "kernel": platform.release(), "pool_dir": pool_dir,
             "pool_fs": kind, "pool_disk_backed": kind not in MEMORY_FS,
-            "loadavg_1min_start": os.getloadavg()[0]}
+            "loadavg_1min_start": os.getloadavg()[0], "_cpu_start": cpu_times()}
+
+
+def machine_end(m):
+    """The end of the run: load average, and the share of CPU time the host took (steal)."""
+    m["loadavg_1min_end"] = os.getloadavg()[0]
+    a, b = m.pop("_cpu_start", None), cpu_times()
+    if a and b and b[1] > a[1]:
+        m["steal_percent"] = 100.0 * (b[0] - a[0]) / (b[1] - a[1])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -463,6 +482,8 @@ def _preamble(res):
              f"pools in {m['pool_dir']} ({m['pool_fs']}, memory: commits pay no device flush)")
     load = (f"; load average {m['loadavg_1min_start']:.1f} at the start, {m['loadavg_1min_end']:.1f} at the end"
             if "loadavg_1min_end" in m else "")
+    if "steal_percent" in m:
+        load += f"; CPU time taken by the host (steal) during the run: {m['steal_percent']:.1f} %"
     long = f"; programs lengthened to about {res['seconds']:g} s natively" if res.get("seconds") else ""
     return (f"{m['nproc']} CPUs, Linux {m['kernel']}; {where}; interval {res['interval_ms']} ms; "
             f"{res['reps']} repetition(s), interleaved round-robin{long}{load}")
@@ -554,7 +575,7 @@ def overhead(args):
                 log(f"  {n}: FAILED: {e}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    res["machine"]["loadavg_1min_end"] = os.getloadavg()[0]
+    machine_end(res["machine"])
     checked = [t for r in res["programs"] for t in r["targets"].values() if t and t["met"] is not None]
     res["summary"] = {"checked": len(checked), "met": sum(1 for t in checked if t["met"]),
                       "not_met": sum(1 for t in checked if not t["met"])}

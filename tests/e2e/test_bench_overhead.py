@@ -15,6 +15,7 @@ def test_bench_overhead_quick_quicksort(tmp_path):
     assert res["benchmark"] == "overhead" and res["reps"] == 1 and res["failures"] == []
     m = res["machine"]
     assert m["nproc"] >= 1 and m["kernel"] and m["pool_dir"] == str(tmp_path) and m["pool_fs"]
+    assert 0 <= m["steal_percent"] <= 100 and "_cpu_start" not in m
     assert os.listdir(tmp_path) == [], "pools are deleted after use"
 
     [row] = res["programs"]
