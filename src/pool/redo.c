@@ -203,6 +203,8 @@ static int append(struct prosper_pool *p, struct region *r, uint64_t off, const 
 			return rc;
 		log = redo_log(p, r);
 		cap = redo_log_cap(p, r);
+		if (need > cap - used)
+			return full(p, r, off, len, need); /* grown to its worst case, and still short */
 	}
 	int rc = log_reserve(p, r->log_slot, used, used + need);
 	if (!rc)

@@ -455,6 +455,31 @@ static void test_redo_enospc(void)
 	CHECK(prosper_pool_commit(p, NULL, 0) == 0);
 	ref_commit(&m);
 	CHECK(same_as_ref(p, id, &m));
+	/* A fresh region's log grows as an epoch's writes need: 1, 2, then 5 slots for overlapping
+	 * writes.  A write that does not fit even the worst case (7 slots here) is refused as a whole,
+	 * also when the log had to grow first -- never taken in part. */
+	int id2 = prosper_pool_region_add(p, "stack2", PROSPER_KIND_STACK, PROSPER_REGION_REDO, 0x10000, len, 3);
+	CHECK(id2 >= 0);
+	CHECK(prosper_pool_commit(p, NULL, 0) == 0);
+	struct ref m2 = { 0 };
+	ref_resize(&m2, len);
+	ref_commit(&m2);
+	uint8_t *w = malloc(len);
+	const uint64_t lens[] = { 4000, 4000, 12000, len };
+	for (int k = 0; k < 4; k++) {
+		fill(w, lens[k], 40u + (unsigned)k);
+		rc = prosper_pool_write(p, (uint32_t)id2, 0, w, lens[k]);
+		CHECK(k < 3 ? rc == 0 : rc == -ENOSPC);
+		if (rc == 0)
+			memcpy(m2.building, w, lens[k]);
+	}
+	CHECK(strstr(prosper_pool_errormsg(), "redo log of region stack2 is full"));
+	CHECK(prosper_pool_commit(p, NULL, 0) == 0);
+	ref_commit(&m2);
+	ref_commit(&m);
+	CHECK(same_as_ref(p, id2, &m2));
+	free(w);
+	free(m2.committed); free(m2.building);
 	/* the next epoch has the whole log again */
 	CHECK(prosper_pool_write(p, (uint32_t)id, 0, m.building, len) == 0);
 	prosper_pool_abandon(&p);
