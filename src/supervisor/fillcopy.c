@@ -58,8 +58,9 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-void fillcopy_run(struct sup *s, int uffd, const struct img *im, const uint8_t *eligible, uint8_t *done)
+int fillcopy_run(struct sup *s, int uffd, const struct img *im, const uint8_t *eligible, uint8_t *done)
 {
+	int rc = 0;
 	uint32_t nv = im->h->nvmas;
 	size_t cap = 0;
 	for (uint32_t i = 0; i < nv; i++)
@@ -95,8 +96,9 @@ void fillcopy_run(struct sup *s, int uffd, const struct img *im, const uint8_t *
 		if (!registered[i])
 			continue;
 		struct uffdio_range whole = { im->vmas[i].start, im->vmas[i].end - im->vmas[i].start };
-		int unregistered = ioctl(uffd, UFFDIO_UNREGISTER, &whole) == 0;
-		done[i] = unregistered && !atomic_load(&j.failed[i]);
+		if (ioctl(uffd, UFFDIO_UNREGISTER, &whole) != 0)
+			rc = -1; /* its holes would wait for a reader forever: no resume */
+		done[i] = !atomic_load(&j.failed[i]);
 	}
 	s->tree->stats.restored_bytes += atomic_load(&j.bytes);
 	s->tree->stats.restore_copied_bytes += atomic_load(&j.bytes);
@@ -104,4 +106,5 @@ out:
 	free(j.chunks);
 	free((void *)j.failed);
 	free(registered);
+	return rc;
 }

@@ -357,8 +357,8 @@ static int fill_memory(struct sup *s, struct rctx *r, const struct img *im)
 	memset(copied, 0, im->h->nvmas);
 	for (uint32_t i = 0; i < im->h->nvmas; i++)
 		eligible[i] = im->vmas[i].region != IMG_NONE && im->vmas[i].perms[1] == 'w' && r->anon_new[i];
-	if (r->uffd >= 0)
-		fillcopy_run(s, r->uffd, im, eligible, copied);
+	if (r->uffd >= 0 && fillcopy_run(s, r->uffd, im, eligible, copied) != 0)
+		FAIL("cannot unregister the memory filled through the userfaultfd: %s", strerror(errno));
 	for (uint32_t i = 0; i < im->h->nvmas; i++) {
 		const struct img_vma *v = &im->vmas[i];
 		if (v->region == IMG_NONE || copied[i])
