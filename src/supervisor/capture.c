@@ -569,12 +569,10 @@ int sup_capture(struct sup *s)
 	int rc = timers_capture(s);
 	if (rc || (rc = pending_capture(s)) != 0 || (rc = limits_capture(s)) != 0)
 		return rc;
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	double t0 = stopclock_now();
 	if ((rc = capture_threads(s)) != 0)
 		return rc;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	s->tree->stats.thread_capture_seconds += (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	s->tree->stats.thread_capture_seconds += stopclock_now() - t0;
 	s->tree->stats.thread_captures += (uint64_t)s->nthr;
 	if ((rc = sup_nvm_stop(s)) != 0)
 		return rc;

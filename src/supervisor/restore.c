@@ -25,7 +25,6 @@
  *   - Any failure after the child was changed kills it: a half-restored process never runs.
  */
 #include <elf.h>
-#include <linux/userfaultfd.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -34,7 +33,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
