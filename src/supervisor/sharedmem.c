@@ -1,5 +1,6 @@
 /* sharedmem.c -- shared memory of the program's processes (sharedmem.h). */
 #include "sharedmem.h"
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -15,6 +16,8 @@
 
 #define MAX_SHM_HOLDS 4096 /* mappings and fds of kept objects in the whole tree at one cut */
 #define DELETED " (deleted)"
+#define SHM_DIR "/dev/shm/"
+#define LINKS_BYTES (TREE_SHM_MAX_LINKS * (sizeof SHM_DIR + 256))
 
 /* What holds each object at this cut: a mapping (start < end) or an fd (fd >= 0). */
 static struct shm_hold {
@@ -29,6 +32,9 @@ static struct shm_obj {
 	uint64_t ino, size;
 	uint32_t nuses;
 	char path[VMA_PATH_MAX]; /* a /dev/shm name; "" for none */
+	int in_shm_dir;          /* it was opened in /dev/shm (its name since removed, or not) */
+	uint32_t nlinks, links_len;
+	char links[LINKS_BYTES]; /* its other names in /dev/shm, each NUL-ended */
 } objs[TREE_MAX_SHMS];
 static int nobjs, over;
 
@@ -59,9 +65,11 @@ static int object(uint64_t ino, const char *path)
 	if (o == nobjs) {
 		if (nobjs == TREE_MAX_SHMS)
 			return over = 1, -1;
-		objs[nobjs] = (struct shm_obj){ .ino = ino };
-		if (!strncmp(path, "/dev/shm/", 9) && !ends_deleted(path))
-			snprintf(objs[nobjs].path, sizeof objs[nobjs].path, "%s", path);
+		struct shm_obj *b = &objs[nobjs];
+		b->ino = ino, b->size = 0, b->nuses = 0, b->path[0] = 0;
+		b->in_shm_dir = !strncmp(path, SHM_DIR, sizeof SHM_DIR - 1);
+		if (b->in_shm_dir && !ends_deleted(path))
+			snprintf(b->path, sizeof b->path, "%s", path);
 		nobjs++;
 	}
 	return o;
@@ -103,6 +111,39 @@ int shm_note_fd(struct sup *s, int fd, const char *path, uint64_t *ino)
 	return 1;
 }
 
+/* The other names in /dev/shm of the objects opened there, from the directory's entries by inode
+ * (no stat each).  glibc's sem_open maps a temporary name, links the semaphore's name to it and
+ * removes the temporary one; Python then removes the semaphore's name.  A cut in between holds a
+ * name the program will remove again after a resume: it must exist then (shm_premake). */
+static void find_links(void)
+{
+	int any = 0;
+	for (int o = 0; o < nobjs; o++) {
+		objs[o].nlinks = objs[o].links_len = 0;
+		any |= objs[o].in_shm_dir;
+	}
+	DIR *d = any ? opendir(SHM_DIR) : NULL;
+	if (!d)
+		return;
+	for (struct dirent *e; (e = readdir(d));) {
+		if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN)
+			continue;
+		for (int o = 0; o < nobjs; o++) {
+			struct shm_obj *b = &objs[o];
+			char name[sizeof SHM_DIR + 256];
+			if (!b->in_shm_dir || b->ino != (uint64_t)e->d_ino)
+				continue;
+			int n = snprintf(name, sizeof name, SHM_DIR "%s", e->d_name);
+			if (!strcmp(name, b->path) || b->nlinks == TREE_SHM_MAX_LINKS || b->links_len + (size_t)n + 1 > sizeof b->links)
+				continue; /* its own name; or more than a resume makes again */
+			memcpy(b->links + b->links_len, name, (size_t)n + 1);
+			b->links_len += (uint32_t)n + 1;
+			b->nlinks++;
+		}
+	}
+	closedir(d);
+}
+
 int shm_scan(struct tree *t)
 {
 	for (int i = 0; i < t->nprocs; i++) {
@@ -135,6 +176,7 @@ int shm_scan(struct tree *t)
 		}
 		nholds = nobjs = 0;
 	}
+	find_links();
 	return nobjs > 0;
 }
 
@@ -182,9 +224,9 @@ int shm_capture(struct tree *t, struct img_buf *blob)
 			if (holds[k].obj == (uint32_t)o && holds[k].fd < 0 && n < TREE_MAX_SHM_USES)
 				uses[n++] = (struct tree_shm_use){ .pid = holds[k].own_pid, .start = holds[k].start };
 		rc = read_object(o, bytes);
-		struct tree_shm e = { .ino = objs[o].ino, .nuses = n, .bytes = (uint32_t)objs[o].size };
+		struct tree_shm e = { .ino = objs[o].ino, .nuses = n, .bytes = (uint32_t)objs[o].size, .links_len = objs[o].links_len };
 		if (!rc)
-			rc = tree_add_shm(blob, &e, uses, objs[o].path[0] ? objs[o].path : NULL, bytes);
+			rc = tree_add_shm(blob, &e, uses, objs[o].path[0] ? objs[o].path : NULL, objs[o].links, bytes);
 		t->stats.shm_bytes += objs[o].size;
 		free(bytes);
 	}
@@ -192,6 +234,65 @@ int shm_capture(struct tree *t, struct img_buf *blob)
 }
 
 /* ------------------------------------------------------------------ resume */
+
+/* An injected system call on one path (at scratch), or two (the second after the first). */
+static long path_call(struct inject *root, uint64_t scratch, long nr, const char *a, const char *b, long arg)
+{
+	size_t la = strlen(a) + 1, lb = b ? strlen(b) + 1 : 0;
+	if (inject_write(root, scratch, a, la) != 0 || (b && inject_write(root, scratch + la, b, lb) != 0))
+		return -EIO;
+	if (nr == SYS_linkat)
+		return inject_syscall(root, SYS_linkat, AT_FDCWD, (long)scratch, AT_FDCWD, (long)(scratch + la), 0, 0);
+	return inject_syscall(root, SYS_openat, AT_FDCWD, (long)scratch, arg, 0600, 0, 0);
+}
+
+/* Object i's names in the file system, as at the cut: the one it was opened by first (if that
+ * still named it), then its other names.  The file system's while one of them exists: that file
+ * is used as it is now, and each name gone since the cut is linked to it again (the program
+ * removed it after the cut, and will again).  None left: *made, and its first name is made again
+ * with the cut's bytes.  *fd: the fd to take the object from, or -1 when its own name serves (the
+ * restore opens it, as the program did).  0, or -errno with *failed the name. */
+static long premake_named(struct inject *root, uint64_t scratch, const struct tree_view *v, uint32_t i, long *fd,
+			  int *made, const char **failed)
+{
+	const char *names[1 + TREE_SHM_MAX_LINKS];
+	int n = 0, live = -1;
+	if (v->shm_paths[i])
+		names[n++] = v->shm_paths[i];
+	for (int k = 0; k < TREE_SHM_MAX_LINKS && v->shm_links[i][k]; k++)
+		names[n++] = v->shm_links[i][k];
+	for (int k = 0; k < n && live < 0; k++) {
+		long probe = path_call(root, scratch, SYS_openat, names[k], NULL, O_PATH | O_CLOEXEC);
+		if (probe >= 0) {
+			inject_syscall(root, SYS_close, probe, 0, 0, 0, 0, 0);
+			live = k;
+		}
+	}
+	*fd = -1;
+	*made = live < 0;
+	*failed = names[live < 0 ? 0 : live];
+	if (*made) {
+		live = 0;
+		*fd = path_call(root, scratch, SYS_openat, names[0], NULL, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC);
+		if (*fd < 0)
+			return *fd;
+	}
+	for (int k = 0; k < n; k++) {
+		long rc = k == live ? 0 : path_call(root, scratch, SYS_linkat, names[live], names[k], 0);
+		if (rc != 0 && rc != -EEXIST) { /* EEXIST: another file took the name since; it is the file system's */
+			*failed = names[k];
+			if (*fd >= 0)
+				inject_syscall(root, SYS_close, *fd, 0, 0, 0, 0, 0);
+			return rc;
+		}
+	}
+	if (*fd < 0 && !v->shm_paths[i]) { /* mapped by a name since removed: taken from one that names it */
+		*fd = path_call(root, scratch, SYS_openat, names[live], NULL, O_RDWR | O_CLOEXEC);
+		if (*fd < 0)
+			return *fd;
+	}
+	return 0;
+}
 
 int shm_premake(struct tree *t, struct inject *root, uint64_t scratch, long *next, char *why, size_t whylen)
 {
@@ -207,17 +308,14 @@ int shm_premake(struct tree *t, struct inject *root, uint64_t scratch, long *nex
 	t->premade = more;
 	for (uint32_t i = 0; i < v->nshms; i++) {
 		const struct tree_shm *e = v->shms[i];
-		const char *path = v->shm_paths[i];
+		const char *failed = "";
+		int made = 1;
 		long fd;
-		if (path) {
-			/* the name is the file system's while it exists; gone since the cut (the program
-			 * unlinked it after), it is made again, as the program had it then */
-			size_t l = strlen(path) + 1;
-			if (inject_write(root, scratch, path, l) != 0)
-				fd = -EIO;
-			else
-				fd = inject_syscall(root, SYS_openat, AT_FDCWD, (long)scratch, O_RDWR | O_CREAT | O_EXCL, 0600, 0, 0);
-			if (fd == -EEXIST)
+		if (v->shm_paths[i] || v->shm_links[i][0]) {
+			long rc = premake_named(root, scratch, v, i, &fd, &made, &failed);
+			if (rc < 0)
+				fd = rc;
+			else if (fd < 0)
 				continue;
 		} else {
 			fd = inject_write(root, scratch, name, sizeof name) == 0
@@ -226,21 +324,23 @@ int shm_premake(struct tree *t, struct inject *root, uint64_t scratch, long *nex
 		long hi = fd >= 0 ? inject_syscall(root, SYS_fcntl, fd, F_DUPFD, *next, 0, 0, 0) : -1;
 		if (fd >= 0)
 			inject_syscall(root, SYS_close, fd, 0, 0, 0, 0, 0);
-		if (hi < *next || inject_syscall(root, SYS_ftruncate, hi, (long)e->bytes, 0, 0, 0, 0) != 0) {
-			snprintf(why, whylen, "cannot make the program's shared memory %s again (%s)", path ? path : "",
+		if (hi < *next || (made && inject_syscall(root, SYS_ftruncate, hi, (long)e->bytes, 0, 0, 0, 0) != 0)) {
+			snprintf(why, whylen, "cannot make the program's shared memory %s again (%s)", failed,
 				 strerror(fd < 0 ? (int)-fd : EIO));
 			return -1;
 		}
 		*next = hi + 1;
-		char p[64];
-		snprintf(p, sizeof p, "/proc/%d/fd/%ld", (int)root->pid, hi);
-		int w = open(p, O_RDWR | O_CLOEXEC);
-		ssize_t put = w >= 0 ? pwrite(w, v->shm_bytes[i], e->bytes, 0) : -1;
-		if (w >= 0)
-			close(w);
-		if (put != (ssize_t)e->bytes) {
-			snprintf(why, whylen, "cannot fill the program's shared memory again (%u KiB)", e->bytes >> 10);
-			return -1;
+		if (made) {
+			char p[64];
+			snprintf(p, sizeof p, "/proc/%d/fd/%ld", (int)root->pid, hi);
+			int w = open(p, O_RDWR | O_CLOEXEC);
+			ssize_t put = w >= 0 ? pwrite(w, v->shm_bytes[i], e->bytes, 0) : -1;
+			if (w >= 0)
+				close(w);
+			if (put != (ssize_t)e->bytes) {
+				snprintf(why, whylen, "cannot fill the program's shared memory again (%u KiB)", e->bytes >> 10);
+				return -1;
+			}
 		}
 		t->premade[t->npremade++] = (struct premade_pipe){ .ino = i, .rfd = (int)hi, .wfd = (int)hi, .shm = 1 };
 	}

@@ -9,9 +9,10 @@
  * or any mapping of it reaches -- and goes into the epoch's tree blob with every mapping of it
  * (tree_image.h: a program of one process that holds one has a tree blob too).  At a resume,
  * before the other processes are forked, the first process makes each one again: a memfd, or
- * for a /dev/shm file whose name is gone since the cut, that file again with the cut's bytes (the
- * program made it and will unlink it; a name that still exists is the file system's, used as it
- * is now, like every file the program writes).  Every process inherits it above every fd of the
+ * for a /dev/shm file whose names (the one it was opened by, and its other names at the cut) are
+ * all gone since the cut, that file again with the cut's bytes under each of them (the program
+ * made it and will unlink them); while one name still exists the file is the file system's, used
+ * as it is now, like every file the program writes, and the names gone are linked to it again.  Every process inherits it above every fd of the
  * checkpoint, maps it shared at each of its addresses (restore.c), takes it at the fds that held
  * it, then closes it with the premade pipes.
  *

@@ -53,12 +53,13 @@ int tree_add_sock(struct img_buf *b, const struct tree_sock *s, const void *byte
 }
 
 int tree_add_shm(struct img_buf *b, const struct tree_shm *s, const struct tree_shm_use *uses, const char *path,
-		 const void *bytes)
+		 const char *links, const void *bytes)
 {
 	struct tree_shm e = *s;
 	e.path_len = path ? (uint32_t)strlen(path) + 1 : 0;
 	if (img_buf_put(b, &e, sizeof e) || img_buf_put(b, uses, (size_t)e.nuses * sizeof *uses) ||
-	    img_buf_put(b, path, e.path_len) || pad8(b) || img_buf_put(b, bytes, e.bytes) || pad8(b))
+	    img_buf_put(b, path, e.path_len) || pad8(b) || img_buf_put(b, links, e.links_len) || pad8(b) ||
+	    img_buf_put(b, bytes, e.bytes) || pad8(b))
 		return -ENOMEM;
 	hdr(b)->nshms++;
 	return 0;
@@ -109,6 +110,23 @@ static int take_name(const uint8_t *p, size_t len, size_t *at, uint32_t path_len
 	return skip_padded(at, path_len, len);
 }
 
+/* links_len bytes at *at of names ("/...\0" each, at most TREE_SHM_MAX_LINKS): links[] points at
+ * them, NULL after the last; *at past their padding.  0, or -1 if malformed or past len. */
+static int take_links(const uint8_t *p, size_t len, size_t *at, uint32_t links_len, const char **links)
+{
+	memset(links, 0, TREE_SHM_MAX_LINKS * sizeof *links);
+	if (links_len > len - *at)
+		return -1;
+	for (uint32_t k = 0, n = 0; k < links_len; n++) {
+		const uint8_t *name = p + *at + k, *nul = memchr(name, 0, links_len - k);
+		if (n == TREE_SHM_MAX_LINKS || !nul || name[0] != '/')
+			return -1;
+		links[n] = (const char *)name;
+		k += (uint32_t)(nul - name) + 1;
+	}
+	return skip_padded(at, links_len, len);
+}
+
 /* A socket's name (tree_sock): 2..108 bytes, an absolute path with its NUL last, or an abstract
  * name (its first byte 0).  1 if it is not one. */
 static int bad_sock_name(const uint8_t *name, uint32_t n)
@@ -140,7 +158,7 @@ int tree_decode(const void *blob, size_t len, struct tree_view *out, const char 
 	if (!tree_is_blob(blob, len) || ((uintptr_t)blob & 7))
 		BAD("not a process-tree checkpoint");
 	memcpy(&h, p, TREE_HDR_V3_BYTES);
-	if (h.version != TREE_VERSION && h.version != 3)
+	if (h.version < 3 || h.version > TREE_VERSION)
 		BAD("a process-tree checkpoint of another version");
 	size_t hbytes = h.version >= 4 ? sizeof h : TREE_HDR_V3_BYTES;
 	if (len < hbytes)
@@ -230,6 +248,8 @@ int tree_decode(const void *blob, size_t len, struct tree_view *out, const char 
 		at += (size_t)e.nuses * sizeof(struct tree_shm_use);
 		if (take_name(p, len, &at, e.path_len, &out->shm_paths[i]))
 			BAD("a damaged process-tree checkpoint (shared memory's name)");
+		if ((h.version < 5 && e.links_len) || take_links(p, len, &at, e.links_len, out->shm_links[i]))
+			BAD("a damaged process-tree checkpoint (shared memory's other names)");
 		if (e.bytes > len - at)
 			BAD("a damaged process-tree checkpoint (shared memory's bytes)");
 		out->shm_bytes[i] = p + at;
@@ -259,9 +279,13 @@ int tree_shm_of(const struct tree_view *v, uint64_t ino)
 
 int tree_shm_named(const struct tree_view *v, const char *path)
 {
-	for (uint32_t i = 0; v && path && i < v->nshms; i++)
+	for (uint32_t i = 0; v && path && i < v->nshms; i++) {
 		if (v->shm_paths[i] && !strcmp(v->shm_paths[i], path))
 			return (int)i;
+		for (int k = 0; k < TREE_SHM_MAX_LINKS && v->shm_links[i][k]; k++)
+			if (!strcmp(v->shm_links[i][k], path))
+				return (int)i;
+	}
 	return -1;
 }
 

@@ -10,7 +10,8 @@
  * { struct tree_pipe, its name (path_len bytes with the NUL, padded to 8), bytes in flight,
  * padded to 8 }; nsocks x { struct tree_sock, bytes queued,
  * padded to 8 }; nshms x { struct tree_shm, nuses x struct tree_shm_use, its name (path_len
- * bytes with the NUL, padded to 8), its bytes, padded to 8 } (in that order: add them so).
+ * bytes with the NUL, padded to 8), its other names (links_len bytes of "/...\0" names, padded
+ * to 8), its bytes, padded to 8 } (in that order: add them so).
  *
  * Invariants: tree_decode() accepts only a blob it can bounds-check whole (every length inside
  * it, every parent an earlier process, ids unique); a rejected blob is a refusal to resume.
@@ -22,8 +23,8 @@
 #include "image.h"
 
 #define TREE_MAGIC 0x4545525450535250ull /* "PRSPTREE" */
-#define TREE_VERSION 4u /* 2: socketpairs; 3: shared memory; 4: listening sockets, the terminal's
-                          * foreground group (3 is read too) */
+#define TREE_VERSION 5u /* 2: socketpairs; 3: shared memory; 4: listening sockets, the terminal's
+                          * foreground group; 5: the other names of shared memory (3, 4 are read too) */
 #define TREE_MAX_PROCS 256
 #define TREE_MAX_PIPES 1024
 #define TREE_MAX_SHMS 256
@@ -82,26 +83,30 @@ struct tree_sock {
 
 /* Shared memory of the tree's processes (sharedmem.h): a MAP_SHARED anonymous mapping, a deleted
  * file on a memory file system, a /dev/shm file.  Its inode at the cut, its name (path_len 0: it
- * has none), its bytes from offset 0 (as far as its file or any mapping of it reaches), and every
- * mapping of it in the tree (none: only an fd holds it). */
+ * has none -- the name its holders opened it by, if that still names it), the other names it had
+ * in /dev/shm (version 5: sem_open links a temporary name to the semaphore's, then removes the
+ * temporary one), its bytes from offset 0 (as far as its file or any mapping of it reaches), and
+ * every mapping of it in the tree (none: only an fd holds it). */
 struct tree_shm {
 	uint64_t ino;
 	uint32_t nuses, bytes;
-	uint32_t path_len, reserved;
+	uint32_t path_len, links_len;
 };
+#define TREE_SHM_MAX_LINKS 4
 struct tree_shm_use {
 	int32_t pid;     /* the process, as the program sees it */
 	uint32_t reserved;
 	uint64_t start;  /* where it maps the object (the image's vma at that address says the rest) */
 };
 
-/* Append one part to a tree blob being built (tree_begin first, tree_end last). */
+/* Append one part to a tree blob being built (tree_begin first, tree_end last).  A shared
+ * object's other names are s->links_len bytes at links. */
 int tree_begin(struct img_buf *b);
 int tree_add_proc(struct img_buf *b, const struct tree_proc *p, const void *blob, size_t len);
 int tree_add_pipe(struct img_buf *b, const struct tree_pipe *p, const char *path, const void *bytes);
 int tree_add_sock(struct img_buf *b, const struct tree_sock *s, const void *bytes);
 int tree_add_shm(struct img_buf *b, const struct tree_shm *s, const struct tree_shm_use *uses, const char *path,
-		 const void *bytes);
+		 const char *links, const void *bytes);
 void tree_end(struct img_buf *b);
 /* The terminal's foreground group (the program's id; 0: none of its own). */
 void tree_set_fg(struct img_buf *b, int32_t pgid);
@@ -120,13 +125,14 @@ struct tree_view {
 	const struct tree_shm *shms[TREE_MAX_SHMS];
 	const struct tree_shm_use *shm_uses[TREE_MAX_SHMS];
 	const char *shm_paths[TREE_MAX_SHMS]; /* NULL: no name */
+	const char *shm_links[TREE_MAX_SHMS][TREE_SHM_MAX_LINKS]; /* its other names; NULL after the last */
 	const uint8_t *shm_bytes[TREE_MAX_SHMS];
 };
 int tree_is_blob(const void *blob, size_t len);
 /* 0, or -EINVAL with *why a one-line reason. */
 int tree_decode(const void *blob, size_t len, struct tree_view *out, const char **why);
-/* The shared object (its index) process `pid` maps at `start`; of inode ino; named path.  -1:
- * none (also for a NULL view). */
+/* The shared object (its index) process `pid` maps at `start`; of inode ino; named path (its
+ * name or one of its other names).  -1: none (also for a NULL view). */
 int tree_shm_at(const struct tree_view *v, int32_t pid, uint64_t start);
 int tree_shm_of(const struct tree_view *v, uint64_t ino);
 int tree_shm_named(const struct tree_view *v, const char *path);

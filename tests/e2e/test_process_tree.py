@@ -8,6 +8,8 @@ import signal
 import subprocess
 import time
 
+import pytest
+
 import programs
 from conftest import PROSPER, kill_at_epoch, prosper
 
@@ -170,6 +172,56 @@ def test_multiprocessing_with_the_fork_start_method(tmp_path, pool_dir):
     page) is in every cut and mapped shared again in every process at a resume."""
     st, _ = tortured_and_kept(pool_dir, programs.multiprocessing_fork(tmp_path))
     assert st["tree_checkpoints"] >= 5 and st["max_processes"] >= 4 and st["shared_memory_bytes"] > 0, st
+
+
+@pytest.mark.parametrize("temporary_removed", [True, False])
+def test_a_semaphore_name_removed_after_the_cut_is_there_again_at_a_resume(tmp_path, pool_dir, temporary_removed):
+    """sem_open's steps by hand: a /dev/shm file made under a temporary name and mapped, the
+    semaphore's name linked to it, the temporary name removed (or not yet, at the cut); after the
+    cut the program removes the names (sem_unlink) and is killed.  A resume from that cut finds the
+    names again, with the cut's bytes, and the program removes them again without an error."""
+    name = f"prosper-test-sem-{os.getpid()}-{int(temporary_removed)}"
+    done = tmp_path / "unlinked"
+    prog = ["/usr/bin/python3", "-S", programs.script(f"{tmp_path}/semnames.py", f"""import mmap, os, sys, time
+tmp, name = "/dev/shm/{name}.tmp", "/dev/shm/{name}"
+fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+os.ftruncate(fd, 4096)
+m = mmap.mmap(fd, 4096)
+os.close(fd)
+os.link(tmp, name)
+if {temporary_removed}:
+    os.unlink(tmp)
+m[0:6] = b"before"
+time.sleep(3)
+m[0:5] = b"after"
+if not {temporary_removed}:
+    os.unlink(tmp)
+os.unlink(name)
+open("{done}", "w").close()
+time.sleep(1.5)
+print(bytes(m[0:6]).decode(), os.path.exists(tmp), os.path.exists(name), flush=True)
+""")]
+    pool = os.path.join(pool_dir, "sem.prosper")
+    try:
+        p = subprocess.Popen([PROSPER, "run", "--interval", "2000", "--pool", pool, "--", *prog], cwd=pool_dir,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                             env=dict(os.environ, PATH=PATH), text=True)
+        deadline = time.monotonic() + 60
+        while not done.exists() and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        assert done.exists(), p.stderr.read()
+        assert not os.path.exists(f"/dev/shm/{name}")  # the program removed it after the cut
+        info = json.loads(prosper("inspect", "--json", pool).stdout)
+        assert info["epoch"] >= 1, info  # the cut at 2 s, while the program slept with the names
+        r = prosper("resume", "--pool", pool, cwd=pool_dir, timeout=120, env=dict(os.environ, PATH=PATH))
+        assert r.returncode == 0, r.stderr
+        assert r.stdout == "aftere False False\n", (r.stdout, r.stderr)
+    finally:
+        for n in (name, name + ".tmp"):
+            if os.path.exists(f"/dev/shm/{n}"):
+                os.unlink(f"/dev/shm/{n}")
 
 
 def test_shared_memory_too_large_to_keep_is_refused_at_resume(tmp_path, pool_dir):

@@ -10,6 +10,7 @@ static int failures;
 #define CHECK(c) do { if (!(c)) { fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); failures++; } } while (0)
 
 static uint8_t page[4096];
+static int old_format; /* build as version 4 wrote it: no other names */
 
 static struct img_buf build_shm(int32_t second_parent, uint32_t pipe_bytes, uint32_t capacity, int32_t user)
 {
@@ -26,8 +27,10 @@ static struct img_buf build_shm(int32_t second_parent, uint32_t pipe_bytes, uint
 	MUST(tree_add_sock(&b, &(struct tree_sock){ .ino = 6, .peer = 5, .bytes = 0 }, "") == 0);
 	struct tree_shm_use uses[2] = { { .pid = 2, .start = 0x7000 }, { .pid = user, .start = 0x9000 } };
 	memset(page, 0x5a, sizeof page);
-	MUST(tree_add_shm(&b, &(struct tree_shm){ .ino = 41, .nuses = 2, .bytes = sizeof page }, uses, NULL, page) == 0);
-	MUST(tree_add_shm(&b, &(struct tree_shm){ .ino = 42, .nuses = 0, .bytes = 10 }, uses, "/dev/shm/sem.x", "0123456789") == 0);
+	static const char links[] = "/dev/shm/sem.mp-1\0/dev/shm/b";
+	MUST(tree_add_shm(&b, &(struct tree_shm){ .ino = 41, .nuses = 2, .bytes = sizeof page }, uses, NULL, NULL, page) == 0);
+	MUST(tree_add_shm(&b, &(struct tree_shm){ .ino = 42, .nuses = 0, .bytes = 10, .links_len = old_format ? 0 : sizeof links }, uses,
+			  "/dev/shm/sem.x", links, "0123456789") == 0);
 	tree_end(&b);
 	return b;
 }
@@ -77,6 +80,9 @@ int main(void)
 	CHECK(v.nshms == 2 && v.shms[0]->ino == 41 && v.shms[0]->bytes == 4096 && v.shm_bytes[0][4095] == 0x5a);
 	CHECK(!v.shm_paths[0] && !strcmp(v.shm_paths[1], "/dev/shm/sem.x") && !memcmp(v.shm_bytes[1], "0123456789", 10));
 	CHECK(tree_shm_of(&v, 42) == 1 && tree_shm_named(&v, "/dev/shm/sem.x") == 1 && tree_shm_named(&v, "/x") == -1);
+	CHECK(!v.shm_links[0][0] && !strcmp(v.shm_links[1][0], "/dev/shm/sem.mp-1") && !strcmp(v.shm_links[1][1], "/dev/shm/b") &&
+	      !v.shm_links[1][2]);
+	CHECK(tree_shm_named(&v, "/dev/shm/b") == 1 && tree_shm_named(&v, "/dev/shm/sem.mp-") == -1);
 	CHECK(tree_shm_at(&v, 7, 0x9000) == 0 && tree_shm_at(&v, 2, 0x7000) == 0);
 	CHECK(tree_shm_at(&v, 7, 0x7000) == -1 && tree_shm_at(NULL, 2, 0x7000) == -1);
 	/* every truncation is refused */
@@ -197,10 +203,36 @@ int main(void)
 	}
 	/* a blob of version 3 (no listeners) is still read */
 	{
+		old_format = 1;
 		struct img_buf o = build(2, 100, 65536);
+		old_format = 0;
 		to_v3(&o);
 		CHECK(tree_decode(o.p, o.len, &v, &why) == 0 && v.nprocs == 2 && v.nsocks == 2 && v.fg_pgid == 0);
 		free(o.p);
+	}
+	/* other names of shared memory: each "/...", NUL-ended, at most TREE_SHM_MAX_LINKS; none before version 5 */
+	{
+		static const struct { const char *names; uint32_t len; int ok; } cases[] = {
+			{ "/a\0/b", 6, 1 },		/* two names */
+			{ "/a\0b", 5, 0 },		/* not a path */
+			{ "/a\0/b", 5, 0 },		/* not NUL-ended */
+			{ "/1\0/2\0/3\0/4\0/5", 15, 0 }, /* too many */
+			{ "", 1, 0 },			/* empty */
+		};
+		for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+			struct img_buf l = { 0 };
+			MUST(tree_begin(&l) == 0);
+			MUST(tree_add_proc(&l, &(struct tree_proc){ .pid = 2 }, "x", 1) == 0);
+			MUST(tree_add_shm(&l, &(struct tree_shm){ .ino = 3, .bytes = 1, .links_len = cases[k].len }, NULL, NULL,
+					  cases[k].names, "z") == 0);
+			tree_end(&l);
+			CHECK(decodes(&l, l.len) == cases[k].ok);
+			if (cases[k].ok) {
+				((struct tree_hdr *)l.p)->version = 4;
+				CHECK(!decodes(&l, l.len)); /* version 4 had no other names */
+			}
+			free(l.p);
+		}
 	}
 	/* shared memory mapped by a process that is not in the tree */
 	bad = build_shm(2, 100, 65536, 8);
