@@ -294,11 +294,83 @@ int sup_adopt_new_maps(struct sup *s)
 #define DENSE_REGION_PERCENT 50
 #define DENSE_REGION_HOLD 16
 
+/* A mapping found mostly written by this checkpoint's collection (`dirty` bytes of it) is copied
+ * whole for a while instead (above). */
+static int judge_dense(struct sup *s, struct vma *v, uint64_t dirty)
+{
+	if (v->end - v->start < DENSE_REGION_MIN || dirty * 100 < (v->end - v->start) * DENSE_REGION_PERCENT)
+		return 0;
+	int rc = prosper_track_unprotect(&s->track, v->start, v->end);
+	if (!rc) {
+		v->copy_whole = DENSE_REGION_HOLD;
+		s->tree->stats.bytes.dense_regions++;
+	}
+	return rc;
+}
+
+/* Is v collected as written pages from its start up (neither a stack, nor copied whole, nor the
+ * full tracker's)?  Those are collected together, one scan per run of them (stage_dirty). */
+static int collected_plainly(const struct sup *s, const struct vma *v)
+{
+	return s->track.kind == PROSPER_TRACK_PAGE && !v->sp && s->cfg.heap_mode != TRACK_MODE_FULL && !v->copy_whole;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct vma *x = *(const struct vma *const *)a, *y = *(const struct vma *const *)b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The written pages of the mappings run[0..n) (ascending, side by side but for mappings not saved
+ * between them) by one scan over them all, re-armed: each mapping stages the part that is its own.
+ * A mapping in between that is not saved is skipped by the scan (not registered), and none of the
+ * others saved lies in between: their marks are theirs to collect. */
+static int stage_run(struct sup *s, struct vma **run, int n)
+{
+	long k = prosper_track_collect_live(&s->track, run[0]->start, run[n - 1]->end, s->ranges, MAX_RANGES);
+	if (k < 0)
+		return (int)k;
+	long j = 0;
+	for (int i = 0; i < n; i++) {
+		struct vma *v = run[i];
+		while (j < k && s->ranges[j].end <= v->start)
+			j++;
+		uint64_t dirty = 0;
+		int rc;
+		for (long q = j; q < k && s->ranges[q].start < v->end; q++) {
+			/* a range may reach over the next mapping (adjacent pages), or past it (out of room:
+			 * a superset): each takes its part */
+			uint64_t a = s->ranges[q].start > v->start ? s->ranges[q].start : v->start;
+			uint64_t b = s->ranges[q].end < v->end ? s->ranges[q].end : v->end;
+			if ((rc = stage_range(s, v, a, b)) != 0)
+				return rc;
+			dirty += b - a;
+		}
+		if ((rc = judge_dense(s, v, dirty)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
 static int stage_dirty(struct sup *s)
 {
 	int rc;
-	for (int i = 0; i < s->nvmas; i++) {
-		struct vma *v = &s->vmas[i];
+	static struct vma *order[MAX_VMAS];
+	for (int i = 0; i < s->nvmas; i++)
+		order[i] = &s->vmas[i];
+	qsort(order, (size_t)s->nvmas, sizeof *order, by_start);
+	int run = 0; /* order[i - run .. i): collected plainly, not yet collected */
+	for (int i = 0; i <= s->nvmas; i++) {
+		struct vma *v = i < s->nvmas ? order[i] : NULL;
+		if (v && collected_plainly(s, v)) {
+			run++;
+			continue;
+		}
+		if (run && (rc = stage_run(s, order + i - run, run)) != 0)
+			return rc;
+		run = 0;
+		if (!v)
+			break;
 		int mode = v->sp ? s->cfg.stack_mode : s->cfg.heap_mode;
 		/* A stack is collected from SP's page up only: a page below SP was written while dead, but
 		 * it keeps its written mark and is saved once the stack grows over it again (a frame
@@ -324,16 +396,12 @@ static int stage_dirty(struct sup *s)
 		} else if ((k = v->sp ? prosper_track_collect_stack(&s->track, from, v->end, s->ranges, MAX_RANGES)
 				      : prosper_track_collect(&s->track, from, v->end, s->ranges, MAX_RANGES)) < 0) {
 			return (int)k;
-		} else if (!v->sp && mode != TRACK_MODE_FULL && v->end - v->start >= DENSE_REGION_MIN) {
+		} else if (!v->sp) {
 			uint64_t dirty = 0;
 			for (long j = 0; j < k; j++)
 				dirty += s->ranges[j].end - s->ranges[j].start;
-			if (dirty * 100 >= (v->end - v->start) * DENSE_REGION_PERCENT) {
-				if ((rc = prosper_track_unprotect(&s->track, v->start, v->end)) != 0)
-					return rc;
-				v->copy_whole = DENSE_REGION_HOLD;
-				s->tree->stats.bytes.dense_regions++;
-			}
+			if ((rc = judge_dense(s, v, dirty)) != 0)
+				return rc;
 		}
 		for (long j = 0; j < k; j++)
 			if ((rc = stage_range(s, v, s->ranges[j].start, s->ranges[j].end)) != 0)

@@ -1,5 +1,4 @@
 /* procfs.c -- readers of /proc/PID/{maps,fd,fdinfo,status,stat}, file identities (procfs.h). */
-#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -7,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include "image.h"
@@ -15,14 +15,16 @@
 /* The supervisor reads a few /proc files of its child at every stop: they stay open (per pid)
  * and are read whole with one pread each; sscanf/stdio cost more than the kernel's side.  An
  * empty read opens the file again once: a maps file opened before an exec shows the old memory
- * map, which is empty. */
-enum { PF_MAPS, PF_STATUS, PF_STAT, PF_N };
+ * map, which is empty (and a process gone reads nothing, as when each read opened it by its
+ * number).  status, stat and statm are one record each, made whole at every read: a read shorter than asked is all of it (maps
+ * comes a page of lines per read, until an empty one). */
+enum { PF_MAPS, PF_STATUS, PF_STAT, PF_STATM, PF_N };
 static pid_t pf_pid;
-static int pf_fd[PF_N] = { -1, -1, -1 };
+static int pf_fd[PF_N] = { -1, -1, -1, -1 };
 
 static int read_proc(pid_t pid, int which, char **buf, size_t *cap, size_t *len)
 {
-	static const char *const name[PF_N] = { "maps", "status", "stat" };
+	static const char *const name[PF_N] = { "maps", "status", "stat", "statm" };
 	if (pf_pid != pid) {
 		for (int i = 0; i < PF_N; i++)
 			if (pf_fd[i] >= 0)
@@ -46,7 +48,12 @@ static int read_proc(pid_t pid, int which, char **buf, size_t *cap, size_t *len)
 			*buf = nb;
 			*cap = ncap;
 		}
-		ssize_t got = pread(pf_fd[which], *buf + *len, *cap - *len - 1, (off_t)*len);
+		size_t room = *cap - *len - 1;
+		ssize_t got = pread(pf_fd[which], *buf + *len, room, (off_t)*len);
+		if (got > 0 && which != PF_MAPS && (size_t)got < room) {
+			*len += (size_t)got;
+			break;
+		}
 		if (got <= 0 && *len == 0 && !reopened) {
 			/* the process this file was opened for is gone (its id may be another's now), or
 			 * it executed a program: the maps file of its old memory map reads empty */
@@ -204,18 +211,30 @@ int proc_fds(pid_t pid, struct fd_info *out, int max, int *n)
 		prev = NULL, prev_info = NULL;
 		return -ENOMEM;
 	}
-	int dup_fd = dup(fd_dir); /* fdopendir takes ownership; the listing starts afresh */
-	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
-	if (!d) {
-		if (dup_fd >= 0)
-			close(dup_fd);
+	/* the listing starts afresh, read with the directory's own fd: no stream to set up */
+	static char dents[16384];
+	long got = 0, at = 0;
+	if (lseek(fd_dir, 0, SEEK_SET) != 0)
 		return -errno;
-	}
-	rewinddir(d);
 	*n = 0;
-	struct dirent *e;
 	int rc = 0;
-	while ((e = readdir(d))) {
+	for (;;) {
+		if (at >= got) {
+			if ((got = syscall(SYS_getdents64, fd_dir, dents, sizeof dents)) <= 0) {
+				if (got < 0)
+					rc = -errno;
+				break;
+			}
+			at = 0;
+		}
+		struct linux_dirent64 {
+			uint64_t d_ino;
+			int64_t d_off;
+			unsigned short d_reclen;
+			unsigned char d_type;
+			char d_name[];
+		} *e = (void *)(dents + at);
+		at += e->d_reclen;
 		if (e->d_name[0] < '0' || e->d_name[0] > '9')
 			continue;
 		if (*n == max) {
@@ -274,7 +293,6 @@ int proc_fds(pid_t pid, struct fd_info *out, int max, int *n)
 		cur_info[*n] = h;
 		out[(*n)++] = fi;
 	}
-	closedir(d);
 	for (int i = 0; i < nprev; i++) /* fd numbers closed since */
 		if (prev_info[i] >= 0)
 			close(prev_info[i]);
@@ -503,14 +521,8 @@ pid_t proc_tty_pgrp(pid_t pid)
 
 int proc_gone(pid_t pid)
 {
-	char p[64];
-	unsigned long pages = 0;
-	snprintf(p, sizeof p, "/proc/%d/statm", (int)pid);
-	FILE *f = fopen(p, "re");
-	if (f) {
-		if (fscanf(f, "%lu", &pages) != 1)
-			pages = 0;
-		fclose(f);
-	}
-	return pages == 0;
+	static char *buf;
+	static size_t cap;
+	size_t len;
+	return read_proc(pid, PF_STATM, &buf, &cap, &len) != 0 || strtoul(buf, NULL, 10) == 0;
 }
