@@ -16,7 +16,9 @@ record (or line).
 --study NAME runs one of Kindle's studies on freshly recorded traces of our workloads and prints
 its tables beside the paper's numbers (`pagetable`: Fig 4, Tables III/IV; `ssp-interval`: Fig 5;
 `hscc`: Fig 6, Tables V/VI); --quick uses small inputs (about two minutes); the result is also
-written to DIR/kindle_NAME.json and .md (default bench/results).  --import-kindle and
+written to DIR/kindle_NAME.json and .md (default bench/results).  `sensitivity` scales each
+constant of the timing model by 1/2 and 2 and shows how Prosper's Fig 8 and Kindle's Table V /
+Fig 6 ratios move (DIR/sim_sensitivity.json and .md).  --import-kindle and
 --export-kindle convert between our traces and Kindle's 28-byte tuple images (docs/sim.md)."""
 import argparse
 import importlib
@@ -94,7 +96,7 @@ def study(argv, workdir=None):
             result = mod.run(args.quick, work)
     result["command"] = "bin/prosper sim " + " ".join(shlex.quote(a) for a in argv)
     md = mod.markdown(result)
-    base = os.path.join(args.out, f"kindle_{args.study}")
+    base = os.path.join(args.out, getattr(mod, "OUTPUT", f"kindle_{args.study}"))
     with open(base + ".json", "w") as f:
         json.dump(result, f, indent=1)
         f.write("\n")

@@ -11,7 +11,7 @@ import pytest
 from conftest import BUILD, ROOT, prosper
 
 sys.path.insert(0, os.path.join(ROOT, "python"))
-from prosper import cmd_sim, kindle_study, study_hscc, study_ssp_interval  # noqa: E402
+from prosper import cmd_sim, kindle_study, study_hscc, study_sensitivity, study_ssp_interval  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -72,6 +72,37 @@ def test_ssp_interval_study_commits_less_with_wider_intervals(monkeypatch, tmp_p
     by = {x["heap"]: x for x in json.loads(r.stdout)["results"] if x["stack"] == "none-dram"}
     assert row["5 ms"] == round(by["ssp-1ms"]["cycles"] / by["none-nvm"]["cycles"], 4)
     assert "~3x" in md
+
+
+def test_sensitivity_study_moves_the_ratio_its_constant_drives(monkeypatch, tmp_path, kv_trace):
+    """One program and one constant per figure: the table's timing.conf row is what `prosper sim`
+    says of the same trace, and SSP-10us's wake-up cost, halved and doubled, moves SSP-10us /
+    Prosper down and up (SSP pays it every 10 us, Prosper never)."""
+    work, trace = kv_trace
+    monkeypatch.setattr(study_sensitivity, "FIG8_QUICK", {"Sparse": "full"})
+    monkeypatch.setattr(study_sensitivity, "FIG8_PARAMS", ["thread_wakeup_ns"])
+    monkeypatch.setattr(study_sensitivity, "HSCC_WORKLOADS", {"Ycsb_mem": (["kv", "50000", "300000"], None)})
+    monkeypatch.setattr(study_sensitivity, "HSCC_PARAMS", ["hscc_dram_pages"])
+    assert cmd_sim.study(["--study", "sensitivity", "--quick", "--out", str(tmp_path)], work) == 0
+    result = json.load(open(tmp_path / "sim_sensitivity.json"))
+    md = open(tmp_path / "sim_sensitivity.md").read()
+    assert result["command"] in md and "2.1x average" in md
+    contract(result, "sensitivity", ["fig8-sensitivity", "table5-sensitivity"])
+    base, wake = result["figures"]["fig8-sensitivity"]["ours"]
+    assert base["parameter"] == "(timing.conf)" and wake["parameter"] == "thread_wakeup_ns" and wake["value"] == "4000"
+    sparse = os.path.join(work, "Sparse-" + "-".join(["sparse", "2000"]) + ".trace")
+    r = prosper("sim", sparse, "--stack", "ssp-10us,prosper", "--json")
+    assert r.returncode == 0, r.stderr
+    n = {x["stack"]: x["normalized"] for x in json.loads(r.stdout)["results"] if x["heap"] == "none-dram"}
+    assert base["SSP-10us / Prosper at x0.5"] == round((n["ssp-10us"] - 1) / (n["prosper"] - 1), 2)
+    key = "SSP-10us / Prosper at x"
+    assert wake[key + "0.5"] < base[key + "0.5"] < wake[key + "2"], (wake, base)
+    hbase, hpages = result["figures"]["table5-sensitivity"]["ours"]
+    assert hpages["parameter"] == "hscc_dram_pages"
+    r = prosper("sim", trace, "--heap", "hscc-5,hscc-50", "--json")
+    by = {x["heap"]: x["pages_migrated"] for x in json.loads(r.stdout)["results"] if x["stack"] == "none-dram"}
+    assert by["hscc-5"] > 0
+    assert hbase["Th-5 / Th-50 (Ycsb_mem) at x2"] == study_sensitivity.ratio(by["hscc-5"], by["hscc-50"])
 
 
 def test_study_refusals_exit_2(tmp_path):

@@ -1,0 +1,187 @@
+"""study_sensitivity -- which constant of the timing model moves which headline ratio, and how far.
+
+    bin/prosper sim --study sensitivity [--quick] [--json] [--out DIR]
+
+The agreement of prosper-sim with a paper's figure rests on constants (sim/config/timing.conf),
+some from the papers' platforms, some measured here, some assumed.  This study scales each of
+them by 1/2 and by 2, one at a time (the others at timing.conf's values), replays the same traces
+and reports the figures' headline ratios at both ends beside their values at timing.conf's:
+
+  Fig 8 (Prosper, stack persistence, heap in DRAM), over the programs of sim_studies:
+    SSP-10us / Prosper   median over the programs of the ratio of their overheads (a program
+                         whose Prosper overhead is under 0.05 % has no ratio; the paper: 2.1x avg)
+    Dirtybit / Prosper   the same (the paper: up to 1.27x)
+    SSP-10us / SSP-1ms   on Gapbs_pr (the paper: ~2x)
+    Romulus highest      on how many programs Romulus costs most (the paper: on every one)
+  Kindle Table V / Fig 6 (HSCC, the heap in NVM), on Ycsb_mem and Gapbs_pr:
+    Th-5 / Th-25, Th-5 / Th-50   pages migrated (the paper, Ycsb_mem: ~13x, ~101x)
+    Fig 6 at Th-25       time with migration / without (the paper: above 1)
+
+A ratio that does not move when a constant is halved or doubled does not depend on it; one that
+crosses the paper's value names the constant the agreement hangs on."""
+import os
+import statistics
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from .kindle_study import figures_markdown, made, traced
+from .paths import ROOT
+from .sim_studies import PROGRAMS, sim
+
+OUTPUT = "sim_sensitivity"  # bench/results/OUTPUT.{json,md}
+
+FACTORS = (0.5, 2.0)
+FIG8_MECHS = ["romulus", "ssp-10us", "ssp-1ms", "dirtybit", "prosper"]
+# the constants Fig 8's mechanisms are charged with (docs/sim.md says which charges which)
+FIG8_PARAMS = ["thread_wakeup_ns", "nvm_read_ns", "nvm_write_ns", "nvm_write_gbps", "dram_read_ns", "sfence_cycles",
+               "clwb_cycles", "bitmap_word_cycles", "pte_scan_cycles", "tlb_invalidate_ns", "metadata_update_cycles",
+               "ssp_tlb_entries", "l3_kib"]
+# --quick: the micro-benchmarks whose Prosper overhead has a ratio (sim_studies: >= 0.1 %) at their
+# full sizes (small traces), and Gapbs_pr at its quick size for SSP-10us / SSP-1ms
+FIG8_QUICK = {"Random": "full", "Stream": "full", "Sparse": "full", "Rec-8": "full", "Normal": "full",
+              "Poisson": "full", "Gapbs_pr": "quick"}
+HSCC_PARAMS = ["hscc_dram_pages", "hscc_migration_ms", "hscc_list_cycles", "nvm_read_ns", "l3_kib"]
+HSCC_HEAPS = ["none-nvm", "hscc-5", "hscc-25", "hscc-50"]
+HSCC_WORKLOADS = {"Ycsb_mem": (["kv", "200000", "400000"], ["kv", "1000000", "2000000"]),
+                  "Gapbs_pr": (["pr", "14"], ["pr", "16"])}
+INTEGER = {"ssp_tlb_entries", "l3_kib", "hscc_dram_pages"}
+MIN_OVERHEAD = 5e-4  # a Prosper overhead below this has no meaningful ratio (as in sim_studies)
+
+PAPER_FIG8 = [{"metric": "SSP-10us / Prosper", "paper": "2.1x average, 3.6x max (Ycsb_mem)"},
+              {"metric": "Dirtybit / Prosper", "paper": "up to 1.27x (G500_sssp); below 1 on Random and Stream"},
+              {"metric": "SSP-10us / SSP-1ms (Gapbs_pr)", "paper": "~2x"},
+              {"metric": "Romulus highest", "paper": "on every program"}]
+PAPER_TABLE5 = [{"metric": "Th-5 / Th-25 pages migrated (Ycsb_mem)", "paper": "~13x"},
+                {"metric": "Th-5 / Th-50 pages migrated (Ycsb_mem)", "paper": "~101x"},
+                {"metric": "Fig 6 at Th-25", "paper": "above 1 for every application"}]
+
+
+def defaults():
+    """timing.conf's values, by key."""
+    out = {}
+    with open(os.path.join(ROOT, "sim", "config", "timing.conf")) as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if "=" in line:
+                k, v = (x.strip() for x in line.split("=", 1))
+                out[k] = float(v)
+    return out
+
+
+def scaled(value, factor, key):
+    v = value * factor
+    return max(1, int(round(v))) if key in INTEGER else v
+
+
+def config(workdir, key, value):
+    """A --config file overriding one key (None: timing.conf as it is)."""
+    if key is None:
+        return []
+    path = os.path.join(workdir, f"sens-{key}-{value}.conf")
+    with open(path, "w") as f:
+        f.write(f"{key} = {value}\n")
+    return ["--config", path]
+
+
+def ratio(a, b, digits=2):
+    """a / b rounded; None when b is 0 (a count that fell to nothing has no ratio)."""
+    return round(a / b, digits) if b > 0 else None
+
+
+def fig8_metrics(norms):
+    """norms: {program: {mechanism: normalized time}} -> the Fig 8 headline ratios."""
+    over = {p: {m: n[m] - 1 for m in FIG8_MECHS} for p, n in norms.items()}
+    def median_ratio(m):
+        rs = [o[m] / o["prosper"] for o in over.values() if o["prosper"] >= MIN_OVERHEAD]
+        return round(statistics.median(rs), 2) if rs else None
+    pr = over.get("Gapbs_pr")
+    return {"SSP-10us / Prosper": median_ratio("ssp-10us"), "Dirtybit / Prosper": median_ratio("dirtybit"),
+            "SSP-10us / SSP-1ms (Gapbs_pr)": ratio(pr["ssp-10us"], pr["ssp-1ms"]) if pr else None,
+            "Romulus highest": f"{sum(max(o, key=o.get) == 'romulus' for o in over.values())}/{len(over)}"}
+
+
+def hscc_metrics(results):
+    """results: {workload: {heap: result}} -> the Table V / Fig 6 headline numbers."""
+    out = {}
+    for w, by in results.items():
+        m = {h: by[h]["pages_migrated"] for h in HSCC_HEAPS[1:]}
+        out[f"Th-5 / Th-25 ({w})"] = ratio(m["hscc-5"], m["hscc-25"])
+        out[f"Th-5 / Th-50 ({w})"] = ratio(m["hscc-5"], m["hscc-50"])
+        out[f"Fig 6 at Th-25 ({w})"] = round(by["hscc-25"]["cycles"] / by["none-nvm"]["cycles"], 4)
+    return out
+
+
+def sweep(params, base, measure, workdir):
+    """For each parameter: the metrics at timing.conf's value and at each factor; rows for a table
+    (the first is timing.conf's).  The variants run side by side, one per core (each is a
+    single-threaded `prosper sim`)."""
+    for key in params:
+        if key not in base:
+            raise KeyError(f"sensitivity: {key} is not in timing.conf")
+    variants = [(None, None)] + [(key, f) for key in params for f in FACTORS]
+    extras = [config(workdir, k, scaled(base[k], f, k)) if k else [] for k, f in variants]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        got = list(pool.map(measure, extras))
+    rows = [{"parameter": "(timing.conf)", "value": ""}]
+    for k, v in got[0].items():  # both columns: where the others start from
+        for factor in FACTORS:
+            rows[0][f"{k} at x{factor:g}"] = v
+    for (key, factor), metrics in zip(variants[1:], got[1:]):
+        if rows[-1]["parameter"] != key:
+            rows.append({"parameter": key, "value": f"{base[key]:g}"})
+        for k, x in metrics.items():
+            rows[-1][f"{k} at x{factor:g}"] = x
+    return rows
+
+
+def run(quick, workdir, fig8_programs=None, fig8_params=None, hscc_workloads=None, hscc_params=None):
+    t0 = time.time()
+    base = defaults()
+    names = fig8_programs or (list(FIG8_QUICK) if quick else [p[0] for p in PROGRAMS])
+    traces = {}
+    for name, prog, full, small in PROGRAMS:
+        if name in names:
+            size = FIG8_QUICK.get(name, "quick") if quick else "full"
+            traces[name] = traced(workdir, name, prog + (small if size == "quick" else full))
+
+    def fig8(extra):
+        norms = {}
+        for name, trace in traces.items():
+            d = sim(trace, FIG8_MECHS, ["none-dram"], extra)
+            norms[name] = {x["stack"]: x["normalized"] for x in d["results"] if x["heap"] == "none-dram"}
+        return fig8_metrics(norms)
+
+    hscc_traces = {w: traced(workdir, w, a[0] if quick else a[1])
+                   for w, a in HSCC_WORKLOADS.items() if w in (hscc_workloads or HSCC_WORKLOADS)}
+
+    def hscc(extra):
+        res = {}
+        for w, trace in hscc_traces.items():
+            d = sim(trace, ["none-dram"], HSCC_HEAPS, extra)
+            res[w] = {x["heap"]: x for x in d["results"] if x["stack"] == "none-dram"}
+        return hscc_metrics(res)
+
+    fig8_rows = sweep(fig8_params or FIG8_PARAMS, base, fig8, workdir)
+    hscc_rows = sweep(hscc_params or HSCC_PARAMS, base, hscc, workdir)
+    return {
+        "study": "sensitivity",
+        "made": made(quick, t0),
+        "programs": {"fig8": list(traces), "hscc": list(hscc_traces)},
+        "figures": {
+            "fig8-sensitivity": {
+                "title": "Prosper Fig 8's ratios with each constant halved and doubled",
+                "ours": fig8_rows, "paper": PAPER_FIG8,
+                "notes": ("each row scales one constant of sim/config/timing.conf (its value at timing.conf in "
+                          "`value`); the first row is timing.conf's. Programs: " + ", ".join(traces) + ". A ratio "
+                          "is None where no program's Prosper overhead reaches 0.05 %.")},
+            "table5-sensitivity": {
+                "title": "Kindle Table V and Fig 6 (HSCC) with each constant halved and doubled",
+                "ours": hscc_rows, "paper": PAPER_TABLE5,
+                "notes": ("pages migrated at fetch thresholds 5, 25, 50 and the time with migration at 25 over "
+                          "the time without, per workload: " + ", ".join(hscc_traces) + ".")},
+        },
+    }
+
+
+def markdown(result):
+    return figures_markdown("prosper-sim sensitivity: what the agreement with the papers depends on", result)
