@@ -133,16 +133,51 @@ static int add_saved_region(struct sup *s, const struct vma *nv, struct vma **ou
 	return 0;
 }
 
+/* Is now[i] saved, with a saved mapping of the same start and end (the same one, unless it was
+ * replaced)? */
+static int saved_as_before(struct sup *s, int i)
+{
+	const struct vma *old = s->now[i].seen ? find_saved(s, s->now[i].start) : NULL;
+	return old && old->end == s->now[i].end;
+}
+
+/* Is every page of now[i]'s part of [a, b) still tracked?  A run of mappings side by side in the
+ * map (none between them) saved as before is asked once for all (*ok_to: the last of a run found
+ * tracked; *tried_to: the last of a run asked), one by one only when that finds an untracked page.
+ * 1, 0 (replaced: not tracked), or a negative errno. */
+static int still_tracked(struct sup *s, int n, int i, uint64_t a, uint64_t b, int *ok_to, int *tried_to)
+{
+	if (i <= *ok_to)
+		return 1;
+	if (i > *tried_to && saved_as_before(s, i)) {
+		int j = i;
+		while (j + 1 < n && saved_as_before(s, j + 1))
+			j++;
+		*tried_to = j;
+		if (j > i) {
+			int all = prosper_track_covers(&s->track, s->now[i].start, s->now[j].end);
+			if (all < 0)
+				return all;
+			if (all) {
+				*ok_to = j;
+				return 1;
+			}
+		}
+	}
+	return prosper_track_covers(&s->track, a, b);
+}
+
 /* Regions follow the map: new mappings are added (tracked from now on), changed ones resized,
  * vanished ones removed.  On return s->now[i].seen says whether mapping i is saved. */
 static int follow_map(struct sup *s, int n, const struct vma *prev, int nprev)
 {
-	int rc;
+	int rc, ok_to = -1, tried_to = -1;
 	for (int i = 0; i < s->nvmas; i++)
 		s->vmas[i].seen = 0;
+	for (int i = 0; i < n; i++)
+		s->now[i].seen = should_save(s, &s->now[i], prev, nprev);
 	for (int i = 0; i < n; i++) {
 		struct vma *nv = &s->now[i];
-		nv->seen = should_save(s, nv, prev, nprev);
 		if (!nv->seen)
 			continue;
 		struct vma *old = find_saved(s, nv->start);
@@ -150,7 +185,7 @@ static int follow_map(struct sup *s, int n, const struct vma *prev, int nprev)
 			/* Same start, but maybe a new mapping (munmap + mmap between two stops): its pages
 			 * are not tracked and its contents are new; it is then re-added below. */
 			uint64_t common_end = old->end < nv->end ? old->end : nv->end;
-			int covered = prosper_track_covers(&s->track, nv->start, common_end);
+			int covered = still_tracked(s, n, i, nv->start, common_end, &ok_to, &tried_to);
 			if (covered < 0)
 				return covered;
 			if (!covered) {

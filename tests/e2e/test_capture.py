@@ -60,6 +60,20 @@ def test_every_checkpoint_equals_live_memory_with_a_precopy(tmp_path, tracker):
     assert st["verified_bytes"] > 0 and st["mismatches"] == 0, r.stderr
 
 
+@pytest.mark.parametrize("copy", ["stop", "precopy"])
+def test_a_mapping_replaced_in_place_among_others_is_saved_anew(tmp_path, copy):
+    """Three saved mappings side by side, one of them unmapped and mapped again at the same place
+    and size between two checkpoints, each round (remapper): the stop's one question for the run
+    of mappings finds the new one untracked, and every checkpoint equals live memory."""
+    prog = os.path.join(BUILD, "tests", "supervisor", "remapper")
+    native = subprocess.run([prog, "40"], capture_output=True, text=True)
+    r, st, _ = supervise(tmp_path, prog, "40", tracker="diff", interval=2, extra=["--copy", copy])
+    assert r.returncode == 0 and r.stdout == native.stdout, r.stderr
+    assert st["checkpoints"] >= 20 and st["disabled"] is None, r.stderr
+    assert st["new_mapping_bytes"] >= 20 * 16 * 4096, st  # each replaced mapping saved anew
+    assert st["verified_bytes"] > 0 and st["mismatches"] == 0, r.stderr
+
+
 @pytest.mark.parametrize("tracker", ["page", "diff"])
 def test_the_stack_growing_over_bytes_written_while_dead_is_saved(tmp_path, tracker):
     """SP's page is saved from SP - 128 up; its part below, written while dead, must still be saved
