@@ -12,25 +12,48 @@
 #include "image.h"
 #include "procfs.h"
 
-/* The supervisor reads a few /proc files of its child at every stop: they stay open (per pid)
- * and are read whole with one pread each; sscanf/stdio cost more than the kernel's side.  An
- * empty read opens the file again once: a maps file opened before an exec shows the old memory
- * map, which is empty (and a process gone reads nothing, as when each read opened it by its
- * number).  status, stat and statm are one record each, made whole at every read: a read shorter than asked is all of it (maps
- * comes a page of lines per read, until an empty one). */
+/* The supervisor reads a few /proc files of each process of the program at every stop: they stay
+ * open (per pid, for the PROC_SLOTS processes asked last: a tree of processes keeps them all) and
+ * are read whole with one pread each; sscanf/stdio cost more than the kernel's side.  An empty
+ * read opens the file again once: a maps file opened before an exec shows the old memory map,
+ * which is empty (and a process gone reads nothing, as when each read opened it by its number).
+ * status, stat and statm are one record each, made whole at every read: a read shorter than
+ * asked is all of it (maps comes a page of lines per read, until an empty one). */
+#define PROC_SLOTS 16   /* a bigger tree opens its files again, as each stop did before */
 enum { PF_MAPS, PF_STATUS, PF_STAT, PF_STATM, PF_N };
-static pid_t pf_pid;
-static int pf_fd[PF_N] = { -1, -1, -1, -1 };
+static struct pf_slot {
+	pid_t pid;
+	int fd[PF_N];
+	uint64_t used; /* when last asked: the least recent slot is taken for a new pid */
+} pf[PROC_SLOTS];
+static uint64_t pf_clock;
+
+static int *pf_fds(pid_t pid)
+{
+	struct pf_slot *e = NULL, *old = &pf[0];
+	for (int i = 0; i < PROC_SLOTS && !e; i++) {
+		if (pf[i].pid == pid)
+			e = &pf[i];
+		else if (pf[i].used < old->used)
+			old = &pf[i];
+	}
+	if (!e) {
+		e = old;
+		for (int i = 0; i < PF_N; i++) {
+			if (e->pid && e->fd[i] >= 0)
+				close(e->fd[i]);
+			e->fd[i] = -1;
+		}
+		e->pid = pid;
+	}
+	e->used = ++pf_clock;
+	return e->fd;
+}
 
 static int read_proc(pid_t pid, int which, char **buf, size_t *cap, size_t *len)
 {
 	static const char *const name[PF_N] = { "maps", "status", "stat", "statm" };
-	if (pf_pid != pid) {
-		for (int i = 0; i < PF_N; i++)
-			if (pf_fd[i] >= 0)
-				close(pf_fd[i]), pf_fd[i] = -1;
-		pf_pid = pid;
-	}
+	int *pf_fd = pf_fds(pid);
 	if (pf_fd[which] < 0) {
 		char path[64];
 		snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name[which]);
@@ -174,48 +197,96 @@ static int info_read(int h, char *info, size_t cap)
 	return got > 0;
 }
 
-int proc_fds(pid_t pid, struct fd_info *out, int max, int *n)
+/* What proc_fds keeps of one process between calls (PROC_SLOTS of them, as above). */
+static struct fd_slot {
+	pid_t pid;
+	int fd_dir, info_dir;
+	struct fd_info *prev; /* the last call's answer, nprev of them (room for cap) */
+	int *prev_info;       /* the open fdinfo file of prev[i], or -1 */
+	int nprev, cap;
+	int kept;             /* of prev_info, how many are open */
+	uint64_t used;
+} fdd[PROC_SLOTS];
+static uint64_t fdd_clock;
+/* fdinfo files kept open over every slot: the supervisor's own fds are limited (RLIMIT_NOFILE,
+ * often 1024) and it needs them for the pool, the trackers and the pipes; past this, a fd's
+ * fdinfo is opened again at each call */
+#define KEPT_INFO_MAX 128
+static int kept_infos;
+
+static void fd_slot_clear(struct fd_slot *e)
 {
-	static pid_t dpid;
-	static int fd_dir = -1, info_dir = -1;
-	static struct fd_info *prev;
-	static int *prev_info, *cur_info; /* the open fdinfo file of prev[i] / out[i], or -1 */
-	static int nprev;
-	if (dpid != pid) {
-		if (fd_dir >= 0)
-			close(fd_dir), close(info_dir);
-		for (int i = 0; i < nprev; i++)
-			if (prev_info[i] >= 0)
-				close(prev_info[i]);
-		nprev = 0;
-		dpid = 0;
+	if (e->fd_dir >= 0)
+		close(e->fd_dir);
+	if (e->info_dir >= 0)
+		close(e->info_dir);
+	for (int i = 0; i < e->nprev; i++)
+		if (e->prev_info[i] >= 0)
+			close(e->prev_info[i]);
+	kept_infos -= e->kept;
+	e->fd_dir = e->info_dir = -1;
+	e->nprev = e->kept = 0;
+	e->pid = 0;
+}
+
+/* The slot of pid, its directories open; NULL with errno. */
+static struct fd_slot *fd_slot(pid_t pid)
+{
+	struct fd_slot *e = NULL, *old = &fdd[0];
+	for (int i = 0; i < PROC_SLOTS && !e; i++) {
+		if (fdd[i].pid == pid)
+			e = &fdd[i];
+		else if (fdd[i].used < old->used)
+			old = &fdd[i];
+	}
+	if (!e) {
+		e = old;
+		if (e->pid)
+			fd_slot_clear(e);
 		char p[64];
 		snprintf(p, sizeof p, "/proc/%d/fd", (int)pid);
-		fd_dir = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		e->fd_dir = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		snprintf(p, sizeof p, "/proc/%d/fdinfo", (int)pid);
-		info_dir = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd_dir < 0 || info_dir < 0) {
-			int e = errno;
-			if (fd_dir >= 0)
-				close(fd_dir);
-			if (info_dir >= 0)
-				close(info_dir);
-			fd_dir = info_dir = -1;
-			return -e;
+		e->info_dir = e->fd_dir >= 0 ? open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+		if (e->info_dir < 0) {
+			int err = errno;
+			fd_slot_clear(e);
+			errno = err;
+			return NULL;
 		}
-		dpid = pid;
+		e->pid = pid;
 	}
-	if (!prev && (!(prev = calloc((size_t)max, sizeof *prev)) || !(prev_info = malloc((size_t)max * sizeof *prev_info)) ||
-		      !(cur_info = malloc((size_t)max * sizeof *cur_info)))) {
-		free(prev), free(prev_info);
-		prev = NULL, prev_info = NULL;
-		return -ENOMEM;
-	}
-	/* the listing starts afresh, read with the directory's own fd: no stream to set up */
+	e->used = ++fdd_clock;
+	return e;
+}
+
+int proc_fds(pid_t pid, struct fd_info *out, int max, int *n)
+{
+	static int *cur_info; /* the open fdinfo file of out[i], or -1 */
+	static int cur_cap;
 	static char dents[16384];
-	long got = 0, at = 0;
-	if (lseek(fd_dir, 0, SEEK_SET) != 0)
+	if (cur_cap < max) {
+		int *c = realloc(cur_info, (size_t)max * sizeof *c);
+		if (!c)
+			return -ENOMEM;
+		cur_info = c, cur_cap = max;
+	}
+	/* The listing starts afresh, read with the directory's own fd: no stream to set up.  The
+	 * directory of a process gone reads ENOENT: its number may be another's now, so the
+	 * directories are opened again, once. */
+	struct fd_slot *e = fd_slot(pid);
+	long got = !e ? -1 : lseek(e->fd_dir, 0, SEEK_SET) == 0 ? syscall(SYS_getdents64, e->fd_dir, dents, sizeof dents) : -1;
+	if (e && got < 0 && errno == ENOENT) {
+		fd_slot_clear(e);
+		e = fd_slot(pid);
+		got = !e ? -1 : lseek(e->fd_dir, 0, SEEK_SET) == 0 ? syscall(SYS_getdents64, e->fd_dir, dents, sizeof dents) : -1;
+	}
+	if (got < 0)
 		return -errno;
+	int fd_dir = e->fd_dir, info_dir = e->info_dir, nprev = e->nprev;
+	struct fd_info *prev = e->prev;
+	int *prev_info = e->prev_info;
+	long at = 0;
 	*n = 0;
 	int rc = 0;
 	for (;;) {
@@ -233,16 +304,16 @@ int proc_fds(pid_t pid, struct fd_info *out, int max, int *n)
 			unsigned short d_reclen;
 			unsigned char d_type;
 			char d_name[];
-		} *e = (void *)(dents + at);
-		at += e->d_reclen;
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+		} *d = (void *)(dents + at);
+		at += d->d_reclen;
+		if (d->d_name[0] < '0' || d->d_name[0] > '9')
 			continue;
 		if (*n == max) {
 			rc = -ENOSPC;
 			break;
 		}
-		struct fd_info fi = { .fd = atoi(e->d_name) };
-		ssize_t l = readlinkat(fd_dir, e->d_name, fi.path, sizeof fi.path - 1);
+		struct fd_info fi = { .fd = atoi(d->d_name) };
+		ssize_t l = readlinkat(fd_dir, d->d_name, fi.path, sizeof fi.path - 1);
 		if (l < 0)
 			continue; /* closed meanwhile: the process is stopped, so it was ours */
 		fi.path[l] = 0;
@@ -262,7 +333,7 @@ int proc_fds(pid_t pid, struct fd_info *out, int max, int *n)
 		struct stat st;
 		if (same_link && prev[was].type != IMG_FD_FILE && prev[was].type != IMG_FD_FIFO)
 			fi.type = prev[was].type;
-		else if (fstatat(fd_dir, e->d_name, &st, 0) != 0)
+		else if (fstatat(fd_dir, d->d_name, &st, 0) != 0)
 			fi.type = IMG_FD_OTHER;
 		else if (S_ISREG(st.st_mode))
 			fi.type = IMG_FD_FILE, fi.size = (uint64_t)st.st_size;
@@ -280,7 +351,7 @@ int proc_fds(pid_t pid, struct fd_info *out, int max, int *n)
 		if (!info_read(h, info, sizeof info)) {
 			if (h >= 0)
 				close(h);
-			h = openat(info_dir, e->d_name, O_RDONLY | O_CLOEXEC);
+			h = openat(info_dir, d->d_name, O_RDONLY | O_CLOEXEC);
 			if (!info_read(h, info, sizeof info))
 				info[0] = 0;
 		}
@@ -296,9 +367,34 @@ int proc_fds(pid_t pid, struct fd_info *out, int max, int *n)
 	for (int i = 0; i < nprev; i++) /* fd numbers closed since */
 		if (prev_info[i] >= 0)
 			close(prev_info[i]);
-	memcpy(prev, out, (size_t)*n * sizeof *out);
-	memcpy(prev_info, cur_info, (size_t)*n * sizeof *cur_info);
-	nprev = *n;
+	int room = KEPT_INFO_MAX - (kept_infos - e->kept), k = 0;
+	for (int i = 0; i < *n; i++)
+		if (cur_info[i] >= 0 && k++ >= room) {
+			close(cur_info[i]);
+			cur_info[i] = -1;
+			k--;
+		}
+	kept_infos += k - e->kept;
+	e->kept = k;
+	e->nprev = 0;
+	if (e->cap < *n) {
+		struct fd_info *p = realloc(e->prev, (size_t)*n * sizeof *p);
+		int *pi = p ? realloc(e->prev_info, (size_t)*n * sizeof *pi) : NULL;
+		if (p)
+			e->prev = p;
+		if (!pi) { /* nothing kept: the next call reads every fd afresh */
+			for (int i = 0; i < *n; i++)
+				if (cur_info[i] >= 0)
+					close(cur_info[i]);
+			kept_infos -= e->kept;
+			e->kept = 0;
+			return rc ? rc : -ENOMEM;
+		}
+		e->prev_info = pi, e->cap = *n;
+	}
+	memcpy(e->prev, out, (size_t)*n * sizeof *out);
+	memcpy(e->prev_info, cur_info, (size_t)*n * sizeof *cur_info);
+	e->nprev = *n;
 	return rc;
 }
 
