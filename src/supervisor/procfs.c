@@ -21,39 +21,70 @@
  * asked is all of it (maps comes a page of lines per read, until an empty one). */
 #define PROC_SLOTS 16   /* a bigger tree opens its files again, as each stop did before */
 enum { PF_MAPS, PF_STATUS, PF_STAT, PF_STATM, PF_N };
-static struct pf_slot {
-	pid_t pid;
-	int fd[PF_N];
-	uint64_t used; /* when last asked: the least recent slot is taken for a new pid */
-} pf[PROC_SLOTS];
-static uint64_t pf_clock;
 
-static int *pf_fds(pid_t pid)
+/* What is kept open of one process between stops: its /proc files, and proc_fds's state. */
+static struct proc_slot {
+	pid_t pid;
+	uint64_t used;        /* when last asked: the least recent slot is taken for a new pid */
+	int fd[PF_N];         /* read_proc's files, or -1 */
+	int fd_dir, info_dir; /* proc_fds's directories, or -1 */
+	struct fd_info *prev; /* proc_fds's last answer, nprev of them (room for cap) */
+	int *prev_info;       /* the open fdinfo file of prev[i], or -1 */
+	int nprev, cap;
+	int kept;             /* of prev_info, how many are open */
+} slots[PROC_SLOTS];
+static uint64_t slot_clock;
+/* fdinfo files kept open over every slot: the supervisor's own fds are limited (RLIMIT_NOFILE,
+ * often 1024) and it needs them for the pool, the trackers and the pipes; past this, a fd's
+ * fdinfo is opened again at each call */
+#define KEPT_INFO_MAX 128
+static int kept_infos;
+
+static void fd_dirs_clear(struct proc_slot *e)
 {
-	struct pf_slot *e = NULL, *old = &pf[0];
+	if (e->fd_dir >= 0)
+		close(e->fd_dir);
+	if (e->info_dir >= 0)
+		close(e->info_dir);
+	for (int i = 0; i < e->nprev; i++)
+		if (e->prev_info[i] >= 0)
+			close(e->prev_info[i]);
+	kept_infos -= e->kept;
+	e->fd_dir = e->info_dir = -1;
+	e->nprev = e->kept = 0;
+}
+
+/* The slot of pid: found, or the least recently asked one emptied for it. */
+static struct proc_slot *slot_of(pid_t pid)
+{
+	struct proc_slot *e = NULL, *old = &slots[0];
 	for (int i = 0; i < PROC_SLOTS && !e; i++) {
-		if (pf[i].pid == pid)
-			e = &pf[i];
-		else if (pf[i].used < old->used)
-			old = &pf[i];
+		if (slots[i].pid == pid)
+			e = &slots[i];
+		else if (slots[i].used < old->used)
+			old = &slots[i];
 	}
 	if (!e) {
 		e = old;
-		for (int i = 0; i < PF_N; i++) {
-			if (e->pid && e->fd[i] >= 0)
-				close(e->fd[i]);
-			e->fd[i] = -1;
+		if (e->pid) {
+			for (int i = 0; i < PF_N; i++)
+				if (e->fd[i] >= 0)
+					close(e->fd[i]);
+			fd_dirs_clear(e);
 		}
+		for (int i = 0; i < PF_N; i++)
+			e->fd[i] = -1;
+		e->fd_dir = e->info_dir = -1;
 		e->pid = pid;
 	}
-	e->used = ++pf_clock;
-	return e->fd;
+	e->used = ++slot_clock;
+	return e;
 }
 
 static int read_proc(pid_t pid, int which, char **buf, size_t *cap, size_t *len)
 {
 	static const char *const name[PF_N] = { "maps", "status", "stat", "statm" };
-	int *pf_fd = pf_fds(pid);
+	int *pf_fd = slot_of(pid)->fd;
 	if (pf_fd[which] < 0) {
 		char path[64];
 		snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name[which]);
@@ -197,52 +228,11 @@ static int info_read(int h, char *info, size_t cap)
 	return got > 0;
 }
 
-/* What proc_fds keeps of one process between calls (PROC_SLOTS of them, as above). */
-static struct fd_slot {
-	pid_t pid;
-	int fd_dir, info_dir;
-	struct fd_info *prev; /* the last call's answer, nprev of them (room for cap) */
-	int *prev_info;       /* the open fdinfo file of prev[i], or -1 */
-	int nprev, cap;
-	int kept;             /* of prev_info, how many are open */
-	uint64_t used;
-} fdd[PROC_SLOTS];
-static uint64_t fdd_clock;
-/* fdinfo files kept open over every slot: the supervisor's own fds are limited (RLIMIT_NOFILE,
- * often 1024) and it needs them for the pool, the trackers and the pipes; past this, a fd's
- * fdinfo is opened again at each call */
-#define KEPT_INFO_MAX 128
-static int kept_infos;
-
-static void fd_slot_clear(struct fd_slot *e)
+/* The slot of pid with its fd directories open; NULL with errno. */
+static struct proc_slot *fd_slot(pid_t pid)
 {
-	if (e->fd_dir >= 0)
-		close(e->fd_dir);
-	if (e->info_dir >= 0)
-		close(e->info_dir);
-	for (int i = 0; i < e->nprev; i++)
-		if (e->prev_info[i] >= 0)
-			close(e->prev_info[i]);
-	kept_infos -= e->kept;
-	e->fd_dir = e->info_dir = -1;
-	e->nprev = e->kept = 0;
-	e->pid = 0;
-}
-
-/* The slot of pid, its directories open; NULL with errno. */
-static struct fd_slot *fd_slot(pid_t pid)
-{
-	struct fd_slot *e = NULL, *old = &fdd[0];
-	for (int i = 0; i < PROC_SLOTS && !e; i++) {
-		if (fdd[i].pid == pid)
-			e = &fdd[i];
-		else if (fdd[i].used < old->used)
-			old = &fdd[i];
-	}
-	if (!e) {
-		e = old;
-		if (e->pid)
-			fd_slot_clear(e);
+	struct proc_slot *e = slot_of(pid);
+	if (e->fd_dir < 0) {
 		char p[64];
 		snprintf(p, sizeof p, "/proc/%d/fd", (int)pid);
 		e->fd_dir = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -250,13 +240,11 @@ static struct fd_slot *fd_slot(pid_t pid)
 		e->info_dir = e->fd_dir >= 0 ? open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 		if (e->info_dir < 0) {
 			int err = errno;
-			fd_slot_clear(e);
+			fd_dirs_clear(e);
 			errno = err;
 			return NULL;
 		}
-		e->pid = pid;
 	}
-	e->used = ++fdd_clock;
 	return e;
 }
 
@@ -274,10 +262,10 @@ int proc_fds(pid_t pid, struct fd_info *out, int max, int *n)
 	/* The listing starts afresh, read with the directory's own fd: no stream to set up.  The
 	 * directory of a process gone reads ENOENT: its number may be another's now, so the
 	 * directories are opened again, once. */
-	struct fd_slot *e = fd_slot(pid);
+	struct proc_slot *e = fd_slot(pid);
 	long got = !e ? -1 : lseek(e->fd_dir, 0, SEEK_SET) == 0 ? syscall(SYS_getdents64, e->fd_dir, dents, sizeof dents) : -1;
 	if (e && got < 0 && errno == ENOENT) {
-		fd_slot_clear(e);
+		fd_dirs_clear(e);
 		e = fd_slot(pid);
 		got = !e ? -1 : lseek(e->fd_dir, 0, SEEK_SET) == 0 ? syscall(SYS_getdents64, e->fd_dir, dents, sizeof dents) : -1;
 	}
