@@ -24,7 +24,8 @@ import statistics
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from .kindle_study import figures_markdown, made, traced
+from . import study_hscc
+from .kindle_study import WORKLOADS, figures_markdown, made, traced
 from .paths import ROOT
 from .sim_studies import PROGRAMS, sim
 
@@ -42,8 +43,7 @@ FIG8_QUICK = {"Random": "full", "Stream": "full", "Sparse": "full", "Rec-8": "fu
               "Poisson": "full", "Gapbs_pr": "quick"}
 HSCC_PARAMS = ["hscc_dram_pages", "hscc_migration_ms", "hscc_list_cycles", "nvm_read_ns", "l3_kib"]
 HSCC_HEAPS = ["none-nvm", "hscc-5", "hscc-25", "hscc-50"]
-HSCC_WORKLOADS = {"Ycsb_mem": (["kv", "200000", "400000"], ["kv", "1000000", "2000000"]),
-                  "Gapbs_pr": (["pr", "14"], ["pr", "16"])}
+HSCC_BENCHMARKS = ["Ycsb_mem", "Gapbs_pr"]  # at the hscc study's sizes (study_hscc.SIZES)
 INTEGER = {"ssp_tlb_entries", "l3_kib", "hscc_dram_pages"}
 MIN_OVERHEAD = 5e-4  # a Prosper overhead below this has no meaningful ratio (as in sim_studies)
 
@@ -151,8 +151,8 @@ def run(quick, workdir, fig8_programs=None, fig8_params=None, hscc_workloads=Non
             norms[name] = {x["stack"]: x["normalized"] for x in d["results"] if x["heap"] == "none-dram"}
         return fig8_metrics(norms)
 
-    hscc_traces = {w: traced(workdir, w, a[0] if quick else a[1])
-                   for w, a in HSCC_WORKLOADS.items() if w in (hscc_workloads or HSCC_WORKLOADS)}
+    hscc_traces = {w: traced(workdir, w, [WORKLOADS[w]] + study_hscc.SIZES[w][0 if quick else 1])
+                   for w in (hscc_workloads or HSCC_BENCHMARKS)}
 
     def hscc(extra):
         res = {}

@@ -81,7 +81,8 @@ def test_sensitivity_study_moves_the_ratio_its_constant_drives(monkeypatch, tmp_
     work, trace = kv_trace
     monkeypatch.setattr(study_sensitivity, "FIG8_QUICK", {"Sparse": "full"})
     monkeypatch.setattr(study_sensitivity, "FIG8_PARAMS", ["thread_wakeup_ns"])
-    monkeypatch.setattr(study_sensitivity, "HSCC_WORKLOADS", {"Ycsb_mem": (["kv", "50000", "300000"], None)})
+    monkeypatch.setattr(study_sensitivity, "HSCC_BENCHMARKS", ["Ycsb_mem"])
+    monkeypatch.setattr(study_hscc, "SIZES", {"Ycsb_mem": (["50000", "300000"], None)})
     monkeypatch.setattr(study_sensitivity, "HSCC_PARAMS", ["hscc_dram_pages"])
     assert cmd_sim.study(["--study", "sensitivity", "--quick", "--out", str(tmp_path)], work) == 0
     result = json.load(open(tmp_path / "sim_sensitivity.json"))
