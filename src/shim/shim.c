@@ -93,13 +93,19 @@ static struct shim_timers prosper_shim_timers;
 static struct shim_pending prosper_shim_pending; /* written by the supervisor only */
 static struct shim_limits prosper_shim_limits;   /* likewise, but for the count of changes */
 
+/* The count changes before the limit does and again after: a checkpoint reads the limits again
+ * whenever the count moved since it last did, so a cut on either side of the system call records
+ * the limits the kernel has then (one count, before only, let a cut just before the call record
+ * the old limits as current, and every later cut skip the new ones). */
 int setrlimit(__rlimit_resource_t resource, const struct rlimit *rlim)
 {
 	static int (*real)(__rlimit_resource_t, const struct rlimit *);
 	if (!real)
 		real = (int (*)(__rlimit_resource_t, const struct rlimit *))dlsym(RTLD_NEXT, "setrlimit");
 	prosper_shim_limits.changes++;
-	return real(resource, rlim);
+	int rc = real(resource, rlim);
+	prosper_shim_limits.changes++;
+	return rc;
 }
 
 int prlimit(pid_t pid, __rlimit_resource_t resource, const struct rlimit *new, struct rlimit *old)
@@ -109,7 +115,10 @@ int prlimit(pid_t pid, __rlimit_resource_t resource, const struct rlimit *new, s
 		real = (int (*)(pid_t, __rlimit_resource_t, const struct rlimit *, struct rlimit *))dlsym(RTLD_NEXT, "prlimit");
 	if (new)
 		prosper_shim_limits.changes++;
-	return real(pid, resource, new, old);
+	int rc = real(pid, resource, new, old);
+	if (new)
+		prosper_shim_limits.changes++;
+	return rc;
 }
 
 int setitimer(__itimer_which_t which, const struct itimerval *new, struct itimerval *old)

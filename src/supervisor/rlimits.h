@@ -3,7 +3,8 @@
  * Limits are kernel state: a program that lowers RLIMIT_NOFILE, raises its soft limit to the
  * hard one to hold many files, or sets RLIMIT_CORE/CPU, got the resume's own limits back -- and
  * a resume could not even reopen an fd above the relaunch's soft limit.  The shim counts the
- * program's setrlimit/prlimit calls; at the first checkpoint of an image, and at one where that
+ * program's setrlimit/prlimit calls, before each and again after it (a cut on either side of the
+ * call then finds the count moved since the record was last made); at the first checkpoint of an image, and at one where that
  * count moved, the supervisor reads the limits (prlimit, 16 system calls of its own) into the
  * shim's record (struct shim_limits) before memory is saved; otherwise a checkpoint costs one
  * 8-byte read.  A resume sets them again from the restored record, before it reopens the

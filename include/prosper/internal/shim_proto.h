@@ -66,7 +66,7 @@ struct shim_pending {
 
 #define SHIM_NLIMITS 16 /* RLIM_NLIMITS */
 struct shim_limits {
-	uint64_t changes;                /* the shim's: setrlimit/prlimit calls that set a limit */
+	uint64_t changes;                /* the shim's: moved before and after each setrlimit/prlimit that sets a limit */
 	uint64_t known;                  /* the supervisor's from here: 1: lim holds the limits at the last checkpoint */
 	struct { uint64_t cur, max; } lim[SHIM_NLIMITS];
 };
