@@ -48,15 +48,28 @@ inline double parse_interval_ms(const std::string &v)
 	return ms;
 }
 
-// The options both command lines take: --interval-ms, --config, --json.  `value` reads the
-// option's value (option_value); false when `a` is none of them.
+// The timing options both command lines take, applied in this order: the profile, then the file.
+struct TimingChoice {
+	std::string profile = kBaseProfile, config_path;
+	void apply(Config &cfg) const
+	{
+		cfg.use_profile(profile);
+		if (!config_path.empty())
+			cfg.load(config_path);
+	}
+};
+
+// The options both command lines take: --interval-ms, --profile, --config, --json.  `value`
+// reads the option's value (option_value); false when `a` is none of them.
 template <class Value>
-inline bool common_option(const std::string &a, Value value, double &interval_ms, std::string &config_path, bool &json)
+inline bool common_option(const std::string &a, Value value, double &interval_ms, TimingChoice &timing, bool &json)
 {
 	if (a == "--interval-ms")
 		interval_ms = parse_interval_ms(value());
+	else if (a == "--profile")
+		timing.profile = value();
 	else if (a == "--config")
-		config_path = value();
+		timing.config_path = value();
 	else if (a == "--json")
 		json = true;
 	else

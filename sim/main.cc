@@ -20,7 +20,7 @@ static void usage(FILE *f)
 {
 	std::fprintf(f,
 		     "usage: prosper-sim TRACE [--stack MECH[,MECH...]] [--heap MECH[,MECH...]] [--interval-ms MS]\n"
-		     "                   [--config FILE] [--json]\n"
+		     "                   [--profile NAME] [--config FILE] [--json]\n"
 		     "       prosper-sim --list\n"
 		     "       prosper-sim --import-kindle KINDLE_IMAGE OUT_TRACE\n"
 		     "       prosper-sim --export-kindle TRACE OUT_KINDLE_IMAGE\n");
@@ -33,14 +33,15 @@ static void json_result(const sim::Result &r, bool last)
 		    "\"nvm_write_bytes\": %llu, \"flushes\": %llu, \"fences\": %llu, \"checkpoint_bytes\": %llu, "
 		    "\"log_bytes\": %llu, \"bitmap_loads\": %llu, \"bitmap_stores\": %llu, \"checkpoints\": %llu, "
 		    "\"consolidations\": %llu, \"llc_misses\": %llu, \"pages_migrated\": %llu, "
-		    "\"pages_written_back\": %llu, \"scan_cycles\": %.0f, \"select_cycles\": %.0f, \"copy_cycles\": %.0f, "
+		    "\"pages_written_back\": %llu, \"checkpoint_cycles\": %.0f, \"scan_cycles\": %.0f, "
+		    "\"select_cycles\": %.0f, \"copy_cycles\": %.0f, "
 		    "\"seconds\": %.6f, \"events_per_second\": %.0f}%s\n",
 		    r.stack.c_str(), r.heap.c_str(), r.cycles, r.normalized, (unsigned long long)s.nvm_write_bytes,
 		    (unsigned long long)s.flushes, (unsigned long long)s.fences, (unsigned long long)s.checkpoint_bytes,
 		    (unsigned long long)s.log_bytes, (unsigned long long)s.bitmap_loads, (unsigned long long)s.bitmap_stores,
 		    (unsigned long long)s.checkpoints, (unsigned long long)s.consolidations,
 		    (unsigned long long)s.llc_misses, (unsigned long long)s.pages_migrated,
-		    (unsigned long long)s.pages_written_back, s.scan_cycles, s.select_cycles, s.copy_cycles, r.seconds,
+		    (unsigned long long)s.pages_written_back, s.checkpoint_cycles, s.scan_cycles, s.select_cycles, s.copy_cycles, r.seconds,
 		    r.events_per_second,
 		    last ? "" : ",");
 }
@@ -65,7 +66,7 @@ int main(int argc, char **argv)
 	sim::Options opt;
 	sim::Config cfg;
 	bool json = false;
-	std::string config_path;
+	sim::TimingChoice timing;
 	try {
 		for (int i = 1; i < argc; i++) {
 			std::string a = argv[i];
@@ -94,8 +95,8 @@ int main(int argc, char **argv)
 				opt.stack = sim::split_list(value());
 			} else if (a == "--heap") {
 				opt.heap = sim::split_list(value());
-			} else if (sim::common_option(a, value, opt.interval_ms, config_path, json)) {
-				// --interval-ms, --config, --json: taken
+			} else if (sim::common_option(a, value, opt.interval_ms, timing, json)) {
+				// --interval-ms, --profile, --config, --json: taken
 			} else if (a == "-h" || a == "--help") {
 				usage(stdout);
 				return 0;
@@ -115,8 +116,7 @@ int main(int argc, char **argv)
 			sim::find_mechanism(n);
 		for (auto &n : opt.heap)
 			sim::find_mechanism(n);
-		if (!config_path.empty())
-			cfg.load(config_path);
+		timing.apply(cfg);
 	} catch (const std::exception &e) {
 		std::fprintf(stderr, "prosper-sim: %s\n", e.what());
 		usage(stderr);
@@ -131,12 +131,13 @@ int main(int argc, char **argv)
 	}
 
 	if (json) {
-		std::printf("{\"trace\": \"%s\", \"program\": \"%s\", \"events\": %llu, \"instructions\": %llu, "
-			    "\"interval_instr\": %llu, \"intervals\": %llu, \"stack_stores\": %llu, "
+		std::printf("{\"trace\": \"%s\", \"program\": \"%s\", \"profile\": \"%s\", \"events\": %llu, "
+			    "\"instructions\": %llu, \"interval_instr\": %llu, \"intervals\": %llu, \"stack_stores\": %llu, "
 			    "\"stack_stores_beyond_final_sp\": %llu, \"decode_seconds\": %.6f, \"wall_seconds\": %.6f, "
 			    "\"events_per_second\": %.0f, \"results\": [\n",
-			    json_escape(opt.trace).c_str(), json_escape(rep.program).c_str(), (unsigned long long)rep.events,
-			    (unsigned long long)rep.instructions, (unsigned long long)rep.interval_instr,
+			    json_escape(opt.trace).c_str(), json_escape(rep.program).c_str(), json_escape(timing.profile).c_str(),
+			    (unsigned long long)rep.events, (unsigned long long)rep.instructions,
+			    (unsigned long long)rep.interval_instr,
 			    (unsigned long long)rep.intervals, (unsigned long long)rep.stack_stores,
 			    (unsigned long long)rep.stack_stores_beyond_final_sp, rep.decode_seconds, rep.wall_seconds,
 			    rep.events_per_second);
@@ -145,8 +146,8 @@ int main(int argc, char **argv)
 		std::printf("]}\n");
 		return 0;
 	}
-	std::printf("prosper-sim: %s (%s): %llu events, %llu instructions, %llu intervals of %llu instructions\n",
-		    opt.trace.c_str(), rep.program.c_str(), (unsigned long long)rep.events,
+	std::printf("prosper-sim: %s (%s), profile %s: %llu events, %llu instructions, %llu intervals of %llu instructions\n",
+		    opt.trace.c_str(), rep.program.c_str(), timing.profile.c_str(), (unsigned long long)rep.events,
 		    (unsigned long long)rep.instructions, (unsigned long long)rep.intervals,
 		    (unsigned long long)rep.interval_instr);
 	std::printf("stack stores below the interval's final SP: %llu of %llu (%.1f%%)\n",

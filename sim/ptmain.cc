@@ -17,7 +17,8 @@ namespace {
 
 void usage(FILE *f)
 {
-	std::fprintf(f, "usage: prosper-sim TRACE --pagetable SCHEME[,SCHEME...] [--interval-ms MS] [--config FILE] [--json]\n"
+	std::fprintf(f, "usage: prosper-sim TRACE --pagetable SCHEME[,SCHEME...] [--interval-ms MS] [--profile NAME]\n"
+			"                   [--config FILE] [--json]\n"
 			"       prosper-sim --synth seq:SIZE|stride:PAGES:GAP[:PASSES]|allocfree:TOTAL:CHUNK[:PASSES] OUT\n"
 			"schemes: persistent, rebuild, volatile\n");
 }
@@ -83,7 +84,8 @@ int sim::pagetable_main(int argc, char **argv)
 	sim::PtOptions opt;
 	sim::Config cfg;
 	bool json = false, parsed = false;
-	std::string config_path, synth_spec, synth_out;
+	sim::TimingChoice timing;
+	std::string synth_spec, synth_out;
 	try {
 		for (int i = 1; i < argc; i++) {
 			std::string a = argv[i];
@@ -93,8 +95,8 @@ int sim::pagetable_main(int argc, char **argv)
 				synth_out = value();
 			} else if (a == "--pagetable") {
 				opt.schemes = sim::split_list(value());
-			} else if (sim::common_option(a, value, opt.interval_ms, config_path, json)) {
-				// --interval-ms, --config, --json: taken
+			} else if (sim::common_option(a, value, opt.interval_ms, timing, json)) {
+				// --interval-ms, --profile, --config, --json: taken
 			} else if (!a.empty() && a[0] == '-') {
 				throw std::invalid_argument("unknown option " + a + " (with --pagetable or --synth)");
 			} else if (opt.trace.empty()) {
@@ -115,8 +117,7 @@ int sim::pagetable_main(int argc, char **argv)
 			throw std::invalid_argument("no trace given");
 		if (opt.schemes.empty())
 			throw std::invalid_argument("--pagetable takes at least one scheme");
-		if (!config_path.empty())
-			cfg.load(config_path);
+		timing.apply(cfg);
 		parsed = true;
 		sim::PtReport rep = sim::simulate_pagetable(opt, cfg);
 		if (json)

@@ -1,9 +1,11 @@
-"""prosper sim TRACE [--stack MECH[,MECH...]] [--heap MECH[,MECH...]] [--interval-ms 10] [--config FILE] [--json]
+"""prosper sim TRACE [--stack MECH[,MECH...]] [--heap MECH[,MECH...]] [--interval-ms 10]
+            [--profile paper|this-machine] [--config FILE] [--json]
 prosper sim --study NAME [--quick] [--json] [--out DIR]
 prosper sim --import-kindle KINDLE_IMAGE OUT_TRACE | --export-kindle TRACE OUT_KINDLE_IMAGE
 
 Simulate persistence mechanisms on a trace recorded by `prosper trace` (docs/trace-format.md)
-with prosper-sim's timing model (docs/sim.md; constants in sim/config/timing.conf).  Every
+with prosper-sim's timing model (docs/sim.md; constants in sim/config/timing.conf, the papers'
+platform; --profile this-machine takes the costs measured on this project's machine instead).  Every
 requested combination of a stack mechanism and a heap mechanism runs in one pass over the trace,
 beside the baseline (both regions in DRAM, no persistence), and is reported with its cycles,
 time normalized to the baseline, NVM bytes written, flushes, fences, checkpoint bytes, bitmap

@@ -35,8 +35,8 @@ FACTORS = (0.5, 2.0)
 FIG8_MECHS = ["romulus", "ssp-10us", "ssp-1ms", "dirtybit", "prosper"]
 # the constants Fig 8's mechanisms are charged with (docs/sim.md says which charges which)
 FIG8_PARAMS = ["thread_wakeup_ns", "nvm_read_ns", "nvm_write_ns", "nvm_write_gbps", "dram_read_ns", "sfence_cycles",
-               "clwb_cycles", "bitmap_word_cycles", "pte_scan_cycles", "tlb_invalidate_ns", "metadata_update_cycles",
-               "ssp_tlb_entries", "l3_kib"]
+               "clwb_cycles", "bitmap_word_cycles", "os_checkpoint_ns", "os_copy_ns_per_byte", "pte_scan_cycles",
+               "tlb_invalidate_ns", "metadata_update_cycles", "ssp_tlb_entries", "l3_kib"]
 # --quick: the micro-benchmarks whose Prosper overhead has a ratio (sim_studies: >= 0.1 %) at their
 # full sizes (small traces), and Gapbs_pr at its quick size for SSP-10us / SSP-1ms
 FIG8_QUICK = {"Random": "full", "Stream": "full", "Sparse": "full", "Rec-8": "full", "Normal": "full",

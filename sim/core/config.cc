@@ -11,6 +11,7 @@
 namespace prosper::sim {
 
 extern const char kDefaultTimingConf[];  // generated from sim/config/timing.conf
+extern const Profile kProfiles[];        // generated from sim/config/NAME.conf; ends with {nullptr, nullptr}
 
 Config::Config() { apply(kDefaultTimingConf, "timing.conf", true); }
 
@@ -56,6 +57,29 @@ void Config::load(const std::string &path)
 	std::stringstream ss;
 	ss << f.rdbuf();
 	apply(ss.str(), path);
+}
+
+void Config::use_profile(const std::string &name)
+{
+	if (name == kBaseProfile)
+		return;
+	for (const Profile *p = kProfiles; p->name; p++)
+		if (name == p->name) {
+			apply(p->text, name + ".conf");
+			return;
+		}
+	std::string known;
+	for (auto &n : profile_names())
+		known += (known.empty() ? "" : ", ") + n;
+	throw ConfigError("unknown profile \"" + name + "\" (known: " + known + ")");
+}
+
+std::vector<std::string> Config::profile_names()
+{
+	std::vector<std::string> names{kBaseProfile};
+	for (const Profile *p = kProfiles; p->name; p++)
+		names.push_back(p->name);
+	return names;
 }
 
 double Config::get(const std::string &key) const

@@ -1,9 +1,11 @@
-// config.h -- the timing model's constants: sim/config/timing.conf, compiled in, overridable
-// key by key with `--config FILE`.  Every key is declared once, in that file.
+// config.h -- the timing model's constants: sim/config/timing.conf (the papers' platform),
+// compiled in; a named profile (sim/config/NAME.conf, `--profile NAME`) overrides some of them,
+// then `--config FILE` overrides any key.  Every key is declared once, in timing.conf.
 #pragma once
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace prosper::sim {
 
@@ -12,6 +14,14 @@ struct ConfigError : std::runtime_error {
 	using std::runtime_error::runtime_error;
 };
 
+// A named profile compiled in from sim/config/NAME.conf.
+struct Profile {
+	const char *name, *text;
+};
+
+// The profile that is timing.conf itself, with no override.
+inline constexpr const char *kBaseProfile = "paper";
+
 class Config {
 public:
 	Config();  // the defaults of timing.conf
@@ -19,6 +29,9 @@ public:
 	// values, non-numbers and negative numbers are refused.
 	void apply(const std::string &text, const std::string &name, bool declare = false);
 	void load(const std::string &path);
+	// Applies the profile `name` (kBaseProfile: nothing to apply); ConfigError if it is unknown.
+	void use_profile(const std::string &name);
+	static std::vector<std::string> profile_names();  // kBaseProfile first
 	double get(const std::string &key) const;
 	const std::map<std::string, double> &all() const { return values_; }
 

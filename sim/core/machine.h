@@ -52,6 +52,7 @@ struct Stats {
 	uint64_t log_bytes = 0;         // log records written (undo, redo, Romulus)
 	uint64_t bitmap_loads = 0, bitmap_stores = 0;  // Prosper tracker traffic
 	uint64_t checkpoints = 0;       // interval ends handled
+	double checkpoint_cycles = 0;   // time the core spent in interval ends (the mechanisms' checkpoints/commits)
 	uint64_t consolidations = 0;    // SSP: pages merged
 	uint64_t llc_misses = 0;        // lines filled from memory (HSCC counts them per page)
 	uint64_t pages_migrated = 0, pages_written_back = 0;  // HSCC: NVM->DRAM, dirty DRAM->NVM

@@ -124,8 +124,10 @@ Report simulate(const Options &opt, const Config &cfg)
 				while (e.instr >= c.next_boundary) {
 					c.m.run_instructions(c.next_boundary - c.last_instr);
 					c.last_instr = c.next_boundary;
+					double t = c.m.now;
 					c.stack->interval_end(c.last_sp);
 					c.heap->interval_end(c.last_sp);
+					c.m.stats.checkpoint_cycles += c.m.now - t;
 					c.m.stats.checkpoints++;
 					c.interval++;
 					c.next_boundary += rep.interval_instr;

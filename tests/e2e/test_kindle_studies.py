@@ -90,7 +90,7 @@ def test_sensitivity_study_moves_the_ratio_its_constant_drives(monkeypatch, tmp_
     assert result["command"] in md and "2.1x average" in md
     contract(result, "sensitivity", ["fig8-sensitivity", "table5-sensitivity"])
     base, wake = result["figures"]["fig8-sensitivity"]["ours"]
-    assert base["parameter"] == "(timing.conf)" and wake["parameter"] == "thread_wakeup_ns" and wake["value"] == "4000"
+    assert base["parameter"] == "(timing.conf)" and wake["parameter"] == "thread_wakeup_ns" and wake["value"] == "500"
     sparse = os.path.join(work, "Sparse-" + "-".join(["sparse", "2000"]) + ".trace")
     r = prosper("sim", sparse, "--stack", "ssp-10us,prosper", "--json")
     assert r.returncode == 0, r.stderr

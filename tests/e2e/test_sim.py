@@ -54,8 +54,29 @@ def test_sim_refuses_broken_input(tmp_path, recursive_trace):
     assert r.returncode == 2 and f"{cut}: record " in r.stderr
     r = prosper("sim", recursive_trace, "--stack", "nope")
     assert r.returncode == 2 and "unknown mechanism" in r.stderr
+    r = prosper("sim", recursive_trace, "--profile", "nope")
+    assert r.returncode == 2 and 'unknown profile "nope" (known: paper, this-machine)' in r.stderr
     r = prosper("trace", "--out", tmp_path / "x.trace", "--", "/no/such/program")
     assert r.returncode == 2
+
+
+def test_the_papers_profile_takes_the_papers_checkpoint_time_per_byte(recursive_trace):
+    """timing.conf's os_checkpoint_ns and os_copy_ns_per_byte were fitted to the Prosper paper's
+    measured checkpoint time per byte of Recursive-4 (§V: 22 ns at 1 ms intervals, 11 ns at 10 ms)
+    on this very program and size: the default profile gives those times back; the profile of this
+    machine, which charges no gemOS work, gives the model's copies alone (about 1 ns per byte)."""
+    def ns_per_byte(interval_ms, *profile):
+        r = prosper("sim", recursive_trace, "--stack", "prosper", "--interval-ms", interval_ms, "--json", *profile)
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout)
+        x = [x for x in out["results"] if x["stack"] == "prosper"][0]
+        assert x["checkpoints"] > 0 and x["checkpoint_bytes"] > 0
+        return out["profile"], x["checkpoint_cycles"] / 3.0 / x["checkpoint_bytes"]  # core_ghz = 3
+    for interval_ms, paper in (("1", 22.0), ("10", 11.0)):
+        profile, ns = ns_per_byte(interval_ms)
+        assert profile == "paper" and abs(ns - paper) <= 0.1 * paper, (interval_ms, ns)
+        profile, ns = ns_per_byte(interval_ms, "--profile", "this-machine")
+        assert profile == "this-machine" and 0.3 < ns < 2, (interval_ms, ns)
 
 
 def test_sim_prosper_runs_the_tools_tracker(recursive_trace):
