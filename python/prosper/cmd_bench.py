@@ -11,6 +11,12 @@ Modes:
              restore GB/s = restored_bytes / restore_memory_seconds (the memory writes alone).
              Each target is printed beside its measured number as met or not met.
 
+  scale      Programs of several GiB (build/bench/scale: MIB MiB filled, then written all over at
+             random for about --seconds s): per size (--sizes, MiB), the native time, one supervised
+             run (slowdown, checkpoints per second, late ticks, mean and longest stop) and one run
+             killed at half time and resumed (resume time, restore GB/s, the output checked).  A size
+             the machine cannot hold (about 4x it in memory) is listed as not run, with the reason.
+
 Pools go to a fresh directory under --pool-dir (default /dev/shm) and are deleted after each
 run.  A pool on a disk-backed file system gets two tiers (a fast pool in memory, copied into the
 pool every second: docs/durability.md); the output says which kind of file system held them.  Every supervised run must print the native checksum, also after a
@@ -75,15 +81,17 @@ TARGETS = {
 
 
 def add_arguments(p):
-    p.add_argument("mode", choices=sorted(MODES), help="which benchmark (overhead)")
+    p.add_argument("mode", choices=sorted(MODES), help="which benchmark (overhead, scale)")
     p.add_argument("--programs", default=None,
                    help="comma-separated subset of: " + ", ".join(PROGRAMS) + " (recursive = all three depths)")
     p.add_argument("--reps", type=int, default=3, help="repetitions of each timed run (default 3)")
     p.add_argument("--quick", action="store_true", help="one repetition")
     p.add_argument("--seconds", type=float, default=None, metavar="S",
-                   help="the long mode: lengthen every program's work so that it runs about S s natively "
+                   help="scale: seconds of random writes after the fill (default 4). overhead: the long mode: lengthen every program's work so that it runs about S s natively "
                         "(e.g. 5), so that a 3%% target is above the machine's noise; the arguments used are "
                         "in the table")
+    p.add_argument("--sizes", default=None, metavar="MIB,...",
+                   help="scale: the program sizes in MiB (default 512,1024,2048,4096,8192; --quick 64,128)")
     p.add_argument("--pool-dir", default=None,
                    help="where pools are made (default /dev/shm when it exists, else the temporary directory)")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout; the table goes to stderr")
@@ -235,7 +243,7 @@ def run_supervised(argv, tmp, tag, tracker, expect, extra=()):
             os.unlink(stats)
 
 
-def run_kill_resume(argv, tmp, tag, kill_after, expect):
+def run_kill_resume(argv, tmp, tag, kill_after, expect, extra=()):
     """Start a supervised (default diff) run, SIGKILL its process group after kill_after seconds,
     resume it; return the resume statistics.  The program's stdout is a file, so the resumed
     program reopens it and the checksum can be checked."""
@@ -244,7 +252,8 @@ def run_kill_resume(argv, tmp, tag, kill_after, expect):
     name = os.path.basename(argv[0])
     try:
         with open(out, "w") as fo:
-            p = subprocess.Popen([_supervisor(), "run", "--pool", pool, "--interval", str(INTERVAL_MS), "--"] + argv,
+            p = subprocess.Popen([_supervisor(), "run", "--pool", pool, "--interval", str(INTERVAL_MS), *extra, "--"]
+                                 + argv,
                                  stdin=subprocess.DEVNULL, stdout=fo, stderr=subprocess.PIPE, start_new_session=True)
         t0 = time.monotonic()
         try:
@@ -591,7 +600,12 @@ def overhead(args):
     return 1 if res["failures"] else 0
 
 
-MODES = {"overhead": overhead}
+def _scale(args):
+    from prosper.bench_scale import scale  # it builds on this module's runs
+    return scale(args)
+
+
+MODES = {"overhead": overhead, "scale": _scale}
 
 
 def main(args):
