@@ -100,7 +100,7 @@ int main(int argc, char **argv)
 	if (!realpath(work_path, s->tree->pool_path))
 		snprintf(s->tree->pool_path, sizeof s->tree->pool_path, "%s", work_path);
 	char where[9000];
-	tiers_describe(&s->tree->tiers, pool_path, o.cfg.interval_ms, where, sizeof where);
+	tiers_describe(&s->tree->tiers, pool_path, s->cfg.interval_ms, where, sizeof where);
 	fprintf(stderr, "%s: %s\n", sup_command(), where);
 	s->pid = c.pid;
 	s->thr[0].tid = c.pid;

@@ -1,6 +1,7 @@
 /* options.c -- the command line of `prosper run` and `prosper resume`: parsing, the help text,
  * the default pool.  Every malformed option is a usage refusal (exit 2, one line). */
 #include "options.h"
+#include "settings.h"
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,9 @@ static const char usage[] =
 	"\n"
 	"run: start PROGRAM and checkpoint it every interval into a pool (default ./PROGRAM.prosper).\n"
 	"After kill -9 or a crash, resume relaunches it from the last checkpoint (the only *.prosper in\n"
-	"this directory if --pool is not given) and keeps checkpointing into the same pool.  The stack is\n"
+	"this directory if --pool is not given) and keeps checkpointing into the same pool, with the\n"
+	"run's checkpoint options (interval, durable-every, copy, trackers, granularities, metadata)\n"
+	"unless it is given others, which later resumes keep in turn.  The stack is\n"
 	"saved Prosper's way (from SP-128 up, 8-byte granules, two-step redo commit); other memory with\n"
 	"libcrpm's protocol.  Exit code: the program's; 2 for refused input, with a one-line reason.\n"
 	"Threads, exec and child processes are followed: one checkpoint is one cut of every process\n"
@@ -108,30 +111,35 @@ int options_parse(int argc, char **argv, struct opts *o)
 		else if (!v) return refuse(REFUSE_USAGE, "%s needs a value (see --help)", a);
 		else if (!strcmp(a, "--pool")) o->pool = v, i++;
 		else if (!strcmp(a, "--stats-json")) o->cfg.stats_path = v, i++;
-		else if (!strcmp(a, "--interval")) o->cfg.interval_ms = atof(v), i++;
+		else if (!strcmp(a, "--interval")) o->cfg.interval_ms = atof(v), o->cfg.given |= GIVEN_INTERVAL, i++;
 		else if (!strcmp(a, "--capacity")) o->capacity_mib = strtoull(v, NULL, 10), i++;
 		else if (!strcmp(a, "--durable-every")) {
 			if ((o->cfg.durable_every_s = parse_duration(v)) < 0)
 				return refuse(REFUSE_USAGE, "--durable-every is a duration: 0, 250ms, 1s, 1.5s (at most 1h)");
+			o->cfg.given |= GIVEN_DURABLE;
 			i++;
 		}
-		else if (!strcmp(a, "--stack-granularity")) stack_gran = atol(v), i++;
-		else if (!strcmp(a, "--heap-granularity")) heap_gran = atol(v), i++;
+		else if (!strcmp(a, "--stack-granularity")) stack_gran = atol(v), o->cfg.given |= GIVEN_STACK_GRAN, i++;
+		else if (!strcmp(a, "--heap-granularity")) heap_gran = atol(v), o->cfg.given |= GIVEN_HEAP_GRAN, i++;
 		else if (!strcmp(a, "--stack-tracker")) {
 			if (!(o->cfg.stack_mode = tracker_mode(v)))
 				return refuse(REFUSE_USAGE, "--stack-tracker is page, diff or full");
+			o->cfg.given |= GIVEN_STACK_TRACKER;
 			i++;
 		} else if (!strcmp(a, "--copy")) {
 			if ((o->cfg.copy_mode = !strcmp(v, "stop") ? COPY_STOP : !strcmp(v, "precopy") ? COPY_PRECOPY : -1) < 0)
 				return refuse(REFUSE_USAGE, "--copy is stop or precopy");
+			o->cfg.given |= GIVEN_COPY;
 			i++;
 		} else if (!strcmp(a, "--metadata")) {
 			if (!(o->cfg.meta_mode = !strcmp(v, "log") ? META_LOG : !strcmp(v, "rewrite") ? META_REWRITE : 0))
 				return refuse(REFUSE_USAGE, "--metadata is log or rewrite");
+			o->cfg.given |= GIVEN_METADATA;
 			i++;
 		} else if (!strcmp(a, "--heap-tracker")) {
 			if (!(o->cfg.heap_mode = tracker_mode(v)))
 				return refuse(REFUSE_USAGE, "--heap-tracker is page, diff or full");
+			o->cfg.given |= GIVEN_HEAP_TRACKER;
 			i++;
 		} else
 			return refuse(REFUSE_USAGE, "unknown option %s (see --help)", a);

@@ -23,6 +23,7 @@
 #include "lockowners.h"
 #include "poolfile.h"
 #include "run.h"
+#include "settings.h"
 #include "threads.h"
 #include "tree.h"
 #include "tree_image.h"
@@ -79,6 +80,11 @@ int resume_admit(struct sup *s, const char *pool_path, struct img *im)
 		return refuse(REFUSE_POOL_BUSY, "%s is in use by a running prosper (or unreadable)", pool_path);
 	if (prosper_pool_open(pool_path, &s->tree->pool) != 0)
 		return refuse(REFUSE_POOL_CORRUPT, "%s: %s", pool_path, prosper_pool_errormsg());
+	/* the run's checkpoint options (settings.h): --durable-every decides the tiers, so it is read
+	 * from this pool first; the newest epoch's record is read again below */
+	const char *why;
+	if (settings_load(s->tree->pool, &s->cfg, s->cfg.given, &why) < 0)
+		return refuse(REFUSE_POOL_CORRUPT, "%s: %s", pool_path, why);
 	/* the newest state may be in the fast pool of two tiers (tiers.h) */
 	char why_tier[300] = "";
 	struct prosper_pool_config cfg;
@@ -98,7 +104,8 @@ int resume_admit(struct sup *s, const char *pool_path, struct img *im)
 		return refuse(REFUSE_NO_CHECKPOINT,
 			      "%s: no checkpoint was committed (the program ran less than one interval, or could not be checkpointed)",
 			      pool_path);
-	const char *why;
+	if (settings_load(s->tree->pool, &s->cfg, s->cfg.given | GIVEN_DURABLE, &why) < 0)
+		return refuse(REFUSE_POOL_CORRUPT, "%s: %s", pool_path, why);
 	void *rebuilt = NULL; /* a log-mode epoch: its blob rebuilt from the metadata region, kept */
 	if (metalog_is_stub(blob, blen) && metalog_load(s->tree->pool, blob, blen, &rebuilt, &blen, &why) != 0)
 		return refuse(REFUSE_POOL_CORRUPT, "%s: %s", pool_path, why);
@@ -117,6 +124,10 @@ int resume_admit(struct sup *s, const char *pool_path, struct img *im)
 
 int resume_start(struct sup *s, const struct img *im, struct child *c)
 {
+	/* the options this resume checkpoints with, for the next resume (committed with the next
+	 * checkpoint; nothing reaches the pool if this one fails) */
+	if (settings_save(s->tree->pool, &s->cfg) != 0)
+		return refuse(REFUSE_POOL_CORRUPT, "%s", prosper_pool_errormsg());
 	if (s->tree->view)
 		metalog_attach_stub(s->meta, s->tree->pool, s->tree->view->blobs[0], s->tree->view->procs[0]->blob_len);
 	else

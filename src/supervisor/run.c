@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "poolfile.h"
 #include "run.h"
+#include "settings.h"
 
 /* The pool's segments: most mappings are small, keep their slots small. */
 static int create_pool(struct sup *s, const struct opts *o, const char *pool_path)
@@ -63,6 +64,9 @@ static int create_pool(struct sup *s, const struct opts *o, const char *pool_pat
 		return refuse(REFUSE_POOL_BUSY, "%s is in use by a running prosper", pool_path);
 	if (tiers_start_run(t, &s->tree->pool, &cfg, why, sizeof why) != 0)
 		return refuse(REFUSE_POOL_CREATE, "%s", why);
+	/* committed with the first checkpoint: a resume goes on with these options (settings.h) */
+	if (settings_save(s->tree->pool, &s->cfg) != 0)
+		return refuse(REFUSE_POOL_CREATE, "%s: %s", pool_path, prosper_pool_errormsg());
 	return 0;
 }
 

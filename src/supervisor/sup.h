@@ -154,6 +154,7 @@ struct sup_config {
 	const char *stats_path;      /* --stats-json, or NULL */
 	uint64_t commit_delay_us;    /* test hook: widen the window between data and commit */
 	int host_pids;               /* --host-pids: no pid namespace of its own (pidns.h) */
+	unsigned given;              /* enum settings_given: the checkpoint options the command line gave */
 };
 
 /* What a run measured; written out by stats.c, read by nothing else. */

@@ -182,6 +182,37 @@ def test_run_kill_resume_kill_resume(tmp_path, pool_dir):
     assert again.returncode == 2 and "finished" in again.stderr and again.stderr.count("\n") == 1
 
 
+def test_a_resume_goes_on_with_the_runs_checkpoint_options(tmp_path, pool_dir):
+    """The run's interval, copy mode, trackers and metadata mode are kept in the pool: a resume
+    without options checkpoints as the run did (it once went back to every default), and an
+    option a resume is given stays for the resumes after it."""
+    prog = [os.path.join(BUILD, "bench", "pr"), "18", "120"]
+    native = subprocess.run(prog, capture_output=True, check=True).stdout
+    pool = os.path.join(pool_dir, "pr.prosper")
+    out, stats = tmp_path / "out", tmp_path / "s.json"
+    with open(out, "wb") as f:
+        p = subprocess.Popen([PROSPER, "run", "--pool", pool, "--interval", "300", "--copy", "precopy",
+                              "--heap-tracker", "page", "--metadata", "rewrite", "--", *prog], cwd=tmp_path,
+                             stdout=f, stderr=subprocess.PIPE, start_new_session=True)
+        kill_at_epoch(p, pool, 2)
+        p = subprocess.Popen([PROSPER, "resume", "--pool", pool, "--copy", "stop"], cwd=tmp_path, stdout=f,
+                             stderr=subprocess.PIPE, start_new_session=True, text=True)
+        epoch = json.loads(prosper("inspect", "--json", pool).stdout)["epoch"]
+        kill_at_epoch(p, pool, epoch + 1)
+        said = p.stderr.read()
+        r = subprocess.run([PROSPER, "resume", "--pool", pool, "--stats-json", str(stats)], cwd=tmp_path,
+                           stdout=f, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == native
+    assert "every 300 ms" in said, said
+    st = json.loads(stats.read_text())
+    assert st["resumed"] and st["checkpoints"] >= 1
+    assert (st["interval_ms"], st["copy"], st["stack_tracker"], st["heap_tracker"], st["metadata_mode"]) == \
+        (300, "stop", "diff", "page", "rewrite"), st
+    names = [g["name"] for g in json.loads(prosper("inspect", "--json", pool).stdout)["regions"]]
+    assert "prosper.settings" in names
+
+
 def test_a_resumed_programs_checkpoints_equal_its_memory(tmp_path, pool_dir):
     """The oracle after a resume: the new thread id the restore writes into glibc's TCB of every
     thread must reach the next checkpoint like any other write (it once stayed the old id in the

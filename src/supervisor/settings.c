@@ -1,0 +1,102 @@
+/* settings.c -- the checkpoint options of a run, kept in its pool (settings.h). */
+#include "settings.h"
+#include <string.h>
+#include "metalog.h"
+
+#define SETTINGS_MAGIC 0x53474E4954544553ull /* "SETTINGS" */
+#define SETTINGS_VERSION 1
+
+/* The record (little-endian host layout, as every record of the pool's blobs). */
+struct settings_record {
+	uint64_t magic;
+	uint32_t version, bytes;
+	double interval_ms, durable_every_s;
+	int32_t copy_mode, stack_mode, heap_mode, meta_mode;
+	uint32_t stack_gran, heap_gran;
+};
+
+static struct settings_record record_of(const struct sup_config *cfg)
+{
+	struct settings_record r;
+	memset(&r, 0, sizeof r);
+	r.magic = SETTINGS_MAGIC;
+	r.version = SETTINGS_VERSION;
+	r.bytes = sizeof r;
+	r.interval_ms = cfg->interval_ms;
+	r.durable_every_s = cfg->durable_every_s;
+	r.copy_mode = cfg->copy_mode;
+	r.stack_mode = cfg->stack_mode;
+	r.heap_mode = cfg->heap_mode;
+	r.meta_mode = cfg->meta_mode;
+	r.stack_gran = cfg->stack_gran;
+	r.heap_gran = cfg->heap_gran;
+	return r;
+}
+
+int settings_save(prosper_pool *pool, const struct sup_config *cfg)
+{
+	struct settings_record r = record_of(cfg);
+	int at = prosper_pool_region_find(pool, SETTINGS_REGION_NAME);
+	struct prosper_region_info info;
+	int id;
+	if (at >= 0) {
+		if ((id = prosper_pool_region_get(pool, at, &info)) != 0)
+			return id;
+		id = (int)info.id;
+	} else if ((id = prosper_pool_region_add(pool, SETTINGS_REGION_NAME, PROSPER_KIND_OTHER, PROSPER_REGION_REDO, 0,
+						  sizeof r, 0)) < 0) {
+		return id;
+	}
+	return prosper_pool_write(pool, (uint32_t)id, 0, &r, sizeof r);
+}
+
+static int granularity_ok(uint32_t g) { return g >= 8 && g <= 4096 && !(g & (g - 1)); }
+
+static int tracker_ok(int32_t m) { return m == TRACK_MODE_PAGE || m == TRACK_MODE_DIFF || m == TRACK_MODE_FULL; }
+
+int settings_load(prosper_pool *pool, struct sup_config *cfg, unsigned given, const char **why)
+{
+	int at = prosper_pool_region_find(pool, SETTINGS_REGION_NAME);
+	if (at < 0)
+		return 0;
+	struct prosper_region_info info;
+	struct settings_record r;
+	if (prosper_pool_region_get(pool, at, &info) != 0 || info.length != sizeof r ||
+	    prosper_pool_region_read(pool, info.id, 0, &r, sizeof r) != 0) {
+		*why = "its record of the run's options has the wrong size";
+		return -1;
+	}
+	if (r.magic != SETTINGS_MAGIC || r.bytes != sizeof r) {
+		*why = "its record of the run's options is not one";
+		return -1;
+	}
+	if (r.version != SETTINGS_VERSION) {
+		*why = "its record of the run's options is of another version";
+		return -1;
+	}
+	if (!(r.interval_ms >= 0.1 && r.interval_ms <= 3600e3) ||
+	    !(r.durable_every_s == -1 || (r.durable_every_s >= 0 && r.durable_every_s <= 3600)) ||
+	    (r.copy_mode != COPY_STOP && r.copy_mode != COPY_PRECOPY) || !tracker_ok(r.stack_mode) ||
+	    !tracker_ok(r.heap_mode) || (r.meta_mode != META_LOG && r.meta_mode != META_REWRITE) ||
+	    !granularity_ok(r.stack_gran) || !granularity_ok(r.heap_gran)) {
+		*why = "its record of the run's options holds a value no option gives";
+		return -1;
+	}
+	if (!(given & GIVEN_INTERVAL))
+		cfg->interval_ms = r.interval_ms;
+	if (!(given & GIVEN_DURABLE))
+		cfg->durable_every_s = r.durable_every_s;
+	if (!(given & GIVEN_COPY))
+		cfg->copy_mode = r.copy_mode;
+	if (!(given & GIVEN_STACK_TRACKER))
+		cfg->stack_mode = r.stack_mode;
+	if (!(given & GIVEN_HEAP_TRACKER))
+		cfg->heap_mode = r.heap_mode;
+	if (!(given & GIVEN_STACK_GRAN))
+		cfg->stack_gran = r.stack_gran;
+	if (!(given & GIVEN_HEAP_GRAN))
+		cfg->heap_gran = r.heap_gran;
+	if (!(given & GIVEN_METADATA))
+		cfg->meta_mode = r.meta_mode;
+	return 1;
+}
