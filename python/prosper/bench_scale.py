@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 
-from prosper.cmd_bench import (BenchError, _remove_pool, machine, machine_end, run_kill_resume, run_native,
+from prosper.cmd_bench import (BenchError, _remove_pool, machine, machine_end, report, run_kill_resume, run_native,
                                run_supervised)
 from prosper.paths import BUILD, die
 
@@ -133,17 +133,7 @@ def scale(args):
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     machine_end(res["machine"])
-    text = render(res, markdown=False)
-    if args.md:
-        with open(args.md, "w") as f:
-            f.write(render(res, markdown=True))
-    if args.json:
-        import json
-        print(text, file=sys.stderr)
-        print(json.dumps(res))
-    else:
-        print(text)
-    return 1 if res["failures"] else 0
+    return report(args, res, render(res, markdown=False), lambda r: render(r, markdown=True))
 
 
 HEADER = ["MiB", "native s", "supervised s", "slowdown", "checkpoints", "ckpt/s", "late", "mean stop ms",

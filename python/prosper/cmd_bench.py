@@ -588,10 +588,15 @@ def overhead(args):
     checked = [t for r in res["programs"] for t in r["targets"].values() if t and t["met"] is not None]
     res["summary"] = {"checked": len(checked), "met": sum(1 for t in checked if t["met"]),
                       "not_met": sum(1 for t in checked if not t["met"])}
-    text = render_text(res)
+    return report(args, res, render_text(res), render_markdown)
+
+
+def report(args, res, text, markdown):
+    """Print a benchmark's results (text, or JSON on stdout with the text on stderr), write the
+    markdown(res) to --md, and give its exit code: 1 if a run failed."""
     if args.md:
         with open(args.md, "w") as f:
-            f.write(render_markdown(res))
+            f.write(markdown(res))
     if args.json:
         print(text, file=sys.stderr)
         print(json.dumps(res))
