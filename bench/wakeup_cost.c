@@ -1,5 +1,6 @@
 /* wakeup_cost -- measure what waking a sleeping thread costs on this machine, the source of
- * prosper-sim's thread_wakeup_ns (sim/config/timing.conf: SSP's consolidation thread).
+ * thread_wakeup_ns in prosper-sim's this-machine profile (sim/config/this-machine.conf: SSP's
+ * consolidation thread).
  *
  * Two measurements, each over ROUNDS rounds after a warm-up, printed as one JSON object with
  * the minimum, median and 90th percentile in nanoseconds:

@@ -1,5 +1,6 @@
-"""bench/wakeup_cost, the measurement behind prosper-sim's thread_wakeup_ns: it reports ordered,
-physically possible latencies, and refuses bad arguments with exit code 2."""
+"""bench/wakeup_cost, the measurement behind thread_wakeup_ns of prosper-sim's this-machine
+profile: it reports ordered, physically possible latencies, and refuses bad arguments with exit
+code 2."""
 import json
 import os
 import subprocess
