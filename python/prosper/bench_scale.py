@@ -4,7 +4,7 @@ For each size (MiB), build/bench/scale maps that much memory, fills it, then wri
 at random all over it for about --seconds s (the count of writes is calibrated by a native probe
 at that size).  Measured, one run each: the native wall time; a supervised run at 10 ms (the
 default tracker and copy mode) -- its slowdown, checkpoints per second of its wall time, late
-ticks, mean and longest stop; and a run killed with SIGKILL at half the native time (after its
+ticks, mean and longest stop; the same with --copy precopy; and a run killed with SIGKILL at half the native time (after its
 first checkpoint committed) and resumed -- relaunch time, restore GB/s, and whether it printed
 what the native run printed.
 
@@ -64,6 +64,8 @@ def measure_size(prog, mib, seconds, tmp, log):
     wall, st = run_supervised(argv, tmp, f"scale-{mib}", "diff", expect, extra)
     n = st.get("checkpoints", 0)
     log(f"  {mib} MiB: supervised {wall:.2f} s, {n} checkpoints, max stop {st.get('max_stop_ms', 0):.1f} ms")
+    wall_pre, st_pre = run_supervised(argv, tmp, f"scale-{mib}-precopy", "diff", expect, extra + ("--copy", "precopy"))
+    log(f"  {mib} MiB: with --copy precopy {wall_pre:.2f} s, max stop {st_pre.get('max_stop_ms', 0):.1f} ms")
     kill = run_kill_resume(argv, tmp, f"scale-{mib}-kill", native_s / 2, expect, extra)
     mem_s = kill.get("restore_memory_seconds") or 0
     row = {"mib": mib, "writes": writes, "native_s": native_s, "supervised_s": wall,
@@ -76,6 +78,11 @@ def measure_size(prog, mib, seconds, tmp, log):
            "restored_mib": kill.get("restored_bytes", 0) / 2**20,
            "restore_gbps": kill.get("restored_bytes", 0) / mem_s / 1e9 if mem_s else None,
            "resume_output_matches": kill["output_matches"]}
+    n_pre = st_pre.get("checkpoints", 0)
+    row["precopy"] = {"supervised_s": wall_pre, "slowdown": wall_pre / native_s - 1, "checkpoints": n_pre,
+                      "checkpoints_per_s": n_pre / wall_pre if wall_pre else 0,
+                      "mean_stop_ms": st_pre.get("mean_stop_ms", 0), "max_stop_ms": st_pre.get("max_stop_ms", 0),
+                      "precopy_mib_per_ckpt": st_pre.get("precopy_bytes", 0) / n_pre / 2**20 if n_pre else 0}
     row["max_stop_met"] = row["max_stop_ms"] <= MAX_STOP_MS
     log(f"  {mib} MiB: killed at {row['killed_at_s']:.2f} s, resumed in {row['resume_ms']:.1f} ms, output "
         + ("same" if row["resume_output_matches"] else "WRONG"))
@@ -139,6 +146,8 @@ def scale(args):
 HEADER = ["MiB", "native s", "supervised s", "slowdown", "checkpoints", "ckpt/s", "late", "mean stop ms",
           "max stop ms", f"max stop <= {MAX_STOP_MS:g} ms", "MiB read stopped/ckpt", "kill at s", "resume ms",
           "restored MiB", "restore GB/s", "resumed output"]
+PRECOPY_HEADER = ["MiB", "stop: supervised s", "slowdown", "ckpt/s", "max stop ms", "precopy: supervised s", "slowdown",
+                  "ckpt/s", "mean stop ms", "max stop ms", "MiB pre-copied/ckpt"]
 
 
 def _row(r):
@@ -150,14 +159,25 @@ def _row(r):
             "same" if r["resume_output_matches"] else "WRONG"]
 
 
+def _precopy_row(r):
+    p = r["precopy"]
+    return [str(r["mib"]), f"{r['supervised_s']:.2f}", f"{100 * r['slowdown']:+.0f}%", f"{r['checkpoints_per_s']:.1f}",
+            f"{r['max_stop_ms']:.1f}", f"{p['supervised_s']:.2f}", f"{100 * p['slowdown']:+.0f}%",
+            f"{p['checkpoints_per_s']:.1f}", f"{p['mean_stop_ms']:.1f}", f"{p['max_stop_ms']:.1f}",
+            f"{p['precopy_mib_per_ckpt']:.1f}"]
+
+
 def render(res, markdown):
     m = res["machine"]
     load = (f"load average {m['loadavg_1min_start']:.1f} at the start, {m.get('loadavg_1min_end', 0):.1f} at the end"
             + (f", steal {m['steal_percent']:.1f} %" if "steal_percent" in m else ""))
     facts = (f"{m['nproc']} CPUs, {res['mem_total'] / 2**30:.0f} GiB of memory, Linux {m['kernel']}; pools in "
-             f"{m['pool_dir']} ({m['pool_fs']}); interval {res['interval_ms']} ms, default tracker and copy mode; "
+             f"{m['pool_dir']} ({m['pool_fs']}); interval {res['interval_ms']} ms, default tracker; "
              f"~{res['seconds']:g} s of random writes after the fill; {load}")
-    rows = [_row(r) for r in res["sizes"]]
+    tables = [("Checkpoints, stops and a kill (default copy mode: stop)", HEADER, [_row(r) for r in res["sizes"]]),
+              ("The two copy modes side by side (--copy stop, --copy precopy)", PRECOPY_HEADER,
+               [_precopy_row(r) for r in res["sizes"]])]
+    not_run = [f"{n['mib']} MiB: not run: {n['reason']}" for n in res["not_run"]]
     if markdown:
         out = ["# Scale: programs of several GiB written all over", "",
                f"Produced by `{res['command']}` on {res['date']}. Every number below was measured in that run "
@@ -167,16 +187,20 @@ def render(res, markdown):
                "checkpoints / supervised wall time (100 would be every tick). MiB read stopped/ckpt: written "
                "memory read while the program was stopped, per checkpoint. The kill is a SIGKILL of the process "
                "group at half the native time (after the first checkpoint committed); restore GB/s = restored "
-               "bytes / the time spent writing them.", "",
-               "| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
-        out += ["| " + " | ".join(r) + " |" for r in rows]
-        out += [f"- {n['mib']} MiB: not run: {n['reason']}" for n in res["not_run"]]
+               "bytes / the time spent writing them. MiB pre-copied/ckpt: read by the pass before each stop "
+               "while the program ran (docs/run-resume.md, \"When the written memory is read\")."]
+        for title, header, rows in tables:
+            out += ["", f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+            out += ["| " + " | ".join(r) + " |" for r in rows]
+        out += [""] + [f"- {n}" for n in not_run] if not_run else []
         if res["failures"]:
             out += ["", "Failures:", ""] + [f"- {f}" for f in res["failures"]]
         return "\n".join(out) + "\n"
-    w = [max(len(str(x)) for x in col) for col in zip(HEADER, *rows)]
-    out = [f"prosper bench scale: {facts}", "  " + "  ".join(h.rjust(w[i]) for i, h in enumerate(HEADER))]
-    out += ["  " + "  ".join(c.rjust(w[i]) for i, c in enumerate(r)) for r in rows]
-    out += [f"  {n['mib']} MiB: not run: {n['reason']}" for n in res["not_run"]]
+    out = [f"prosper bench scale: {facts}"]
+    for title, header, rows in tables:
+        w = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+        out += ["", title, "  " + "  ".join(h.rjust(w[i]) for i, h in enumerate(header))]
+        out += ["  " + "  ".join(c.rjust(w[i]) for i, c in enumerate(r)) for r in rows]
+    out += [f"  {n}" for n in not_run]
     out += [f"FAILURE: {f}" for f in res["failures"]]
     return "\n".join(out)

@@ -33,9 +33,11 @@ def test_bench_scale_one_size_and_one_too_big(tmp_path):
     assert 0 < row["mean_stop_ms"] <= row["max_stop_ms"]
     assert row["max_stop_met"] == (row["max_stop_ms"] <= res["max_stop_ms_target"])
     assert row["resume_output_matches"] is True and row["restored_mib"] > 0 and row["resume_ms"] > 0
+    pre = row["precopy"]  # the same program with --copy precopy: its passes read memory while it ran
+    assert pre["checkpoints"] > 0 and 0 < pre["mean_stop_ms"] <= pre["max_stop_ms"] and pre["precopy_mib_per_ckpt"] > 0
     [skipped] = res["not_run"]
     assert skipped["mib"] == too_big and "MemAvailable" in skipped["reason"]
-    assert "not run" in r.stderr and "resumed output" in r.stderr
+    assert "not run" in r.stderr and "resumed output" in r.stderr and "precopy" in r.stderr
 
 
 def test_bench_scale_refuses_bad_sizes():
