@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 
-from prosper.cmd_bench import (BenchError, _remove_pool, machine, machine_end, report, run_kill_resume, run_native,
+from prosper.cmd_bench import (BenchError, machine, machine_end, report, run_kill_resume, run_native,
                                run_supervised)
 from prosper.paths import BUILD, die
 
@@ -131,12 +131,9 @@ def scale(args):
                 res["sizes"].append(row)
                 if not row["resume_output_matches"]:
                     res["failures"].append(f"{mib} MiB: the resumed run's output differs from the native one")
-            except BenchError as e:
+            except BenchError as e:  # its runs removed their pools (cmd_bench.run_*)
                 res["failures"].append(f"{mib} MiB: {e}")
                 log(f"  {mib} MiB: FAILED: {e}")
-            finally:
-                for n in os.listdir(tmp):
-                    _remove_pool(os.path.join(tmp, n))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     machine_end(res["machine"])

@@ -100,6 +100,7 @@ DEVIATIONS = """
 """
 
 
+MIN_OVERHEAD = 5e-4  # a Prosper overhead below this is within rounding of zero: no ratio to it
 PROFILE = ["--profile", "paper"]  # the timing profile every sim of a run uses (main() sets it)
 
 
@@ -176,7 +177,7 @@ def fig8_summary(res):
     for r in res.values():
         f = r["fig8"]
         po = f["prosper"] - 1
-        if po >= 5e-4:
+        if po >= MIN_OVERHEAD:
             ssp.append((f["ssp-10us"] - 1) / po)
             db.append((f["dirtybit"] - 1) / po)
         rom += f["romulus"] == max(f[m] for m in FIG8)
@@ -251,7 +252,7 @@ def markdown(res, cmd, quick, made=None, profile="paper"):
         f = r["fig8"]
         po = f["prosper"] - 1
         # a ratio of overheads means nothing when Prosper's is within rounding of zero
-        rat = (lambda a: f"{(a - 1) / po:.1f}x") if po >= 5e-4 else (lambda a: "-")
+        rat = (lambda a: f"{(a - 1) / po:.1f}x") if po >= MIN_OVERHEAD else (lambda a: "-")
         L.append(f"| {n} | " + " | ".join(pct(f[m]) for m in FIG8) + f" | {rat(f['ssp-10us'])} | {rat(f['dirtybit'])} |")
     L += fig8_summary(res)
     L += ["", "## Fig 9: heap + stack (SSP for the heap)", "", f"Paper: {PAPER['fig9']}.", "",

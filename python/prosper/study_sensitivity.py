@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from . import study_hscc
 from .kindle_study import WORKLOADS, figures_markdown, made, traced
 from .paths import ROOT
-from .sim_studies import PROGRAMS, sim
+from .sim_studies import MIN_OVERHEAD, PROGRAMS, sim
 
 OUTPUT = "sim_sensitivity"  # bench/results/OUTPUT.{json,md}
 
@@ -45,7 +45,6 @@ HSCC_PARAMS = ["hscc_dram_pages", "hscc_migration_ms", "hscc_list_cycles", "nvm_
 HSCC_HEAPS = ["none-nvm", "hscc-5", "hscc-25", "hscc-50"]
 HSCC_BENCHMARKS = ["Ycsb_mem", "Gapbs_pr"]  # at the hscc study's sizes (study_hscc.SIZES)
 INTEGER = {"ssp_tlb_entries", "l3_kib", "hscc_dram_pages"}
-MIN_OVERHEAD = 5e-4  # a Prosper overhead below this has no meaningful ratio (as in sim_studies)
 
 PAPER_FIG8 = [{"metric": "SSP-10us / Prosper", "paper": "2.1x average, 3.6x max (Ycsb_mem)"},
               {"metric": "Dirtybit / Prosper", "paper": "up to 1.27x (G500_sssp); below 1 on Random and Stream"},

@@ -3,8 +3,8 @@
 // heap: every page the program has touched), copies each dirty 4 KiB page to an NVM log, fences,
 // copies it again into the NVM image, fences, clears the dirty bits and invalidates each page's
 // TLB entry.  The first checkpoint of a stack copies its whole active region.  The OS's own work
-// around the copy is charged as for Prosper (os_checkpoint_ns, os_copy_ns_per_byte): the paper's
-// gemOS checkpoints both the same way.
+// around the copy is charged as for Prosper (OsCheckpointCost): the paper's gemOS checkpoints
+// both the same way.
 #include "keyset.h"
 #include "prosper/stackckpt.h"
 #include "mechanism.h"
@@ -15,8 +15,7 @@ namespace {
 class Dirtybit : public Mechanism {
 public:
 	explicit Dirtybit(const Context &c)
-	    : c_(c), pte_cycles_(c.cfg.get("pte_scan_cycles")), tlb_ns_(c.cfg.get("tlb_invalidate_ns")),
-	      os_ckpt_ns_(c.cfg.get("os_checkpoint_ns")), os_byte_ns_(c.cfg.get("os_copy_ns_per_byte"))
+	    : c_(c), pte_cycles_(c.cfg.get("pte_scan_cycles")), tlb_ns_(c.cfg.get("tlb_invalidate_ns")), os_(c.cfg)
 	{
 	}
 	void access(const trace::Event &e) override
@@ -51,14 +50,15 @@ public:
 		m.bulk_copy(bytes, kNvm, kNvm);   // step 2: into the NVM image
 		m.sfence();
 		m.os_ns(tlb_ns_ * pages);
-		m.os_ns(os_ckpt_ns_ + os_byte_ns_ * static_cast<double>(bytes));  // the OS's own checkpoint work
+		os_.charge(m, bytes);
 		m.stats.checkpoint_bytes += bytes;
 		dirty_.clear();
 	}
 
 private:
 	const Context &c_;
-	double pte_cycles_, tlb_ns_, os_ckpt_ns_, os_byte_ns_;
+	double pte_cycles_, tlb_ns_;
+	OsCheckpointCost os_;
 	bool first_ = true;
 	KeySet dirty_, seen_;
 };

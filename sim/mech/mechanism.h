@@ -59,6 +59,20 @@ const MechanismInfo &find_mechanism(const std::string &name);
 std::vector<std::string> mechanism_names();
 
 // Helpers shared by mechanisms.
+// The OS's own work at a checkpoint that copies `bytes` (Dirtybit, Prosper): what the paper's gemOS
+// pays beyond the copies the machine streams (timing.conf: os_checkpoint_ns, os_copy_ns_per_byte).
+class OsCheckpointCost {
+public:
+	explicit OsCheckpointCost(const Config &cfg)
+	    : fixed_ns_(cfg.get("os_checkpoint_ns")), per_byte_ns_(cfg.get("os_copy_ns_per_byte"))
+	{
+	}
+	void charge(Machine &m, uint64_t bytes) const { m.os_ns(fixed_ns_ + per_byte_ns_ * static_cast<double>(bytes)); }
+
+private:
+	double fixed_ns_, per_byte_ns_;
+};
+
 // dead(): a store that lies wholly below the SP at the end of its interval.
 inline bool dead_at_interval_end(const Context &c, const trace::Event &e)
 {

@@ -30,8 +30,7 @@ namespace {
 class Prosper : public Mechanism {
 public:
 	Prosper(const Context &c, bool track_only)
-		: c_(c), word_cycles_(c.cfg.get("bitmap_word_cycles")), os_ckpt_ns_(c.cfg.get("os_checkpoint_ns")),
-		  os_byte_ns_(c.cfg.get("os_copy_ns_per_byte")), track_only_(track_only)
+		: c_(c), word_cycles_(c.cfg.get("bitmap_word_cycles")), os_(c.cfg), track_only_(track_only)
 	{
 		if (c.region != trace::kStack || c.stack.end <= c.stack.start)
 			throw std::invalid_argument("prosper needs the stack region of a trace (REGION record)");
@@ -88,7 +87,7 @@ public:
 		m.sfence();
 		m.bulk_copy(bytes_, kNvm, kNvm);                              // step 2: apply
 		m.sfence();
-		m.os_ns(os_ckpt_ns_ + os_byte_ns_ * static_cast<double>(bytes_));  // the OS's own checkpoint work
+		os_.charge(m, bytes_);
 		m.stats.checkpoint_bytes += bytes_;
 		m.stats.bitmap_loads = hw_.c.bitmap_loads;
 		m.stats.bitmap_stores = hw_.c.bitmap_stores;
@@ -117,7 +116,8 @@ private:
 	}
 
 	const Context &c_;
-	double word_cycles_, os_ckpt_ns_, os_byte_ns_;
+	double word_cycles_;
+	OsCheckpointCost os_;
 	prosper_hw hw_;
 	std::vector<uint64_t> bitmap_;
 	uint64_t len_, runs_ = 0, bytes_ = 0;
