@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench_results.sh MODE NAME [OPTIONS] -- run `prosper bench MODE OPTIONS` and, if it wrote results
 # (exit 0, or 1: a program failed and the results say which), keep them as
-# bench/results/NAME.{json,md}.  Shared by overhead.sh and scale.sh.  Needs a build (make build).
+# bench/results/NAME.{json,md}.  Shared by overhead.sh, resume.sh and scale.sh.  Needs a build (make build).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mode=$1 name=$2

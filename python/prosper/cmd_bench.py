@@ -7,9 +7,17 @@ Modes:
              repetitions; the median wall time of each and the slowdown vs the native median.  Then, untimed: one diff run with
              --exact-stack-stats (stack bytes per checkpoint: page vs 8 B diff vs the exact
              minimum, all from that one run) and one run killed with SIGKILL at about half the
-             native time (later if its first checkpoint has not committed yet) and resumed: resume time (relaunch until the program runs again) and
-             restore GB/s = restored_bytes / restore_memory_seconds (the memory writes alone).
+             native time (later if its first checkpoint has not committed yet) and resumed: resume time (relaunch until the program runs again;
+             command ms: from the command's start, its checks of the pool included) and
+             restore GB/s = restored_bytes / restore_memory_seconds (the memory writes alone; with the
+             default lazy fill, from its first page to its last, the program running meanwhile).
              Each target is printed beside its measured number as met or not met.
+
+  resume     How soon a killed program runs again: pr, sssp and kv (--programs) killed at half
+             their native time, the same checkpoint resumed --reps times with --restore lazy and
+             eager in turn (relaunch to running, the command's start to running, the memory's
+             writes, pages touched before they were back, the output checked).  Pools on a memory
+             file system only (the checkpoint is copied between resumes).
 
   scale      Programs of several GiB (build/bench/scale: MIB MiB filled, then written all over at
              random for about --seconds s): per size (--sizes, MiB), the native time, one supervised
@@ -77,14 +85,16 @@ TARGETS = {
     "slowdown_graph": 0.10,
     "stack_over_exact": 1.05,
     "restore_gbps": 3.0,
+    "resume_ms": 5.0,  # relaunch -> running, for pr, sssp and kv
 }
 
 
 def add_arguments(p):
-    p.add_argument("mode", choices=sorted(MODES), help="which benchmark (overhead, scale)")
+    p.add_argument("mode", choices=sorted(MODES), help="which benchmark (overhead, resume, scale)")
     p.add_argument("--programs", default=None,
                    help="comma-separated subset of: " + ", ".join(PROGRAMS) + " (recursive = all three depths)")
-    p.add_argument("--reps", type=int, default=3, help="repetitions of each timed run (default 3)")
+    p.add_argument("--reps", type=int, default=3, help="repetitions of each timed run (default 3; resume: "
+                   "resumes each way)")
     p.add_argument("--quick", action="store_true", help="one repetition")
     p.add_argument("--seconds", type=float, default=None, metavar="S",
                    help="scale: seconds of random writes after the fill (default 4). overhead: the long mode: lengthen every program's work so that it runs about S s natively "
@@ -243,51 +253,63 @@ def run_supervised(argv, tmp, tag, tracker, expect, extra=()):
             os.unlink(stats)
 
 
+def run_and_kill(argv, pool, out, kill_after, extra=()):
+    """Start a supervised (default diff) run into pool with stdout to the file out, SIGKILL its
+    process group after kill_after seconds (later if its first checkpoint has not committed yet);
+    the seconds it ran."""
+    name = os.path.basename(argv[0])
+    with open(out, "w") as fo:
+        p = subprocess.Popen([_supervisor(), "run", "--pool", pool, "--interval", str(INTERVAL_MS), *extra, "--"]
+                             + argv,
+                             stdin=subprocess.DEVNULL, stdout=fo, stderr=subprocess.PIPE, start_new_session=True)
+    t0 = time.monotonic()
+    try:
+        p.wait(timeout=kill_after)
+        raise BenchError(f"{name} finished under the supervisor before the kill at {kill_after:.2f} s")
+    except subprocess.TimeoutExpired:
+        pass
+    # A short program's first checkpoint (every mapping copied whole) can still be committing
+    # at half its native time: the kill waits for it, or there would be nothing to resume.
+    while not _committed(pool):
+        if p.poll() is not None:
+            raise BenchError(f"{name} finished under the supervisor before its first checkpoint committed")
+        time.sleep(0.005)
+    killed_at = time.monotonic() - t0
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
+    p.stderr.close()
+    if not wait_group_gone(p.pid, 5.0):
+        raise BenchError(f"{name}: processes of the killed run are still alive")
+    return killed_at
+
+
+def resume_once(name, pool, out, stats, expect, extra=()):
+    """`resume` the pool to the program's end with stdout to the same file out (the supervisor cuts
+    it back to its checkpointed size and position); the statistics, with output_matches."""
+    with open(out, "r+") as fo:
+        r = subprocess.run([_supervisor(), "resume", "--pool", pool, "--stats-json", stats, *extra],
+                           stdin=subprocess.DEVNULL, stdout=fo, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise BenchError(f"resume of {name} exited {r.returncode}: {r.stderr.strip()[-300:]}")
+    with open(out) as f:
+        printed = f.read()
+    st = _read_stats(stats)
+    if not st.get("resumed"):
+        raise BenchError(f"resume of {name}: the statistics say it did not resume")
+    # a wrong output after resume is reported with the row (the restore was still timed)
+    st["output_matches"] = printed == expect
+    st["output"] = printed.strip()
+    return st
+
+
 def run_kill_resume(argv, tmp, tag, kill_after, expect, extra=()):
-    """Start a supervised (default diff) run, SIGKILL its process group after kill_after seconds,
-    resume it; return the resume statistics.  The program's stdout is a file, so the resumed
-    program reopens it and the checksum can be checked."""
+    """A supervised run killed at kill_after (run_and_kill), resumed once; the resume statistics
+    with killed_at_s."""
     pool, stats = os.path.join(tmp, f"{tag}.pool"), os.path.join(tmp, f"{tag}.stats.json")
     out = os.path.join(tmp, f"{tag}.out")
-    name = os.path.basename(argv[0])
     try:
-        with open(out, "w") as fo:
-            p = subprocess.Popen([_supervisor(), "run", "--pool", pool, "--interval", str(INTERVAL_MS), *extra, "--"]
-                                 + argv,
-                                 stdin=subprocess.DEVNULL, stdout=fo, stderr=subprocess.PIPE, start_new_session=True)
-        t0 = time.monotonic()
-        try:
-            p.wait(timeout=kill_after)
-            raise BenchError(f"{name} finished under the supervisor before the kill at {kill_after:.2f} s")
-        except subprocess.TimeoutExpired:
-            pass
-        # A short program's first checkpoint (every mapping copied whole) can still be committing
-        # at half its native time: the kill waits for it, or there would be nothing to resume.
-        while not _committed(pool):
-            if p.poll() is not None:
-                raise BenchError(f"{name} finished under the supervisor before its first checkpoint committed")
-            time.sleep(0.005)
-        killed_at = time.monotonic() - t0
-        os.killpg(p.pid, signal.SIGKILL)
-        p.wait()
-        p.stderr.close()
-        if not wait_group_gone(p.pid, 5.0):
-            raise BenchError(f"{name}: processes of the killed run are still alive")
-        # the resumed program inherits our stdio: give it the same file, which the supervisor
-        # cuts back to its checkpointed size and position
-        with open(out, "r+") as fo:
-            r = subprocess.run([_supervisor(), "resume", "--pool", pool, "--stats-json", stats],
-                               stdin=subprocess.DEVNULL, stdout=fo, stderr=subprocess.PIPE, text=True)
-        if r.returncode != 0:
-            raise BenchError(f"resume of {name} exited {r.returncode}: {r.stderr.strip()[-300:]}")
-        with open(out) as f:
-            printed = f.read()
-        st = _read_stats(stats)
-        if not st.get("resumed"):
-            raise BenchError(f"resume of {name}: the statistics say it did not resume")
-        # a wrong output after resume is reported with the row (the restore was still timed)
-        st["output_matches"] = printed == expect
-        st["output"] = printed.strip()
+        killed_at = run_and_kill(argv, pool, out, kill_after, extra)
+        st = resume_once(os.path.basename(argv[0]), pool, out, stats, expect)
         st["killed_at_s"] = killed_at
         return st
     finally:
@@ -387,6 +409,8 @@ def measure_program(name, reps, tmp, log, seconds=None):
     secs, nbytes = rs["restore_memory_seconds"], rs["restored_bytes"]
     row["kill_after_s"] = rs["killed_at_s"]  # later than kill_after if the first commit was
     row["resume_seconds"] = rs["restore_seconds"]
+    row["resume_command_seconds"] = rs.get("resume_command_seconds")
+    row["restore_lazy"] = rs.get("restore_lazy")
     row["restore_memory_seconds"] = secs
     row["restored_bytes"] = nbytes
     row["restore_gbps"] = nbytes / secs / 1e9 if secs > 0 else None
@@ -402,6 +426,8 @@ def measure_program(name, reps, tmp, log, seconds=None):
         "stack_over_exact": _target(row["stack_diff_over_exact"], TARGETS["stack_over_exact"]),
         "restore_gbps": _target(row["restore_gbps"], TARGETS["restore_gbps"], lower_is_better=False),
     }
+    if kind in ("graph", "kv"):
+        row["targets"]["resume_ms"] = _target(1000 * row["resume_seconds"], TARGETS["resume_ms"])
     log(f"  {name}: native {native:.3f} s, diff {d['median_s']:.3f} s ({100 * d['slowdown']:+.1f}%), "
         f"restore {row['restore_gbps'] or 0:.2f} GB/s")
     return row
@@ -440,19 +466,22 @@ def tables(res):
             f"{r['thread_capture_us']:.1f}"] for r in progs])
     t2 = ("Bytes per checkpoint (one untimed diff run) and resume after SIGKILL at half the native time",
           ["program", "stack page", "stack 8 B diff", "stack exact", "diff/exact", "other page",
-           "other 256 B diff", "restored MiB", "resume ms", "memory ms", "restore GB/s", "resumed output"],
+           "other 256 B diff", "restored MiB", "resume ms", "command ms", "fill", "memory ms", "restore GB/s",
+           "resumed output"],
           [[r["program"], _num(r["stack_page_bytes_per_ckpt"]), _num(r["stack_diff_bytes_per_ckpt"]),
             _num(r["stack_exact_bytes_per_ckpt"]), _num(r["stack_diff_over_exact"], "{:.3f}x"),
             _num(r["other_page_bytes_per_ckpt"]), _num(r["other_diff_bytes_per_ckpt"]),
             f"{r['restored_bytes'] / 2**20:.2f}", f"{1000 * r['resume_seconds']:.2f}",
-            f"{1000 * r['restore_memory_seconds']:.2f}",
+            _num(None if r.get("resume_command_seconds") is None else 1000 * r["resume_command_seconds"], "{:.2f}"),
+            "lazy" if r.get("restore_lazy") else "eager", f"{1000 * r['restore_memory_seconds']:.2f}",
             _num(r["restore_gbps"], "{:.2f}"), "same" if r["resume_output_matches"] else "WRONG"] for r in progs])
     T = TARGETS
     t3 = ("Targets (slowdown of the default diff mode; micro <= %d%%, pr/sssp <= %d%%; stack <= %.2fx exact; "
-          "restore >= %.0f GB/s)" % (100 * T["slowdown_micro"], 100 * T["slowdown_graph"], T["stack_over_exact"],
-                                     T["restore_gbps"]),
+          "restore >= %.0f GB/s; resume <= %.0f ms for pr, sssp, kv)" % (
+              100 * T["slowdown_micro"], 100 * T["slowdown_graph"], T["stack_over_exact"], T["restore_gbps"],
+              T["resume_ms"]),
           ["program", "slowdown", "target", "slowdown met", "stack/exact", "target", "stack met",
-           "restore GB/s", "target", "restore met"],
+           "restore GB/s", "target", "restore met", "resume ms", "target", "resume met"],
           [])
     for r in progs:
         t = r["targets"]
@@ -460,7 +489,8 @@ def tables(res):
         t3[2].append([r["program"], _pct(r["slowdown"]), f"<= {100 * s['target']:.0f}%" if s else "none", _met(s),
                       _num(r["stack_diff_over_exact"], "{:.3f}x"), f"<= {T['stack_over_exact']:.2f}x",
                       _met(t["stack_over_exact"]), _num(r["restore_gbps"], "{:.2f}"),
-                      f">= {T['restore_gbps']:.0f}", _met(t["restore_gbps"])])
+                      f">= {T['restore_gbps']:.0f}", _met(t["restore_gbps"]), f"{1000 * r['resume_seconds']:.2f}",
+                      f"<= {T['resume_ms']:.0f}" if t.get("resume_ms") else "none", _met(t.get("resume_ms"))])
     t4 = ("The stop: every written byte read while stopped (diff) or most of them by a pass before it "
           "(precopy, same tracker)",
           ["program", "diff s", "diff", "precopy s", "precopy", "stop ms diff", "stop ms precopy",
@@ -610,7 +640,12 @@ def _scale(args):
     return scale(args)
 
 
-MODES = {"overhead": overhead, "scale": _scale}
+def _resume(args):
+    from prosper.bench_resume import bench_resume  # it builds on this module's runs
+    return bench_resume(args)
+
+
+MODES = {"overhead": overhead, "scale": _scale, "resume": _resume}
 
 
 def main(args):

@@ -138,7 +138,9 @@ int launch(struct child *c, const struct hello_channel *ch, struct pidns *ns, co
 	}
 	close(go[0]);
 	c->pid = pid;
-	long o = PTRACE_O_TRACEEXEC | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_EXITKILL;
+	/* TRACESYSGOOD: the system-call stops of a lazy resume (fillcopy.h) are told from a SIGTRAP */
+	long o = PTRACE_O_TRACEEXEC | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_EXITKILL |
+		 PTRACE_O_TRACESYSGOOD;
 	if (ptrace(PTRACE_SEIZE, pid, 0, (void *)o) != 0) {
 		kill(pid, SIGKILL);
 		return -EPERM;

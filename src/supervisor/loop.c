@@ -57,6 +57,20 @@ void sup_checkpoint_failed(struct sup *s, int rc)
 	sup_disable(s, why);
 }
 
+/* Every process's lazy fill completed (fillcopy.h): due before anything reads the program's
+ * memory.  Ended: with the program stopped after a capture (stopped = 1), or gone. */
+static void fill_complete_all(struct tree *t)
+{
+	for (int i = 0; i < t->nprocs; i++)
+		sup_fill_complete(t->procs[i]);
+}
+
+static void fill_end_all(struct tree *t, int stopped)
+{
+	for (int i = 0; i < t->nprocs; i++)
+		sup_fill_end(t->procs[i], stopped);
+}
+
 /* One stop of ours: capture while stopped; commit on the worker (or here, then verify, with the
  * oracle on).  -EAGAIN: no cut can be taken now (a connection the program has not accepted yet,
  * socketpairs.h); else 0. */
@@ -65,12 +79,15 @@ static int checkpoint(struct sup *s, struct worker *w)
 	int rc = worker_wait(w);
 	if (rc)
 		sup_checkpoint_failed(s, rc);
-	if (!s->tree->enabled)
+	if (!s->tree->enabled) {
+		fill_end_all(s->tree, 1);
 		return 0;
+	}
 	double t0 = now();
 	rc = tree_capture(s->tree);
 	if (rc == -EAGAIN)
 		return rc;
+	fill_end_all(s->tree, 1); /* what it wrote while filled is taken (or checkpointing is off) */
 	if (!rc && s->cfg.verify) {
 		rc = worker_timed_commit(s);
 		if (!rc)
@@ -247,6 +264,8 @@ int sup_supervise(struct sup *s, int sigfd)
 				goto out_lost;
 			struct thr *t = NULL;
 			struct sup *m = tree_find(tree, pid, &t);
+			if (m)
+				sup_fill_complete(m); /* before its system call, or anything at this stop, runs */
 			if (WIFEXITED(st) || WIFSIGNALED(st)) {
 				if (pid == s->pid)
 					goto out; /* the last thread of the first process: the program's end */
@@ -308,12 +327,14 @@ int sup_supervise(struct sup *s, int sigfd)
 				 * the others stay stopped (its parent, if it was vforked, stops now too).  The
 				 * schedule is kept: a script that executes a program every few ms must not push
 				 * its checkpoints away. */
+				sup_fill_end(m, 0); /* its memory went with the old image */
 				sup_exec(m, have_worker ? &w : NULL); /* continues it */
 				m->vforked = 0;
 				m->untracked = m != s && m->track.pagemap_fd < 0;
 				t = &m->thr[0];
 				t->stopped = 0; /* asked to stop below if a cut is under way */
-			} else if (event) {
+			} else if (event || sig == (SIGTRAP | 0x80)) {
+				/* an event, or the system call a lazy resume stopped at (its fill ended above) */
 				ptrace(PTRACE_CONT, pid, 0, 0);
 			} else if (!nvm_stop(m, have_worker ? &w : NULL, pid, sig)) {
 				ptrace(PTRACE_CONT, pid, 0, (void *)(long)sig); /* signal-delivery stop: deliver it */
@@ -338,6 +359,7 @@ int sup_supervise(struct sup *s, int sigfd)
 		double t = now();
 		int busy = have_worker && worker_busy(&w);
 		if (lead && !precopied && s->tree->enabled && !interrupting && !busy && t >= next - lead) {
+			fill_complete_all(tree);
 			precopy_all(s);
 			precopied = 1;
 			t = now();
@@ -352,6 +374,7 @@ int sup_supervise(struct sup *s, int sigfd)
 				s->tree->stats.late += !late;
 				late = 1;
 			} else {
+				fill_complete_all(tree); /* a checkpoint reads memory: all of it in place first */
 				interrupting = 1;
 				interrupt_sent = cut_started = t;
 				late = 0;
@@ -397,6 +420,7 @@ int sup_supervise(struct sup *s, int sigfd)
 out_lost:
 	st = -1;
 out:
+	fill_end_all(tree, 0);
 	if (have_worker) {
 		int rc = worker_stop(&w);
 		if (rc)

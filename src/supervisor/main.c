@@ -57,6 +57,7 @@ int main(int argc, char **argv)
 	 * touch -- instead of glibc's adaptive one, which after the first free serves them from the
 	 * heap and clears them whole: ~10 MiB memset per fork or exec of the program. */
 	mallopt(M_MMAP_THRESHOLD, 128 << 10);
+	double t_command = now();
 	struct opts o;
 	int rc = options_parse(argc, argv, &o);
 	if (rc)
@@ -102,6 +103,7 @@ int main(int argc, char **argv)
 	char where[9000];
 	tiers_describe(&s->tree->tiers, pool_path, s->cfg.interval_ms, where, sizeof where);
 	fprintf(stderr, "%s: %s\n", sup_command(), where);
+	s->tree->command_started = t_command;
 	s->pid = c.pid;
 	s->thr[0].tid = c.pid;
 	s->nthr = 1;
@@ -142,6 +144,8 @@ int main(int argc, char **argv)
 	if (st >= 0)
 		pidns_release(&s->tree->ns); /* what the program left running goes on, as it would natively */
 	int code = st < 0 ? 1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	if (s->tree->memory_lost)
+		code = 2; /* the reason is printed (sup_fill_finish) */
 	if (st >= 0 && WIFEXITED(st) && prosper_pool_epoch(s->tree->pool) > 0 && poolfile_mark_finished(s->tree->pool, code) != 0)
 		fprintf(stderr, "%s: could not mark the pool finished: %s\n", sup_command(), prosper_pool_errormsg());
 	tiers_after_commit(&s->tree->tiers, s->tree->pool, 1); /* the last state made durable (T3), counted */

@@ -42,6 +42,10 @@ static const char usage[] =
 	"                           it while the program is stopped) or precopy (most of it by a pass\n"
 	"                           a little before the stop, while the program runs; the stop reads\n"
 	"                           only what was written after the pass)\n"
+	"  --restore R              (resume) lazy (default: the program runs as soon as its registers,\n"
+	"                           map and files are back; its memory is filled from the pool in the\n"
+	"                           background, a page it touches first at once; all of it before its\n"
+	"                           first system call or checkpoint) or eager (all of it before it runs)\n"
 	"  --verify                 commit while stopped and compare the pool with live memory (oracle)\n"
 	"  --stats-json PATH        write statistics as JSON at the end (stdout is the program's)\n"
 	"  --exact-stack-stats      also count the stack's changed 8-byte words (costs a compare)\n"
@@ -130,6 +134,12 @@ int options_parse(int argc, char **argv, struct opts *o)
 			if ((o->cfg.copy_mode = !strcmp(v, "stop") ? COPY_STOP : !strcmp(v, "precopy") ? COPY_PRECOPY : -1) < 0)
 				return refuse(REFUSE_USAGE, "--copy is stop or precopy");
 			o->cfg.given |= GIVEN_COPY;
+			i++;
+		} else if (!strcmp(a, "--restore")) {
+			if ((o->cfg.eager_restore = !strcmp(v, "eager") ? 1 : !strcmp(v, "lazy") ? 0 : -1) < 0)
+				return refuse(REFUSE_USAGE, "--restore is lazy or eager");
+			if (!o->cfg.resume)
+				return refuse(REFUSE_USAGE, "--restore is an option of prosper resume");
 			i++;
 		} else if (!strcmp(a, "--metadata")) {
 			if (!(o->cfg.meta_mode = !strcmp(v, "log") ? META_LOG : !strcmp(v, "rewrite") ? META_REWRITE : 0))

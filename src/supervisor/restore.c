@@ -10,8 +10,10 @@
  *      growth of the stack down to the saved range, mmap of every saved mapping that is missing
  *      (files from their file and offset, the rest anonymous), with final protections;
  *   3. the memory of every saved mapping, from the pool: UFFDIO_COPY into the mappings just made
- *      anonymous, process_vm_writev or /proc/PID/mem into the rest (fill_memory); NVM-resident
- *      memory is mapped from the pool file again at its address instead (nvm.c: no copy);
+ *      anonymous -- by default while the program runs (fillcopy.h: the lazy fill, which also
+ *      takes the heap, emptied first) --, process_vm_writev or /proc/PID/mem into the rest
+ *      (fill_memory); NVM-resident memory is mapped from the pool file again at its address
+ *      instead (nvm.c: no copy);
  *   4. glibc's cached tid, fds (files truncated to their checkpointed size, reopened at the same
  *      numbers with the same flags and offsets), cwd, umask, signal handlers and mask, interval
  *      timers (timers.h); the
@@ -171,6 +173,7 @@ struct rctx {
 	uint64_t scratch;
 	uint8_t *anon_new; /* per checkpoint mapping: mapped anonymous just now (reads as zeros) */
 	int uffd;          /* the program's userfaultfd (fillcopy.h), or -1 */
+	int lazy;          /* fill the anonymous mappings while the program runs (fillcopy.h) */
 	char *why;
 	size_t whylen;
 };
@@ -321,6 +324,9 @@ static int rebuild_map(struct sup *s, struct rctx *r, const struct img *im, stru
  * The mappings just created anonymous are filled first, with UFFDIO_COPY on every core
  * (fillcopy.h); one it could not fill whole is written here like the rest. */
 #define FILL_BATCH 512
+/* Mappings the relaunch has already are emptied for a lazy fill from this size up (smaller ones
+ * cost less to write than to empty). */
+#define LAZY_EMPTIED_MIN (1u << 20)
 
 struct fill {
 	struct iovec local[FILL_BATCH], remote[FILL_BATCH];
@@ -353,9 +359,20 @@ static int fill_memory(struct sup *s, struct rctx *r, const struct img *im)
 		cap = im->h->nvmas + 1u;
 	}
 	memset(copied, 0, im->h->nvmas);
-	for (uint32_t i = 0; i < im->h->nvmas; i++)
-		eligible[i] = im->vmas[i].region != IMG_NONE && im->vmas[i].perms[1] == 'w' && r->anon_new[i];
-	if (r->uffd >= 0 && fillcopy_run(s, r->uffd, im, eligible, copied) != 0)
+	for (uint32_t i = 0; i < im->h->nvmas; i++) {
+		const struct img_vma *v = &im->vmas[i];
+		eligible[i] = v->region != IMG_NONE && v->perms[1] == 'w' && r->anon_new[i];
+		/* A large anonymous mapping the relaunch has already (the heap) is emptied, so that it
+		 * is filled lazily too: its pages are the relaunch's, all to be replaced. */
+		const char *path = img_s(im, v->path);
+		if (!eligible[i] && r->lazy && r->uffd >= 0 && v->region != IMG_NONE && !strncmp(v->perms, "rw-p", 4) &&
+		    (!path || !path[0] || !strcmp(path, "[heap]")) && v->end - v->start >= LAZY_EMPTIED_MIN &&
+		    sys(r, SYS_madvise, (long)v->start, (long)(v->end - v->start), MADV_DONTNEED, 0, 0, 0) == 0)
+			eligible[i] = r->anon_new[i] = 1;
+	}
+	if (r->uffd >= 0 && r->lazy)
+		s->fill = fillcopy_start(s, r->uffd, im, eligible, copied);
+	else if (r->uffd >= 0 && fillcopy_run(s, r->uffd, im, eligible, copied) != 0)
 		FAIL("cannot unregister the memory filled through the userfaultfd: %s", strerror(errno));
 	for (uint32_t i = 0; i < im->h->nvmas; i++) {
 		const struct img_vma *v = &im->vmas[i];
@@ -712,7 +729,11 @@ int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *he
 {
 	static struct vma fresh[MAX_VMAS];
 	int nf = 0;
-	struct rctx r = { .why = why, .whylen = whylen, .anon_new = calloc(im->h->nvmas + 1u, 1), .uffd = uffd };
+	/* Lazy where the userfaultfd stays the tracker's (not every mapping tracked whole) and the
+	 * program is one process (nprocs counts those a tree's resume has forked again already). */
+	int lazy = !s->cfg.eager_restore && !(s->cfg.stack_mode == TRACK_MODE_FULL && s->cfg.heap_mode == TRACK_MODE_FULL) &&
+		   s->tree->nprocs == 1;
+	struct rctx r = { .why = why, .whylen = whylen, .anon_new = calloc(im->h->nvmas + 1u, 1), .uffd = uffd, .lazy = lazy };
 	if (!r.anon_new)
 		FAIL("out of memory");
 	if (inject_open(&r.in, s->pid, hello->gate) != 0)

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include "fillcopy.h"
 #include "lockowners.h"
 #include "poolfile.h"
 #include "run.h"
@@ -277,6 +278,8 @@ static int restore_one(struct sup *s, const struct img *im, const struct shim_he
 		*sv = (struct vma){ .start = v->start, .end = v->end, .offset = v->offset, .region = (int)v->region };
 		memcpy(sv->perms, v->perms, sizeof sv->perms);
 		snprintf(sv->path, sizeof sv->path, "%s", img_s(im, v->path) ? img_s(im, v->path) : "");
+		if (fillcopy_pending(s->fill, v->start))
+			continue; /* registered for write-protect already, and protected (fillcopy.h) */
 		if (prosper_track_add(&s->track, v->start, v->end) != 0) {
 			snprintf(why, whylen, "%s", s->track.err);
 			return -1;
@@ -298,6 +301,29 @@ static void kill_all(struct tree *t)
 	int st;
 	for (pid_t w = 0; w != t->procs[0]->pid && w >= 0;) /* the threads a restore made are reaped first */
 		w = waitpid(-1, &st, __WALL);
+	for (int i = 0; i < t->nprocs; i++) /* its copies now fail: the threads end */
+		sup_fill_end(t->procs[i], 0);
+}
+
+void sup_fill_end(struct sup *m, int stopped)
+{
+	if (m->fill)
+		fillcopy_end(m->fill, stopped ? m->pid : 0);
+	m->fill = NULL;
+}
+
+void sup_fill_complete(struct sup *m)
+{
+	char why[200];
+	if (!m->fill || fillcopy_complete(m->fill, why, sizeof why) == 0 || proc_gone(m->pid))
+		return; /* a copy into a process that was killed meanwhile fails: nothing lost */
+	struct tree *t = m->tree;
+	static char reason[300];
+	snprintf(reason, sizeof reason, "%s; the program was killed", why);
+	sup_disable(m, reason);
+	t->memory_lost = 1;
+	for (int i = t->nprocs - 1; i >= 0; i--)
+		kill(t->procs[i]->pid, SIGKILL);
 }
 
 int resume_started(struct sup *s, const struct img *im, int hello_rc, const struct shim_hello *hello, int uffd,
@@ -332,11 +358,26 @@ int resume_started(struct sup *s, const struct img *im, int hello_rc, const stru
 		}
 	}
 	s->tree->stats.restore_seconds = now() - t_start;
+	s->tree->stats.resume_command_seconds = now() - s->tree->command_started;
 	for (int i = 0; i < s->tree->nprocs; i++) { /* all at once: the main threads and every thread the restores made */
-		if (s->tree->procs[i]->exited)
+		struct sup *m = s->tree->procs[i];
+		if (m->exited)
 			continue;
-		s->tree->procs[i]->thr[0].stopped = 1;
-		threads_resume_all(s->tree->procs[i]);
+		m->thr[0].stopped = 1;
+		if (!m->fill) {
+			threads_resume_all(m);
+			continue;
+		}
+		/* its memory is still being filled: it stops at its first system call, where the loop
+		 * ends the fill before the call runs (fillcopy.h) */
+		s->tree->stats.restore_lazy = 1;
+		for (int k = 0; k < m->nthr; k++) {
+			struct thr *th = &m->thr[k];
+			if (th->stopped)
+				ptrace(th->listening ? PTRACE_LISTEN : PTRACE_SYSCALL, th->tid, 0, 0);
+			th->stopped = 0;
+		}
+		fillcopy_go(m->fill);
 	}
 	return 0;
 }

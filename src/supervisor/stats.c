@@ -110,8 +110,11 @@ int stats_write(const struct sup *s, const char *path)
 	json_bool(&j, "resumed", s->cfg.resume);
 	json_num(&j, "restore_seconds", "%.6f", st->restore_seconds);
 	json_num(&j, "restore_memory_seconds", "%.6f", st->restore_memory_seconds);
+	json_num(&j, "resume_command_seconds", "%.6f", st->resume_command_seconds);
 	json_u64(&j, "restored_bytes", st->restored_bytes);
 	json_u64(&j, "restore_copied_bytes", st->restore_copied_bytes);
+	json_bool(&j, "restore_lazy", st->restore_lazy);
+	json_u64(&j, "restore_fill_faults", st->restore_fill_faults);
 	json_int(&j, "nvm_regions", s->nnvm);
 	json_u64(&j, "nvm_faults", st->nvm_faults);
 	json_u64(&j, "nvm_dirty_bytes", st->nvm_dirty_bytes);

@@ -154,6 +154,7 @@ struct sup_config {
 	const char *stats_path;      /* --stats-json, or NULL */
 	uint64_t commit_delay_us;    /* test hook: widen the window between data and commit */
 	int host_pids;               /* --host-pids: no pid namespace of its own (pidns.h) */
+	int eager_restore;           /* --restore eager: every page in place before the program runs */
 	unsigned given;              /* enum settings_given: the checkpoint options the command line gave */
 };
 
@@ -188,11 +189,14 @@ struct sup_stats {
 	uint64_t precopy_skips;           /* mappings left out of the next passes: mostly read again */
 	double precopy_seconds;
 	double restore_seconds, restore_memory_seconds;
+	double resume_command_seconds;    /* resume: from the command's start (admission included) to running */
 	double stop_phase_seconds[STOP_NPHASES]; /* where the stops' time went (stopclock.h) */
 	double thread_capture_seconds;    /* registers, xstate, mask, robust list of every thread */
 	uint64_t restore_copied_bytes;    /* resume: of restored_bytes, put in place by UFFDIO_COPY (restore.c) */
 	uint64_t thread_captures;         /* threads captured, summed over checkpoints */
 	uint64_t restored_bytes;
+	uint64_t restore_fill_faults;     /* resume: first touches of pages not yet in place, answered at once (fillcopy.h) */
+	int restore_lazy;                 /* resume: the program ran while its memory was filled */
 	uint64_t nvm_faults, nvm_dirty_bytes;
 	uint64_t nvm_ahead_segments, nvm_ahead_changed; /* made writable ahead of a fault; of them, changed */
 	double nvm_fault_seconds;         /* serving write faults (copy-on-write, mprotect), summed */
@@ -213,6 +217,8 @@ struct tree {
 	char inherited_pipes[MAX_INHERITED_PIPES][64]; /* "pipe:[ino]" passed to the program at launch */
 	int ninherited;
 	int warned_children;
+	int memory_lost;             /* a resume's fill failed and the program was killed: exit 2 */
+	double command_started;      /* CLOCK_MONOTONIC at the supervisor's start */
 	/* the program's processes (tree.h): procs[0] is the first, parents before their children */
 	struct sup **procs;
 	int nprocs, procs_cap;
@@ -265,6 +271,7 @@ struct sup {
 	const struct img *resume_img;    /* resume: its checkpoint */
 	struct shim_hello resume_hello;  /* resume: its shim's hello (gate, records) */
 	int resume_uffd;
+	struct fillcopy *fill;       /* resume: its memory still being filled while it runs (fillcopy.h) */
 	struct prosper_track track;
 	struct metalog *meta;
 	uint64_t sp;                 /* the main thread's, at this stop */
@@ -364,6 +371,13 @@ const struct known_file *sup_known_file(struct sup *s, const char *path);
 struct shim_hello;
 int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *hello, int uffd, char *why,
 		size_t whylen);
+/* resume.c: a lazy fill of m's memory (fillcopy.h) completed, due before any system call, ptrace
+ * stop or checkpoint of m; nothing if none is under way.  If a page could not be put back while
+ * the program lives, the program is killed (it must not run on with memory that is not its
+ * checkpoint's), checkpointing stops and the resume exits 2 with the reason.  sup_fill_end: its
+ * end, with m stopped after a capture (stopped = 1) or gone (0). */
+void sup_fill_complete(struct sup *m);
+void sup_fill_end(struct sup *m, int stopped);
 /* Is this fd 0-2 of a checkpoint the run's stdout-like file, which the restore cuts back to its
  * checkpointed size and position (rather than the resumed run's own stdio, or a redirection)? */
 int sup_stdio_reopened_here(const struct img_fd *f, const char *path);

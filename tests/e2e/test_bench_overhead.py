@@ -38,7 +38,8 @@ def test_bench_overhead_quick_quicksort(tmp_path):
     assert 0 <= row["other_diff_bytes_per_ckpt"] <= row["other_page_bytes_per_ckpt"]
     assert 0 < row["kill_after_s"] < row["native_s"]
     assert row["restored_bytes"] > 0 and row["restore_memory_seconds"] > 0 and row["restore_gbps"] > 0
-    assert row["resume_seconds"] >= row["restore_memory_seconds"]
+    # the command's time to running includes the pool's checks before the relaunch
+    assert row["resume_command_seconds"] > row["resume_seconds"] > 0
 
     t = row["targets"]
     assert set(t) == {"slowdown", "stack_over_exact", "restore_gbps"}

@@ -213,6 +213,88 @@ def test_a_resume_goes_on_with_the_runs_checkpoint_options(tmp_path, pool_dir):
     assert "prosper.settings" in names
 
 
+def _filling(pid):
+    """Does the supervisor pid have its background fill threads (fillcopy.c names them)?"""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    for t in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{t}/comm") as f:
+                if f.read().strip() == "prosper-fill":
+                    return True
+        except OSError:
+            pass
+    return False
+
+
+def test_kills_during_a_resumes_background_fill(tmp_path, pool_dir):
+    """A resume lets the program run before its memory is back (--restore lazy, the default) and
+    fills it in the background.  Kills of the whole group while that fill runs (held open by a test
+    hook) leave the pool resumable: the pool is only read until the first checkpoint after the
+    fill.  A lazy resume then runs to a checkpoint of its own, and an eager one to the end."""
+    import signal
+    import time
+    prog = [os.path.join(BUILD, "bench", "pr"), "18", "60"]
+    native = subprocess.run(prog, capture_output=True, check=True).stdout
+    pool = os.path.join(pool_dir, "fill.prosper")
+    out = tmp_path / "out"
+    in_fill = 0
+    with open(out, "wb") as f:
+        p = subprocess.Popen([PROSPER, "run", "--pool", pool, "--", *prog], cwd=tmp_path, stdout=f,
+                             stderr=subprocess.PIPE, start_new_session=True)
+        kill_at_epoch(p, pool, 30)
+        epoch = json.loads(prosper("inspect", "--json", pool).stdout)["epoch"]
+        env = dict(os.environ, PROSPER_TEST_FILL_DELAY_US="150000")
+        for attempt in range(4):
+            p = subprocess.Popen([PROSPER, "resume", "--pool", pool], cwd=tmp_path, stdout=f,
+                                 stderr=subprocess.PIPE, env=env, start_new_session=True)
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and p.poll() is None and not _filling(p.pid):
+                time.sleep(0.001)
+            time.sleep(0.02 * attempt)  # at the fill's start, and further into it
+            filling = _filling(p.pid)
+            assert p.poll() is None, p.stderr.read()
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+            in_fill += filling
+            time.sleep(0.05)
+            # nothing was committed: the next resume starts from the same checkpoint
+            assert json.loads(prosper("inspect", "--json", pool).stdout)["epoch"] == epoch
+        p = subprocess.Popen([PROSPER, "resume", "--pool", pool], cwd=tmp_path, stdout=f,
+                             stderr=subprocess.PIPE, start_new_session=True)
+        kill_at_epoch(p, pool, epoch + 5)
+        stats = tmp_path / "s.json"
+        r = subprocess.run([PROSPER, "resume", "--pool", pool, "--restore", "eager", "--verify",
+                            "--stats-json", str(stats)], cwd=tmp_path, stdout=f, stderr=subprocess.PIPE,
+                           text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert in_fill >= 3, f"only {in_fill} of 4 kills found the fill running"
+    assert out.read_bytes() == native
+    st = json.loads(stats.read_text())
+    assert not st["restore_lazy"] and st["restore_fill_faults"] == 0 and st["mismatches"] == 0
+
+
+def test_a_lazy_resume_runs_before_its_memory_is_back(tmp_path, pool_dir):
+    """The default resume: the program runs while its memory is filled (pages it touches first are
+    answered at once), every checkpoint after it equals live memory, and the output is the
+    native one."""
+    prog = [os.path.join(BUILD, "bench", "pr"), "18", "40"]
+    native = subprocess.run(prog, capture_output=True, check=True).stdout
+    pool = os.path.join(pool_dir, "lazy.prosper")
+    out, stats = tmp_path / "out", tmp_path / "s.json"
+    with open(out, "wb") as f:
+        _run_until_epoch(pool, prog, 25, tmp_path, f)
+        r = subprocess.run([PROSPER, "resume", "--pool", pool, "--verify", "--stats-json", str(stats)],
+                           cwd=tmp_path, stdout=f, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == native
+    st = json.loads(stats.read_text())
+    assert st["restore_lazy"] and st["restored_bytes"] > 16 << 20, st
+    assert st["checkpoints"] >= 3 and st["verified_bytes"] > 0 and st["mismatches"] == 0, r.stderr
+
+
 def test_a_resumed_programs_checkpoints_equal_its_memory(tmp_path, pool_dir):
     """The oracle after a resume: the new thread id the restore writes into glibc's TCB of every
     thread must reach the next checkpoint like any other write (it once stayed the old id in the
