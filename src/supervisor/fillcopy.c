@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 #include "procfs.h"
@@ -20,8 +21,6 @@
 #define CHUNK (4ull << 20)
 #define MAX_FILL_THREADS 4
 #define PAGE 4096ull
-/* The server looks at the stop flag at least this often (ms) when no fault comes. */
-#define SERVER_POLL_MS 5
 
 struct fill_range {
 	uint64_t start, end;
@@ -49,6 +48,7 @@ struct fillcopy {
 	atomic_int complete;             /* lazy: every page put in place; a fault now is a page the
 	                                  * program discarded since (or a hole): zeros */
 	atomic_int stop;                 /* lazy: the server drains the queue and ends */
+	int wake_fd;                     /* an eventfd: tells the server to look at stop */
 	pthread_t copiers[MAX_FILL_THREADS], server;
 	useconds_t chunk_delay_us;
 	pthread_t caller;                /* the supervisor's thread: it never waits in a copy */       /* test hook: each background chunk waits this long first */
@@ -178,7 +178,7 @@ static void *server(void *arg)
 {
 	struct fillcopy *f = arg;
 	pthread_setname_np(pthread_self(), "prosper-fill");
-	struct pollfd p = { .fd = f->uffd, .events = POLLIN };
+	struct pollfd p[2] = { { .fd = f->uffd, .events = POLLIN }, { .fd = f->wake_fd, .events = POLLIN } };
 	for (;;) {
 		/* read before looking at the queue: once stop is seen, the queue holds every fault that
 		 * saw the missing mode (the kernel queues them under the lock that re-registering takes) */
@@ -195,7 +195,7 @@ static void *server(void *arg)
 			break; /* the program is gone */
 		if (stopping)
 			break;
-		poll(&p, 1, SERVER_POLL_MS);
+		poll(p, 2, -1);
 	}
 	return NULL;
 }
@@ -298,7 +298,11 @@ struct fillcopy *fillcopy_start(struct sup *s, int uffd, const struct img *im, c
 		ok = ioctl(uffd, UFFDIO_WRITEPROTECT, &wp) == 0;
 	}
 	if (ok)
-		ok = pthread_create(&f->server, NULL, server, f) == 0;
+		ok = (f->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) >= 0;
+	if (ok && pthread_create(&f->server, NULL, server, f) != 0) {
+		close(f->wake_fd);
+		ok = 0;
+	}
 	if (!ok) {
 		for (size_t r = 0; r < f->nranges; r++) {
 			struct uffdio_range whole = { f->ranges[r].start, f->ranges[r].end - f->ranges[r].start };
@@ -382,7 +386,11 @@ void fillcopy_end(struct fillcopy *f, pid_t stopped)
 		}
 	}
 	atomic_store(&f->stop, 1);
+	uint64_t one = 1;
+	ssize_t told = write(f->wake_fd, &one, sizeof one); /* an eventfd's counter: cannot fail here */
+	(void)told;
 	pthread_join(f->server, NULL);
+	close(f->wake_fd);
 	count_bytes(f);
 	f->s->tree->stats.restore_fill_faults += atomic_load(&f->faults);
 	release(f);
