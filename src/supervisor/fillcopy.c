@@ -2,6 +2,7 @@
  * program runs or in the background while it runs (fillcopy.h). */
 #include "fillcopy.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
 #include <pthread.h>
@@ -12,6 +13,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
+#include "prosper/internal/uffd_abi.h"
 #include "procfs.h"
 #include "stopclock.h"
 #include "sup.h"
@@ -49,6 +51,9 @@ struct fillcopy {
 	                                  * program discarded since (or a hole): zeros */
 	atomic_int stop;                 /* lazy: the server drains the queue and ends */
 	int wake_fd;                     /* an eventfd: tells the server to look at stop */
+	int pagemap_fd;                  /* the program's /proc/PID/pagemap (protect_holes) */
+	atomic_size_t chunks_done;
+	atomic_int holes_done;
 	pthread_t copiers[MAX_FILL_THREADS], server;
 	useconds_t chunk_delay_us;
 	pthread_t caller;                /* the supervisor's thread: it never waits in a copy */       /* test hook: each background chunk waits this long first */
@@ -110,6 +115,33 @@ static int copy_range(struct fillcopy *f, const struct fill_range *r, uint64_t o
 	return 0;
 }
 
+/* Write-protect the pages of the ranges that are neither present nor swapped: the holes (never
+ * written: zeros), once every chunk is in place.  PAGEMAP_SCAN's category match and protection
+ * are one step per page table under its lock, so a page the server or the program puts in place
+ * meanwhile is either already present (left as it is: it may have been written since) or
+ * arrives over the marker, protected.  Without it the tracker would count every hole as written
+ * at the first capture (an unprotected empty page of a write-protect-registered mapping is one)
+ * and read it through the server: a GiB of zeros for a sparse GiB mapping. */
+static void protect_holes(struct fillcopy *f)
+{
+	struct prosper_page_region vec[256];
+	for (size_t r = 0; r < f->nranges; r++) {
+		for (uint64_t at = f->ranges[r].start, end = f->ranges[r].end; at < end;) {
+			struct prosper_pm_scan_arg arg = {
+				.size = sizeof arg, .flags = PROSPER_PM_SCAN_WP_MATCHING, .start = at, .end = end,
+				.vec = (uint64_t)(uintptr_t)vec, .vec_len = 256,
+				.category_inverted = PROSPER_PAGE_IS_PRESENT | PROSPER_PAGE_IS_SWAPPED,
+				.category_mask = PROSPER_PAGE_IS_PRESENT | PROSPER_PAGE_IS_SWAPPED,
+				.return_mask = PROSPER_PAGE_IS_PRESENT,
+			};
+			if (ioctl(f->pagemap_fd, PROSPER_PAGEMAP_SCAN, &arg) < 0 || arg.walk_end <= at)
+				break; /* the first capture then reads the rest as written: zeros, more bytes */
+			at = arg.walk_end;
+		}
+	}
+	atomic_store(&f->holes_done, 1);
+}
+
 static void *copier(void *arg)
 {
 	struct fillcopy *f = arg;
@@ -127,6 +159,8 @@ static void *copier(void *arg)
 		int e = copy_range(f, r, c->off, c->off + c->len, 0, &bytes);
 		if (e)
 			note_failure(f, c->range, r->start + c->off, e);
+		if (atomic_fetch_add(&f->chunks_done, 1) + 1 == f->nchunks && f->lazy)
+			protect_holes(f); /* the last chunk in place: what is still missing is holes */
 	}
 	atomic_fetch_add(&f->bytes, bytes);
 	return NULL;
@@ -289,21 +323,20 @@ struct fillcopy *fillcopy_start(struct sup *s, int uffd, const struct img *im, c
 	/* test hook: a background fill long enough for a kill to land in it (tests/e2e) */
 	const char *delay = getenv("PROSPER_TEST_FILL_DELAY_US");
 	f->chunk_delay_us = delay ? (useconds_t)strtoul(delay, NULL, 10) : 0;
-	/* every page protected, holes too (WP_UNPOPULATED markers): what the tracker's re-arm does
-	 * after an eager fill, done before anything can write there */
-	int ok = 1;
-	for (size_t r = 0; r < f->nranges && ok; r++) {
-		struct uffdio_writeprotect wp = { .range = { f->ranges[r].start, f->ranges[r].end - f->ranges[r].start },
-						  .mode = UFFDIO_WRITEPROTECT_MODE_WP };
-		ok = ioctl(uffd, UFFDIO_WRITEPROTECT, &wp) == 0;
-	}
-	if (ok)
-		ok = (f->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) >= 0;
+	/* Not protected here (the tracker's re-arm after an eager fill walks every page): the ranges are
+	 * empty, every page arrives protected, and the holes are protected once the chunks are in
+	 * place (protect_holes), in the background. */
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/pagemap", (int)s->pid);
+	int ok = (f->pagemap_fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0;
+	ok = ok && (f->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) >= 0;
 	if (ok && pthread_create(&f->server, NULL, server, f) != 0) {
 		close(f->wake_fd);
 		ok = 0;
 	}
 	if (!ok) {
+		if (f->pagemap_fd >= 0)
+			close(f->pagemap_fd);
 		for (size_t r = 0; r < f->nranges; r++) {
 			struct uffdio_range whole = { f->ranges[r].start, f->ranges[r].end - f->ranges[r].start };
 			ioctl(uffd, UFFDIO_UNREGISTER, &whole);
@@ -338,6 +371,8 @@ int fillcopy_complete(struct fillcopy *f, char *why, size_t whylen)
 		for (int t = 0; t < f->ncopiers; t++)
 			pthread_join(f->copiers[t], NULL);
 		f->ncopiers = 0;
+		if (!atomic_load(&f->holes_done))
+			protect_holes(f); /* a chunk of a failed range was skipped uncounted */
 		atomic_store(&f->complete, 1);
 		f->s->tree->stats.restore_memory_seconds = stopclock_now() - f->t0;
 	}
@@ -391,6 +426,7 @@ void fillcopy_end(struct fillcopy *f, pid_t stopped)
 	(void)told;
 	pthread_join(f->server, NULL);
 	close(f->wake_fd);
+	close(f->pagemap_fd);
 	count_bytes(f);
 	f->s->tree->stats.restore_fill_faults += atomic_load(&f->faults);
 	release(f);

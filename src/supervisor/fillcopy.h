@@ -7,10 +7,11 @@
  * first touches cost as much again, so one thread fills at about 2.2 GB/s here: the mappings are
  * cut into chunks that several threads take in turn.
  *
- * Lazy: the mappings are registered for missing faults and write-protect together (one
+ * Lazy: the mappings (empty) are registered for missing faults and write-protect together (one
  * registration: a range has one mode set on one userfaultfd), every page is put in place
  * write-protected (UFFDIO_COPY_MODE_WP: clean for the tracker, as after an eager fill and the
- * tracker's re-arm), and the program runs at once.  A first touch of a page not there yet is a
+ * tracker's re-arm; the holes, never written, by one pass once the chunks are in place), and the
+ * program runs at once.  A first touch of a page not there yet is a
  * missing fault that a server thread answers from the pool before anything else; the chunks
  * follow in the background.  fillcopy_complete puts the rest in place; the server stays and
  * answers later faults with zeros until fillcopy_end, at the first checkpoint's stop, drops the
@@ -23,7 +24,8 @@
  *   - Lazy: nothing but the program's own loads and stores (and the kernel's on its behalf:
  *     signal frames, rseq) may touch a pending range until fillcopy_complete returns: the caller
  *     completes before any system call of the program runs (it is resumed under PTRACE_SYSCALL),
- *     at any ptrace stop of it, and before any checkpoint reads its memory.  So no munmap,
+ *     at any other ptrace stop of it, and in the first checkpoint's stop before its capture (no
+ *     pre-copy pass runs before: the pool does not change under the fill's reads).  So no munmap,
  *     mremap, madvise or fork can race the fill, and a page the program discarded is never
  *     filled again behind its back: once complete, a missing page is answered with zeros.
  *   - A page put in place is never written again by the fill (EEXIST: the program may have

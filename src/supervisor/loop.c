@@ -57,12 +57,20 @@ void sup_checkpoint_failed(struct sup *s, int rc)
 	sup_disable(s, why);
 }
 
-/* Every process's lazy fill completed (fillcopy.h): due before anything reads the program's
- * memory.  Ended: with the program stopped after a capture (stopped = 1), or gone. */
+/* Every process's lazy fill (fillcopy.h): completed (in a cut's stop, before the capture), pending,
+ * ended (with the program stopped after a capture: stopped = 1, or gone). */
 static void fill_complete_all(struct tree *t)
 {
 	for (int i = 0; i < t->nprocs; i++)
 		sup_fill_complete(t->procs[i]);
+}
+
+static int fill_pending(const struct tree *t)
+{
+	for (int i = 0; i < t->nprocs; i++)
+		if (t->procs[i]->fill)
+			return 1;
+	return 0;
 }
 
 static void fill_end_all(struct tree *t, int stopped)
@@ -84,6 +92,14 @@ static int checkpoint(struct sup *s, struct worker *w)
 		return 0;
 	}
 	double t0 = now();
+	/* A lazy resume's fill ends with the program stopped: it must not write its first
+	 * checkpoint's worth of memory while the rest is filled, and the pool must not change under
+	 * the fill's reads. */
+	fill_complete_all(s->tree);
+	if (!s->tree->enabled) { /* a page could not be put back: the program was killed */
+		fill_end_all(s->tree, 0);
+		return 0;
+	}
 	rc = tree_capture(s->tree);
 	if (rc == -EAGAIN)
 		return rc;
@@ -264,8 +280,11 @@ int sup_supervise(struct sup *s, int sigfd)
 				goto out_lost;
 			struct thr *t = NULL;
 			struct sup *m = tree_find(tree, pid, &t);
-			if (m)
-				sup_fill_complete(m); /* before its system call, or anything at this stop, runs */
+			/* A lazy resume's fill completes before the program's system call, or anything at
+			 * this stop, runs -- but for the stop of a cut, where checkpoint() completes it with
+			 * every thread stopped, in the stop's time. */
+			if (m && !(interrupting && WIFSTOPPED(st) && (st >> 16) == PTRACE_EVENT_STOP))
+				sup_fill_complete(m);
 			if (WIFEXITED(st) || WIFSIGNALED(st)) {
 				if (pid == s->pid)
 					goto out; /* the last thread of the first process: the program's end */
@@ -358,8 +377,8 @@ int sup_supervise(struct sup *s, int sigfd)
 		}
 		double t = now();
 		int busy = have_worker && worker_busy(&w);
-		if (lead && !precopied && s->tree->enabled && !interrupting && !busy && t >= next - lead) {
-			fill_complete_all(tree);
+		if (lead && !precopied && s->tree->enabled && !interrupting && !busy && t >= next - lead &&
+		    !fill_pending(tree)) { /* the pass could add regions while the fill reads the pool */
 			precopy_all(s);
 			precopied = 1;
 			t = now();
@@ -374,7 +393,6 @@ int sup_supervise(struct sup *s, int sigfd)
 				s->tree->stats.late += !late;
 				late = 1;
 			} else {
-				fill_complete_all(tree); /* a checkpoint reads memory: all of it in place first */
 				interrupting = 1;
 				interrupt_sent = cut_started = t;
 				late = 0;
