@@ -16,6 +16,8 @@ would, so that every resume continues from the durable pool alone.  (The durable
 not yet flushed are lost in a real power cut too; `prosper crashtest` covers that part.)
 
 JSON keys: kills, resumes, identical, checkpoints, kills_in_commit_window, fresh_starts,
+exit_found_after_kill (the last kill landed after the program's exit was recorded: no resume
+followed it),
 native_seconds, supervised_seconds, differences, workdir and pool (kept with --keep, and whenever
 the run differed)."""
 import json
@@ -169,6 +171,7 @@ def main(args):
     if args.durable_every is not None:
         common += ["--durable-every", args.durable_every]
     kills = resumes = checkpoints = in_window = fresh = left_running = 0
+    exit_after_kill = False
     final = None
     errors = []
     started = False
@@ -215,8 +218,9 @@ def main(args):
                 if args.power_cut:
                     for f in _fast_pools(fast_dir):
                         os.unlink(f)
-                # killed while the pool was being created: nothing to resume
+                # killed while the pool was being created: nothing to resume, a fresh start
                 started = os.path.exists(pool)
+                fresh += not started
                 epoch = _progress(pool, fast_dir) if started else 0
                 backoff = 1.0 if epoch > last_epoch else min(backoff * 1.5, 50.0)
                 last_epoch = epoch
@@ -244,6 +248,7 @@ def main(args):
             continue
         if what == "finished":
             final = code             # the last kill landed after the exit was recorded
+            exit_after_kill = True
             break
         if started:
             resumes += 1
@@ -273,6 +278,7 @@ def main(args):
     result = {
         "program": prog, "kills": kills, "resumes": resumes, "identical": not differences,
         "checkpoints": checkpoints, "kills_in_commit_window": in_window, "fresh_starts": fresh,
+        "exit_found_after_kill": exit_after_kill,
         "left_running": {"native": left_native, "supervised": left_running},
         "native_seconds": round(native_s, 3), "supervised_seconds": round(supervised_s, 3),
         "differences": differences, "workdir": work if keep else None, "pool": pool if keep else None,

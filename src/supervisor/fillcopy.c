@@ -54,6 +54,7 @@ struct fillcopy {
 	int pagemap_fd;                  /* the program's /proc/PID/pagemap (protect_holes) */
 	atomic_size_t chunks_done;
 	atomic_int holes_done;
+	double t_filled;                 /* when the holes' pass ended: the fill's end */
 	pthread_t copiers[MAX_FILL_THREADS], server;
 	useconds_t chunk_delay_us;
 	pthread_t caller;                /* the supervisor's thread: it never waits in a copy */       /* test hook: each background chunk waits this long first */
@@ -139,6 +140,7 @@ static void protect_holes(struct fillcopy *f)
 			at = arg.walk_end;
 		}
 	}
+	f->t_filled = stopclock_now();
 	atomic_store(&f->holes_done, 1);
 }
 
@@ -374,7 +376,7 @@ int fillcopy_complete(struct fillcopy *f, char *why, size_t whylen)
 		if (!atomic_load(&f->holes_done))
 			protect_holes(f); /* a chunk of a failed range was skipped uncounted */
 		atomic_store(&f->complete, 1);
-		f->s->tree->stats.restore_memory_seconds = stopclock_now() - f->t0;
+		f->s->tree->stats.restore_memory_seconds = f->t_filled - f->t0;
 	}
 	int e = atomic_load(&f->first_errno);
 	if (e)
