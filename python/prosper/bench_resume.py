@@ -19,8 +19,8 @@ import sys
 import tempfile
 import time
 
-from prosper.cmd_bench import (MEMORY_FS, PROGRAMS, BenchError, _remove_pool, _supervisor, fs_type, machine,
-                               machine_end, report, resume_once, run_and_kill, run_native)
+from prosper.cmd_bench import (MEMORY_FS, PROGRAMS, _remove_pool, _supervisor, fs_type, machine, measure_each,
+                               report, resume_once, run_and_kill, run_native)
 from prosper.paths import BUILD, die
 
 DEFAULT_PROGRAMS = ["pr", "sssp", "kv"]
@@ -116,21 +116,9 @@ def bench_resume(args):
            "reps": reps, "running_ms_target": RUNNING_MS_TARGET, "restore_gbps_target": RESTORE_GBPS_TARGET,
            "programs": [], "failures": []}
     log(f"prosper bench resume: {', '.join(names)}, {reps} resume(s) each way, pools in {pool_dir}")
-    tmp = tempfile.mkdtemp(prefix="prosper-bench-", dir=pool_dir)
-    try:
-        for name in names:
-            try:
-                row = measure_program(name, reps, tmp, log)
-                res["programs"].append(row)
-                for mode in MODES:
-                    if not row[mode]["outputs_same"]:
-                        res["failures"].append(f"{name}: a {mode} resume's output differs from the native one")
-            except BenchError as e:
-                res["failures"].append(f"{name}: {e}")
-                log(f"  {name}: FAILED: {e}")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    machine_end(res["machine"])
+    measure_each(res, "programs", [(n, n) for n in names], lambda n, tmp: measure_program(n, reps, tmp, log),
+                 lambda row: [f"a {mode} resume's output differs from the native one" for mode in MODES
+                              if not row[mode]["outputs_same"]], pool_dir, log)
     return report(args, res, render(res, markdown=False), lambda r: render(r, markdown=True))
 
 

@@ -16,13 +16,11 @@ fast tier there), about 4x the size; a size whose 4x exceeds MemAvailable is lef
 Targets (issue: programs of several GiB keep the stop bounds): longest stop <= 2 ms including the
 first checkpoint; the output after kill and resume equals the native output."""
 import os
-import shutil
 import sys
 import tempfile
 import time
 
-from prosper.cmd_bench import (BenchError, machine, machine_end, report, run_kill_resume, run_native,
-                               run_supervised)
+from prosper.cmd_bench import machine, measure_each, report, run_kill_resume, run_native, run_supervised
 from prosper.paths import BUILD, die
 
 SIZES_MIB = [512, 1024, 2048, 4096, 8192]
@@ -116,27 +114,20 @@ def scale(args):
            "mem_total": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),
            "sizes": [], "not_run": [], "failures": []}
     log(f"prosper bench scale: sizes {', '.join(map(str, sizes))} MiB, ~{seconds:g} s of writes, pools in {pool_dir}")
-    tmp = tempfile.mkdtemp(prefix="prosper-bench-", dir=pool_dir)
-    try:
-        for mib in sizes:
-            avail = mem_available()
-            need = MEMORY_FACTOR * (mib << 20)
-            if avail is not None and need > avail:
-                res["not_run"].append({"mib": mib, "reason": f"needs about {need / 2**30:.0f} GiB of memory "
-                                       f"({MEMORY_FACTOR}x the size), MemAvailable {avail / 2**30:.1f} GiB"})
-                log(f"  {mib} MiB: not run: {res['not_run'][-1]['reason']}")
-                continue
-            try:
-                row = measure_size(prog, mib, seconds, tmp, log)
-                res["sizes"].append(row)
-                if not row["resume_output_matches"]:
-                    res["failures"].append(f"{mib} MiB: the resumed run's output differs from the native one")
-            except BenchError as e:  # its runs removed their pools (cmd_bench.run_*)
-                res["failures"].append(f"{mib} MiB: {e}")
-                log(f"  {mib} MiB: FAILED: {e}")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    machine_end(res["machine"])
+
+    def measure(mib, tmp):
+        avail = mem_available()
+        need = MEMORY_FACTOR * (mib << 20)
+        if avail is not None and need > avail:
+            res["not_run"].append({"mib": mib, "reason": f"needs about {need / 2**30:.0f} GiB of memory "
+                                   f"({MEMORY_FACTOR}x the size), MemAvailable {avail / 2**30:.1f} GiB"})
+            log(f"  {mib} MiB: not run: {res['not_run'][-1]['reason']}")
+            return None
+        return measure_size(prog, mib, seconds, tmp, log)
+
+    measure_each(res, "sizes", [(mib, f"{mib} MiB") for mib in sizes], measure,
+                 lambda row: [] if row["resume_output_matches"] else
+                 ["the resumed run's output differs from the native one"], pool_dir, log)
     return report(args, res, render(res, markdown=False), lambda r: render(r, markdown=True))
 
 

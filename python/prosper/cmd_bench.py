@@ -319,6 +319,31 @@ def run_kill_resume(argv, tmp, tag, kill_after, expect, extra=()):
                 os.unlink(f)
 
 
+def measure_each(res, key, items, measure, check, pool_dir, log):
+    """The loop every benchmark runs: for each (item, label), row = measure(item, tmp) appended to
+    res[key] (None: not run, the measure said why); a BenchError, or each text check(row)
+    returns (a wrong output), is a failure in res["failures"] and on stderr.  tmp is a fresh
+    directory under pool_dir, removed at the end (the runs remove their own pools); then the
+    machine's end is read (load, steal)."""
+    tmp = tempfile.mkdtemp(prefix="prosper-bench-", dir=pool_dir)
+    try:
+        for item, label in items:
+            try:
+                row = measure(item, tmp)
+                if row is None:
+                    continue
+                res[key].append(row)
+                for f in check(row):
+                    res["failures"].append(f"{label}: {f}")
+                    log(f"  {label}: WRONG OUTPUT: {f}")
+            except BenchError as e:
+                res["failures"].append(f"{label}: {e}")
+                log(f"  {label}: FAILED: {e}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    machine_end(res["machine"])
+
+
 # ---------------------------------------------------------------------------------------------
 # overhead
 
@@ -599,22 +624,14 @@ def overhead(args):
                         "full": "every page", "precopy": "diff, with --copy precopy"},
            "targets": TARGETS, "programs": [], "failures": []}
     log(f"prosper bench overhead: {len(names)} program(s), {reps} repetition(s), pools in {pool_dir}")
-    tmp = tempfile.mkdtemp(prefix="prosper-bench-", dir=pool_dir)
-    try:
-        for n in names:
-            try:
-                row = measure_program(n, reps, tmp, log, args.seconds)
-                res["programs"].append(row)
-                if not row["resume_output_matches"]:
-                    res["failures"].append(f"{n}: after the kill and resume it printed {row['resume_output']!r}, "
-                                           f"native printed {row['native_output']!r}")
-                    log(f"  {n}: WRONG OUTPUT after resume: {res['failures'][-1]}")
-            except BenchError as e:
-                res["failures"].append(f"{n}: {e}")
-                log(f"  {n}: FAILED: {e}")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    machine_end(res["machine"])
+
+    def check(row):
+        if row["resume_output_matches"]:
+            return []
+        return [f"after the kill and resume it printed {row['resume_output']!r}, "
+                f"native printed {row['native_output']!r}"]
+    measure_each(res, "programs", [(n, n) for n in names],
+                 lambda n, tmp: measure_program(n, reps, tmp, log, args.seconds), check, pool_dir, log)
     checked = [t for r in res["programs"] for t in r["targets"].values() if t and t["met"] is not None]
     res["summary"] = {"checked": len(checked), "met": sum(1 for t in checked if t["met"]),
                       "not_met": sum(1 for t in checked if not t["met"])}
