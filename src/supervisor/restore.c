@@ -729,10 +729,9 @@ int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *he
 {
 	static struct vma fresh[MAX_VMAS];
 	int nf = 0;
-	/* Lazy where the userfaultfd stays the tracker's (not every mapping tracked whole) and the
-	 * program is one process (nprocs counts those a tree's resume has forked again already). */
-	int lazy = !s->cfg.eager_restore && !(s->cfg.stack_mode == TRACK_MODE_FULL && s->cfg.heap_mode == TRACK_MODE_FULL) &&
-		   s->tree->nprocs == 1;
+	/* Lazy where the userfaultfd stays the tracker's (not every mapping tracked whole).  Each
+	 * process of a tree has its own memory (a cut never holds a vforked child) and its own fill. */
+	int lazy = !s->cfg.eager_restore && !(s->cfg.stack_mode == TRACK_MODE_FULL && s->cfg.heap_mode == TRACK_MODE_FULL);
 	struct rctx r = { .why = why, .whylen = whylen, .anon_new = calloc(im->h->nvmas + 1u, 1), .uffd = uffd, .lazy = lazy };
 	if (!r.anon_new)
 		FAIL("out of memory");
