@@ -297,6 +297,36 @@ def test_a_lazy_resume_runs_before_its_memory_is_back(tmp_path, pool_dir):
     assert st["checkpoints"] >= 3 and st["verified_bytes"] > 0 and st["mismatches"] == 0, r.stderr
 
 
+def test_a_script_with_children_resumes_lazily(tmp_path, pool_dir):
+    """A `#!/usr/bin/env python3` script with `sh -c "seq | awk"` children, its group killed: each
+    process of the resumed tree is filled while it runs, the checkpoints after it equal live
+    memory, and the output is the native one."""
+    job = programs.script(tmp_path / "job.py", """#!/usr/bin/env python3
+import hashlib, subprocess
+h, data = hashlib.sha256(), bytearray(16 << 20)
+for r in range(40):
+    for i in range(0, len(data), 4096):
+        data[i] = (data[i] + r * 7 + i) & 0xff
+    h.update(bytes(data[:65536]))
+    out = subprocess.run(["sh", "-c", f"seq 1 {2000 + r} | awk '{{s+=$1}} END {{print s}}'"],
+                         capture_output=True, text=True).stdout.strip()
+    print(r, out, h.hexdigest()[:16], flush=True)
+""")
+    prog = ["env", "LC_ALL=C", job]
+    native = subprocess.run(prog, capture_output=True, check=True, cwd=tmp_path).stdout
+    pool = os.path.join(pool_dir, "job.prosper")
+    out, stats = tmp_path / "out", tmp_path / "s.json"
+    with open(out, "wb") as f:
+        _run_until_epoch(pool, prog, 40, tmp_path, f)
+        r = subprocess.run([PROSPER, "resume", "--pool", pool, "--verify", "--stats-json", str(stats)],
+                           cwd=tmp_path, stdout=f, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == native
+    st = json.loads(stats.read_text())
+    assert st["restore_lazy"] and st["tree_checkpoints"] >= 1 and st["execs_followed"] >= 1, st
+    assert st["verified_bytes"] > 0 and st["mismatches"] == 0, r.stderr
+
+
 def test_a_resumed_programs_checkpoints_equal_its_memory(tmp_path, pool_dir):
     """The oracle after a resume: the new thread id the restore writes into glibc's TCB of every
     thread must reach the next checkpoint like any other write (it once stayed the old id in the
