@@ -96,29 +96,59 @@ static struct shim_limits prosper_shim_limits;   /* likewise, but for the count 
 /* The count changes before the limit does and again after: a checkpoint reads the limits again
  * whenever the count moved since it last did, so a cut on either side of the system call records
  * the limits the kernel has then (one count, before only, let a cut just before the call record
- * the old limits as current, and every later cut skip the new ones). */
-int setrlimit(__rlimit_resource_t resource, const struct rlimit *rlim)
+ * the old limits as current, and every later cut skip the new ones).  Programs built with
+ * _FILE_OFFSET_BITS=64 (python3, for one) call the *64 names: the same functions on x86-64, and
+ * missed here they left the record with the limits of the first cut. */
+typedef int (*setrlimit_fn)(__rlimit_resource_t, const struct rlimit *);
+typedef int (*prlimit_fn)(pid_t, __rlimit_resource_t, const struct rlimit *, struct rlimit *);
+
+static int counted_setrlimit(setrlimit_fn *real, const char *name, __rlimit_resource_t resource,
+			     const struct rlimit *rlim)
 {
-	static int (*real)(__rlimit_resource_t, const struct rlimit *);
-	if (!real)
-		real = (int (*)(__rlimit_resource_t, const struct rlimit *))dlsym(RTLD_NEXT, "setrlimit");
+	if (!*real)
+		*real = (setrlimit_fn)dlsym(RTLD_NEXT, name);
 	prosper_shim_limits.changes++;
-	int rc = real(resource, rlim);
+	int rc = (*real)(resource, rlim);
 	prosper_shim_limits.changes++;
 	return rc;
 }
 
-int prlimit(pid_t pid, __rlimit_resource_t resource, const struct rlimit *new, struct rlimit *old)
+static int counted_prlimit(prlimit_fn *real, const char *name, pid_t pid, __rlimit_resource_t resource,
+			   const struct rlimit *new, struct rlimit *old)
 {
-	static int (*real)(pid_t, __rlimit_resource_t, const struct rlimit *, struct rlimit *);
-	if (!real)
-		real = (int (*)(pid_t, __rlimit_resource_t, const struct rlimit *, struct rlimit *))dlsym(RTLD_NEXT, "prlimit");
+	if (!*real)
+		*real = (prlimit_fn)dlsym(RTLD_NEXT, name);
 	if (new)
 		prosper_shim_limits.changes++;
-	int rc = real(pid, resource, new, old);
+	int rc = (*real)(pid, resource, new, old);
 	if (new)
 		prosper_shim_limits.changes++;
 	return rc;
+}
+
+int setrlimit(__rlimit_resource_t resource, const struct rlimit *rlim)
+{
+	static setrlimit_fn real;
+	return counted_setrlimit(&real, "setrlimit", resource, rlim);
+}
+
+/* struct rlimit64 is struct rlimit on x86-64 (both two 64-bit counts) */
+int setrlimit64(__rlimit_resource_t resource, const struct rlimit64 *rlim)
+{
+	static setrlimit_fn real;
+	return counted_setrlimit(&real, "setrlimit64", resource, (const struct rlimit *)rlim);
+}
+
+int prlimit(pid_t pid, __rlimit_resource_t resource, const struct rlimit *new, struct rlimit *old)
+{
+	static prlimit_fn real;
+	return counted_prlimit(&real, "prlimit", pid, resource, new, old);
+}
+
+int prlimit64(pid_t pid, __rlimit_resource_t resource, const struct rlimit64 *new, struct rlimit64 *old)
+{
+	static prlimit_fn real;
+	return counted_prlimit(&real, "prlimit64", pid, resource, (const struct rlimit *)new, (struct rlimit *)old);
 }
 
 int setitimer(__itimer_which_t which, const struct itimerval *new, struct itimerval *old)

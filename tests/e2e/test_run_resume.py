@@ -108,6 +108,28 @@ def test_resource_limits_survive(tmp_path):
     assert res["resumes"] >= KILLS // 2, res
 
 
+def test_a_limit_lowered_after_the_first_checkpoint_is_restored(tmp_path, pool_dir):
+    """python3 lowers its open-file limit through setrlimit64 after the first checkpoint; a resume
+    from a later checkpoint has the lowered limit (the shim once counted setrlimit and prlimit
+    only, so the pool kept the limits of the first cut)."""
+    prog = ["/usr/bin/python3", "-S", "-c", "import resource, time\n"
+            "time.sleep(0.3)\n"
+            "resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))\n"
+            "t = 0\n"
+            "for i in range(6000000):\n    t = (t * 31 + i) % 1000003\n"
+            "print(t, resource.getrlimit(resource.RLIMIT_NOFILE)[0])\n"]
+    native = subprocess.run(prog, capture_output=True, check=True).stdout
+    assert native.split()[-1] == b"64"
+    pool = os.path.join(pool_dir, "lim.prosper")
+    out = tmp_path / "out"
+    with open(out, "wb") as f:
+        _run_until_epoch(pool, prog, 60, tmp_path, f)  # 0.6 s: after the setrlimit at 0.3 s
+        r = subprocess.run([PROSPER, "resume", "--pool", pool], cwd=tmp_path, stdout=f, stderr=subprocess.PIPE,
+                           text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == native
+
+
 DISTRIBUTION = {
     # a calculator, a compressor working on files, interpreters running a script
     "bc": lambda d: ["/usr/bin/bc", "-lq", _write(d / "pi.bc", "scale=1400; 4*a(1)\n")],
