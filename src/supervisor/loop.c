@@ -353,7 +353,7 @@ int sup_supervise(struct sup *s, int sigfd)
 				t = &m->thr[0];
 				t->stopped = 0; /* asked to stop below if a cut is under way */
 			} else if (event || sig == (SIGTRAP | 0x80)) {
-				/* an event, or the system call a lazy resume stopped at (its fill ended above) */
+				/* an event, or the system call a lazy resume stopped at (its fill completed above) */
 				ptrace(PTRACE_CONT, pid, 0, 0);
 			} else if (!nvm_stop(m, have_worker ? &w : NULL, pid, sig)) {
 				ptrace(PTRACE_CONT, pid, 0, (void *)(long)sig); /* signal-delivery stop: deliver it */

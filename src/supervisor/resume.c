@@ -279,7 +279,7 @@ static int restore_one(struct sup *s, const struct img *im, const struct shim_he
 		memcpy(sv->perms, v->perms, sizeof sv->perms);
 		snprintf(sv->path, sizeof sv->path, "%s", img_s(im, v->path) ? img_s(im, v->path) : "");
 		if (fillcopy_pending(s->fill, v->start))
-			continue; /* registered for write-protect already, and protected (fillcopy.h) */
+			continue; /* registered by the fill already, for write-protect too (fillcopy.h) */
 		if (prosper_track_add(&s->track, v->start, v->end) != 0) {
 			snprintf(why, whylen, "%s", s->track.err);
 			return -1;
@@ -371,12 +371,7 @@ int resume_started(struct sup *s, const struct img *im, int hello_rc, const stru
 		/* its memory is still being filled: it stops at its first system call, where the loop
 		 * ends the fill before the call runs (fillcopy.h) */
 		s->tree->stats.restore_lazy = 1;
-		for (int k = 0; k < m->nthr; k++) {
-			struct thr *th = &m->thr[k];
-			if (th->stopped)
-				ptrace(th->listening ? PTRACE_LISTEN : PTRACE_SYSCALL, th->tid, 0, 0);
-			th->stopped = 0;
-		}
+		threads_resume_all_as(m, PTRACE_SYSCALL);
 		fillcopy_go(m->fill);
 	}
 	return 0;

@@ -59,10 +59,15 @@ int threads_all_stopped(const struct sup *s)
 
 void threads_resume_all(struct sup *s)
 {
+	threads_resume_all_as(s, PTRACE_CONT);
+}
+
+void threads_resume_all_as(struct sup *s, int request)
+{
 	for (int i = 0; i < s->nthr; i++) {
 		struct thr *t = &s->thr[i];
 		if (t->stopped)
-			ptrace(t->listening ? PTRACE_LISTEN : PTRACE_CONT, t->tid, 0, 0);
+			ptrace(t->listening ? PTRACE_LISTEN : request, t->tid, 0, 0);
 		t->stopped = 0;
 	}
 }

@@ -16,6 +16,8 @@ void threads_remove(struct sup *s, pid_t tid);
 int threads_all_stopped(const struct sup *s);
 /* Let every thread run again after our stop (group-stopped ones stay in their stop). */
 void threads_resume_all(struct sup *s);
+/* The same with another ptrace request for the stopped ones (a lazy resume: PTRACE_SYSCALL). */
+void threads_resume_all_as(struct sup *s, int request);
 /* Is tid a thread of process pid?  (A forked child's first stop looks like a new thread's.) */
 int threads_same_process(pid_t pid, pid_t tid);
 /* Does task tid (a thread or a process, a zombie included) still exist?  Not once it was waited
