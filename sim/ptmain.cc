@@ -20,7 +20,7 @@ void usage(FILE *f)
 	std::fprintf(f, "usage: prosper-sim TRACE --pagetable SCHEME[,SCHEME...] [--interval-ms MS] [--profile NAME]\n"
 			"                   [--config FILE] [--json]\n"
 			"       prosper-sim --synth seq:SIZE|stride:PAGES:GAP[:PASSES]|allocfree:TOTAL:CHUNK[:PASSES] OUT\n"
-			"schemes: persistent, rebuild, volatile\n");
+			"schemes: persistent, rebuild (Kindle's list, as its artifact keeps it), rebuild-indexed, volatile\n");
 }
 
 void print_json(const sim::PtOptions &opt, const sim::PtReport &rep)
@@ -38,7 +38,7 @@ void print_json(const sim::PtOptions &opt, const sim::PtReport &rep)
 		std::printf("    {\"scheme\": \"%s\", \"cycles\": %.0f, \"ms\": %.6f, \"resume_ms\": %.6f, \"checkpoints\": %llu, "
 			    "\"faults\": %llu, \"pages_unmapped\": %llu, \"tlb_misses\": %llu, \"walks\": %llu, "
 			    "\"entry_writes\": %s, \"tables_allocated\": %s, \"tables_freed\": %s, \"max_pages\": %llu, "
-			    "\"max_table_pages\": %llu, \"list_entry_writes\": %llu, \"pages_walked\": %llu, "
+			    "\"max_table_pages\": %llu, \"list_entry_writes\": %llu, \"pages_walked\": %llu, \"list_visits\": %llu, "
 			    "\"flushes\": %llu, \"fences\": %llu, \"nvm_write_bytes\": %llu}%s\n",
 			    r.scheme.c_str(), r.cycles, r.ms, r.resume_ms, (unsigned long long)r.stats.checkpoints,
 			    (unsigned long long)r.faults, (unsigned long long)r.pages_unmapped,
@@ -46,6 +46,7 @@ void print_json(const sim::PtOptions &opt, const sim::PtReport &rep)
 			    levels(r.tables_allocated).c_str(), levels(r.tables_freed).c_str(),
 			    (unsigned long long)r.max_pages, (unsigned long long)r.max_table_pages,
 			    (unsigned long long)r.list_entry_writes, (unsigned long long)r.pages_walked,
+			    (unsigned long long)r.list_visits,
 			    (unsigned long long)r.stats.flushes, (unsigned long long)r.stats.fences,
 			    (unsigned long long)r.stats.nvm_write_bytes, i + 1 == rep.results.size() ? "" : ",");
 	}

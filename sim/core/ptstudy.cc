@@ -14,9 +14,11 @@
 //     to tlb_flush_ceiling pages (beyond it a kernel flushes everything at about that cost).
 //   - System-call entry and VMA bookkeeping cost the same in every scheme and are not charged.
 //   - Checkpoints are timer-driven, as Kindle's: one is taken before the first event at or past
-//     each multiple of the interval in simulated time (cycles, stalls included, not instructions
-//     as in simulation.cc: a run of page faults executes few instructions).  A checkpoint that
-//     overruns the next tick delays it (missed ticks are coalesced).  None at the trace's end.
+//     the interval in simulated time (cycles, stalls included, not instructions as in
+//     simulation.cc: a run of page faults executes few instructions), counted from the end of
+//     the last checkpoint -- Kindle's gemOS counts timer ticks and restarts the count when a
+//     checkpoint ends, so a checkpoint longer than the interval does not make the next one come
+//     at once.  None at the trace's end.
 #include "ptstudy.h"
 
 #include <algorithm>
@@ -112,6 +114,7 @@ public:
 		switch (e.op) {
 		case trace::kMap:
 		case trace::kUnmap:
+			u.scheme->area(e.addr, e.sp, e.op == trace::kMap);
 			unmap(u, e.addr, e.sp);
 			return;
 		default:
@@ -138,15 +141,17 @@ std::unique_ptr<PtScheme> make_scheme(const std::string &name, Run &u, const Con
 		return make_persistent_tables(u.m, cfg);
 	if (name == "rebuild")
 		return make_rebuild_tables(u.m, cfg, u.pt);
+	if (name == "rebuild-indexed")
+		return make_indexed_rebuild_tables(u.m, cfg, u.pt);
 	if (name == "volatile")
 		return make_volatile_tables(u.m);
-	throw std::invalid_argument("unknown page-table scheme \"" + name + "\" (persistent, rebuild, volatile)");
+	throw std::invalid_argument("unknown page-table scheme \"" + name + "\" (persistent, rebuild, rebuild-indexed, volatile)");
 }
 }  // namespace
 
 const std::vector<std::string> &pagetable_schemes()
 {
-	static const std::vector<std::string> names = {"persistent", "rebuild", "volatile"};
+	static const std::vector<std::string> names = {"persistent", "rebuild", "rebuild-indexed", "volatile"};
 	return names;
 }
 
@@ -177,8 +182,7 @@ PtReport simulate_pagetable(const PtOptions &opt, const Config &cfg)
 				if (u.m.now >= u.next_checkpoint) {
 					u.scheme->interval_end();
 					u.m.stats.checkpoints++;
-					// a periodic timer: ticks missed while a checkpoint overran are coalesced
-					u.next_checkpoint = std::max(u.next_checkpoint + interval_cycles, u.m.now);
+					u.next_checkpoint = u.m.now + interval_cycles;  // the tick count restarts
 				}
 				d.event(u, e);
 			}
@@ -197,6 +201,7 @@ PtReport simulate_pagetable(const PtOptions &opt, const Config &cfg)
 		u.r.resume_ms = u.scheme->resume_cycles() / u.m.ghz() / 1e6;
 		u.r.list_entry_writes = u.scheme->stats.list_entry_writes;
 		u.r.pages_walked = u.scheme->stats.pages_walked;
+		u.r.list_visits = u.scheme->stats.list_visits;
 		u.r.stats = u.m.stats;
 		rep.results.push_back(u.r);
 	}

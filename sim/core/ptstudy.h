@@ -23,7 +23,7 @@ struct PtResult {
 	uint64_t entry_writes[5] = {};   // by level 1..4 (index 0 unused)
 	uint64_t tables_allocated[5] = {}, tables_freed[5] = {};
 	uint64_t max_pages = 0, max_table_pages = 0;
-	uint64_t list_entry_writes = 0, pages_walked = 0;
+	uint64_t list_entry_writes = 0, pages_walked = 0, list_visits = 0;
 	Stats stats;
 };
 

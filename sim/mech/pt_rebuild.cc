@@ -1,7 +1,8 @@
-// pt_rebuild.cc -- Kindle's "rebuild" scheme, and "volatile", the same DRAM page tables with
-// nothing kept (the baseline without persistence).
+// pt_rebuild.cc -- "rebuild-indexed", Kindle's rebuild scheme with its list kept as an indexed
+// array (what the scheme costs without the artifact's linear searches, pt_rebuild_list.cc), and
+// "volatile", the same DRAM page tables with nothing kept (the baseline without persistence).
 //
-// rebuild: the page-table pages live in DRAM and are written like any kernel data.  At every
+// rebuild-indexed: the page-table pages live in DRAM and are written like any kernel data.  At every
 // checkpoint the OS traverses the process's page table (Kindle §III-A: "modifying the virtual to
 // NVM physical page mapping list by traversing the page table") and brings the v->NVM page list
 // in NVM up to date; resume rebuilds the tables from that list.
@@ -30,30 +31,23 @@ class VolatileTables : public PtScheme {
 public:
 	explicit VolatileTables(Machine &m) : m_(m) {}
 	Mem table_mem() const override { return kDram; }
-	void apply(const PtOp &op) override { dram_apply(m_, op); }
+	void apply(const PtOp &op) override { dram_table_op(m_, op); }
 	void interval_end() override {}
 	double resume_cycles() const override { return 0; }  // nothing was kept: nothing to resume
 
 protected:
-	static void dram_apply(Machine &m, const PtOp &op)
-	{
-		if (op.kind == PtOp::kAlloc)
-			zero_table(m, op.frame, kDram);
-		else if (op.kind == PtOp::kWrite)
-			m.access(entry_addr(op.frame, op.index), 8, true, kDram);
-	}
 	Machine &m_;
 };
 
-class RebuildTables : public VolatileTables {
+class IndexedRebuildTables : public VolatileTables {
 public:
-	RebuildTables(Machine &m, const Config &cfg, const PageTable &pt)
+	IndexedRebuildTables(Machine &m, const Config &cfg, const PageTable &pt)
 	    : VolatileTables(m), cfg_(cfg), pt_(pt), scan_cycles_(cfg.get("pte_scan_cycles"))
 	{
 	}
 	void apply(const PtOp &op) override
 	{
-		dram_apply(m_, op);
+		dram_table_op(m_, op);
 		if (op.kind == PtOp::kWrite && op.level == 1)
 			changed_[op.va >> kPageShift] = op.set;
 	}
@@ -115,7 +109,7 @@ public:
 		for (auto &[vpn, _] : slot_) {  // in address order
 			fresh.touch(vpn << kPageShift, ops);
 			for (auto &op : ops)
-				dram_apply(r, op);
+				dram_table_op(r, op);
 			ops.clear();
 		}
 		return r.now;
@@ -133,9 +127,9 @@ private:
 
 }  // namespace
 
-std::unique_ptr<PtScheme> make_rebuild_tables(Machine &m, const Config &cfg, const PageTable &pt)
+std::unique_ptr<PtScheme> make_indexed_rebuild_tables(Machine &m, const Config &cfg, const PageTable &pt)
 {
-	return std::make_unique<RebuildTables>(m, cfg, pt);
+	return std::make_unique<IndexedRebuildTables>(m, cfg, pt);
 }
 std::unique_ptr<PtScheme> make_volatile_tables(Machine &m) { return std::make_unique<VolatileTables>(m); }
 

@@ -74,21 +74,25 @@ void write_synthetic(const std::string &spec, const std::string &out)
 		g.w.unmap(g.instr, kBase, kBase + size);
 		g.w.close();
 	} else if (f[0] == "stride") {
-		need(3, 4, "stride:PAGES:GAP[:PASSES]");
+		need(3, 5, "stride:PAGES:GAP[:PASSES[:REPS]]");
 		uint64_t n = parse_size(f[1], spec), gap = pages(parse_size(f[2], spec), "GAP");
-		uint64_t passes = f.size() == 4 ? parse_size(f[3], spec) : 0;
-		if (n == 0 || n > (1ull << 20) || gap > (64ull << 40) / n || passes > 1000)
-			throw std::invalid_argument("--synth " + spec + ": PAGES x GAP must stay within 64 TiB, PASSES at most 1000");
+		uint64_t passes = f.size() >= 4 ? parse_size(f[3], spec) : 0;
+		uint64_t reps = f.size() == 5 ? parse_size(f[4], spec) : 1;
+		if (n == 0 || n > (1ull << 20) || gap > (64ull << 40) / n || passes > 1000 || reps == 0 || reps > 1000)
+			throw std::invalid_argument("--synth " + spec +
+						    ": PAGES x GAP must stay within 64 TiB, PASSES at most 1000, REPS 1..1000");
 		Gen g(out, spec);
-		for (uint64_t i = 0; i < n; i++) {
-			g.w.map(g.instr, kHeap, kRW, kBase + i * gap, kBase + i * gap + kPage);
-			g.touch(kBase + i * gap, kStore);
-		}
-		for (uint64_t p = 0; p < passes; p++)
+		for (uint64_t r = 0; r < reps; r++) {
+			for (uint64_t i = 0; i < n; i++) {
+				g.w.map(g.instr, kHeap, kRW, kBase + i * gap, kBase + i * gap + kPage);
+				g.touch(kBase + i * gap, kStore);
+			}
+			for (uint64_t p = 0; p < passes; p++)
+				for (uint64_t i = 0; i < n; i++)
+					g.touch(kBase + i * gap, kLoad);
 			for (uint64_t i = 0; i < n; i++)
-				g.touch(kBase + i * gap, kLoad);
-		for (uint64_t i = 0; i < n; i++)
-			g.w.unmap(g.instr, kBase + i * gap, kBase + i * gap + kPage);
+				g.w.unmap(g.instr, kBase + i * gap, kBase + i * gap + kPage);
+		}
 		g.w.close();
 	} else if (f[0] == "allocfree") {
 		need(3, 4, "allocfree:TOTAL:CHUNK[:PASSES]");

@@ -5,10 +5,12 @@
 //
 // SPEC (sizes take a K, M or G suffix; plain numbers are bytes):
 //   seq:SIZE              Fig 4a: map SIZE, store to each page in address order, unmap it.
-//   stride:PAGES:GAP[:PASSES]
+//   stride:PAGES:GAP[:PASSES[:REPS]]
 //                         Fig 4b: PAGES mappings of one 4 KiB page, GAP apart, each stored to
 //                         right after its mmap; then every page read PASSES times (default 0);
-//                         then all unmapped.
+//                         then all unmapped; all of it REPS times (default 1) at the same
+//                         addresses, as Kindle's programs do (stride:512:4K:0:25,
+//                         stride:256:2M:0:25, stride:10:1G:0:100).
 //   allocfree:TOTAL:CHUNK[:PASSES]
 //                         Tables III/IV: map TOTAL, store to each page; twice: unmap the first
 //                         CHUNK, map it again, then read each page of the new CHUNK (PASSES = 0,

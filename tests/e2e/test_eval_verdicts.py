@@ -43,9 +43,15 @@ def test_our_targets_and_kindle_direction():
     cols = ["program", "restore bytes", "resume s", "memory s", "restore GB/s"]
     assert verdict("ours-resume", table(cols, [["pr", 1, 0.1, 0.01, 4.0]]), "")[0] == "matches"
     assert verdict("ours-resume", table(cols, [["pr", 1, 0.1, 0.01, 1.5]]), "")[0] == "deviates"
-    kcols = ["panel", "size", "persistent ms", "rebuild ms"]
-    assert verdict("kindle-fig4", table(kcols, [["a", "64 MB", 10.0, 30.0]]), "")[0] == "same trend"
-    assert verdict("kindle-fig4", table(kcols, [["a", "64 MB", 10.0, 5.0]]), "")[0] == "deviates"
+    kcols = ["panel", "size", "persistent ms", "rebuild ms", "rebuild ckpts"]
+    assert verdict("kindle-fig4", table(kcols, [["a", "64 MB", 10.0, 30.0, 2]]), "")[0] == "same trend"
+    assert verdict("kindle-fig4", table(kcols, [["a", "64 MB", 10.0, 5.0, 2]]), "")[0] == "deviates"
+    strides = [["b", "4K", 10.0, 12.0, 1], ["b", "2M", 10.0, 5.0, 1], ["b", "1G", 10.0, 2.0, 0]]
+    rising = [["a", "16 MB", 5.0, 4.0, 0], ["a", "64 MB", 10.0, 30.0, 2], ["a", "512 MB", 100.0, 7000.0, 20]]
+    assert verdict("kindle-fig4", table(kcols, rising + strides), "")[0] == "matches"
+    falling = [["a", "64 MB", 10.0, 300.0, 2], ["a", "512 MB", 100.0, 700.0, 20]]
+    v, why = verdict("kindle-fig4", table(kcols, falling + strides), "")
+    assert v == "deviates" and "not rising" in why
 
 
 def test_unknown_shapes_are_not_compared_and_thin_rows_are_named():
