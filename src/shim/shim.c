@@ -9,6 +9,8 @@
  *     carries them;
  *   - note which interval timers the program arms (setitimer, alarm) and count its limit changes
  *     (setrlimit, prlimit), so that a checkpoint reads them and a resume sets them again;
+ *   - after a resume, let bind() take back a unix socket name the killed run bound after the cut
+ *     (the program, resumed from before its bind, binds it again: see bind() below);
  *   - offer the NVM request gate that libprosper-nvm calls (include/prosper/internal/shim_proto.h).
  * Raw system calls where libc state could be in flux; no allocation; no stack protector (the
  * canary lives in the TCB, which a restore overwrites). */
@@ -21,7 +23,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <stddef.h>
 #include <sys/syscall.h>
 #include <sys/resource.h>
@@ -190,6 +194,70 @@ static void send_hello(int sock, int fd, const struct shim_hello *h)
 		;
 }
 
+/* A unix socket name is a file, and files are not rolled back: a run killed after it bound a
+ * name leaves the socket file behind, and a resume from a cut before that bind makes the program
+ * bind it again, to fail with EADDRINUSE where the run that was not killed went on.  So a bind
+ * that fails so retries once after removing the name, only when both of these hold -- which
+ * makes it the killed run's, unless another program bound the same name in that window:
+ *   - this image was resumed (the resume wrote resumed_ns into the pending record);
+ *   - the name is a socket file whose inode changed after this image's last bind returned (or
+ *     its start), and before the resume began: made between the cut and the resume.
+ * The mark is read on the coarse clock file times are taken from, after bind returns, so a name
+ * this image bound itself is never newer than it.  Not covered: a program that binds through a
+ * raw system call, or a statically linked one (no shim). */
+static int64_t prosper_shim_bind_mark;
+
+static int64_t coarse_realtime_ns(void)
+{
+	struct timespec t;
+	if (syscall(SYS_clock_gettime, CLOCK_REALTIME_COARSE, &t) != 0)
+		return 0;
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static int left_by_the_killed_run(const struct sockaddr *addr, socklen_t len)
+{
+	int64_t resumed = prosper_shim_pending.resumed_ns;
+	const size_t at = offsetof(struct sockaddr_un, sun_path);
+	if (!resumed || !addr || addr->sa_family != AF_UNIX || len <= at)
+		return 0;
+	const struct sockaddr_un *u = (const struct sockaddr_un *)(const void *)addr;
+	char path[sizeof u->sun_path + 1];
+	size_t n = (size_t)len - at;
+	if (n > sizeof u->sun_path)
+		n = sizeof u->sun_path;
+	if (u->sun_path[0] == 0) /* an abstract name: no file */
+		return 0;
+	memcpy(path, u->sun_path, n);
+	path[n] = 0;
+	struct stat st;
+	if (syscall(SYS_newfstatat, AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISSOCK(st.st_mode))
+		return 0;
+	int64_t changed = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
+	if (changed <= prosper_shim_bind_mark || changed >= resumed)
+		return 0;
+	return syscall(SYS_unlinkat, AT_FDCWD, path, 0) == 0;
+}
+
+int bind(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	static int (*real)(int, const struct sockaddr *, socklen_t);
+	if (!real)
+		real = (int (*)(int, const struct sockaddr *, socklen_t))dlsym(RTLD_NEXT, "bind");
+	int rc = real(fd, addr, len);
+	if (rc != 0 && errno == EADDRINUSE) {
+		int saved = errno;
+		if (left_by_the_killed_run(addr, len))
+			rc = real(fd, addr, len);
+		else
+			errno = saved;
+	}
+	int e = errno;
+	prosper_shim_bind_mark = coarse_realtime_ns();
+	errno = e;
+	return rc;
+}
+
 /* The supervisor's abstract unix socket, "@NAME" in PROSPER_SHIM_SOCK: every image of the
  * program (the first and each one it execs) says hello on a connection of its own. */
 static int connect_supervisor(const char *name)
@@ -243,6 +311,7 @@ __attribute__((constructor)) static void prosper_shim_init(void)
 	const char *s = getenv("PROSPER_SHIM_SOCK");
 	if (!s)
 		return;
+	prosper_shim_bind_mark = coarse_realtime_ns();
 	int sock = connect_supervisor(s);
 	struct shim_hello h = { .status = 'U', .gate = (uint64_t)(uintptr_t)prosper_shim_gate,
 				.sigtab = (uint64_t)(uintptr_t)&prosper_shim_sigtab,

@@ -58,6 +58,8 @@ int main(int argc, char **argv)
 	 * heap and clears them whole: ~10 MiB memset per fork or exec of the program. */
 	mallopt(M_MMAP_THRESHOLD, 128 << 10);
 	double t_command = now();
+	struct timespec began;
+	clock_gettime(CLOCK_REALTIME, &began); /* a resume's: what the shim's bind() compares with */
 	struct opts o;
 	int rc = options_parse(argc, argv, &o);
 	if (rc)
@@ -104,6 +106,7 @@ int main(int argc, char **argv)
 	tiers_describe(&s->tree->tiers, pool_path, s->cfg.interval_ms, where, sizeof where);
 	fprintf(stderr, "%s: %s\n", sup_command(), where);
 	s->tree->command_started = t_command;
+	s->tree->command_began_ns = (int64_t)began.tv_sec * 1000000000 + began.tv_nsec;
 	s->pid = c.pid;
 	s->thr[0].tid = c.pid;
 	s->nthr = 1;

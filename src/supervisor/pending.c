@@ -93,7 +93,12 @@ static int queue_from(struct sup *s, struct inject *in, const struct shim_pendin
 int pending_restore(struct sup *s, struct inject *in, const struct img *im)
 {
 	struct shim_pending rec;
-	if (!s->pending_addr || proc_mem_read(s->pid, s->pending_addr, &rec, sizeof rec) || !rec.n)
+	if (!s->pending_addr)
+		return 0;
+	uint64_t at = s->pending_addr + offsetof(struct shim_pending, resumed_ns);
+	if (proc_mem_write(s->pid, at, &s->tree->command_began_ns, sizeof s->tree->command_began_ns))
+		return -EIO;
+	if (proc_mem_read(s->pid, s->pending_addr, &rec, sizeof rec) || !rec.n)
 		return 0;
 	if (rec.n > SHIM_PENDING_MAX)
 		return -EPROTO;

@@ -23,7 +23,8 @@ struct inject;
 /* At a resume, memory restored and every thread recreated, as the last calls in the main
  * thread (in) before its registers: each thread queues its own signals (the main thread also
  * the process's) with every signal blocked, then gets its mask back, so that each is delivered
- * when the program runs, with its siginfo, not during the restore.  The number queued, or a
+ * when the program runs, with its siginfo, not during the restore.  It also writes when the
+ * resume command began into the record (the shim's bind() reads it).  The number queued, or a
  * negative errno. */
 int pending_restore(struct sup *s, struct inject *in, const struct img *im);
 

@@ -219,6 +219,7 @@ struct tree {
 	int warned_children;
 	int memory_lost;             /* a resume's fill failed and the program was killed: exit 2 */
 	double command_started;      /* CLOCK_MONOTONIC at the supervisor's start */
+	int64_t command_began_ns;    /* CLOCK_REALTIME at the supervisor's start */
 	/* the program's processes (tree.h): procs[0] is the first, parents before their children */
 	struct sup **procs;
 	int nprocs, procs_cap;

@@ -5,6 +5,7 @@ exactly as a native run: stdout, exit code and every file it writes."""
 import json
 import os
 import signal
+import socket
 import subprocess
 import time
 
@@ -82,6 +83,78 @@ def test_a_server_and_its_workers_over_a_named_unix_socket(tmp_path, pool_dir):
     be accepted.  A run that is not killed warns of nothing."""
     st, _ = tortured_and_kept(pool_dir, programs.unix_server(tmp_path))
     assert st["tree_checkpoints"] >= 5, st
+
+
+BIND_LATE = """import errno, os, socket, sys, time
+path = "srv.sock"
+if sys.argv[1] == "clean" and os.path.exists(path):
+    os.unlink(path)
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+print("made", flush=True)
+time.sleep(4)  # the first checkpoint (at 3 s) is taken here, before the bind
+try:
+    srv.bind(path)
+except OSError as e:
+    print("bind:", errno.errorcode[e.errno], flush=True)
+    sys.exit(3)
+srv.listen(1)
+print("bound", flush=True)
+while not os.path.exists("stop"):
+    time.sleep(0.02)
+os.unlink(path)
+print("done", flush=True)
+"""
+
+
+def killed_before_its_bind_is_checkpointed(tmp_path, pool, mode, bound_before_the_kill):
+    """Run BIND_LATE with 3 s checkpoints, kill its group after the first checkpoint (taken while
+    it sleeps before its bind) and, if bound_before_the_kill, once it has bound its name (before
+    the next checkpoint); then resume it: (exit code, output)."""
+    script = tmp_path / "bindlate.py"
+    script.write_text(BIND_LATE)
+    out = tmp_path / "out"
+    prog = ["/usr/bin/python3", "-S", str(script), mode]
+    with open(out, "w") as f:
+        p = subprocess.Popen([PROSPER, "run", "--fresh", "--interval", "3000", "--pool", pool, "--", *prog],
+                             stdout=f, stderr=subprocess.DEVNULL, cwd=tmp_path, start_new_session=True,
+                             env=dict(os.environ, PATH=PATH))
+        if bound_before_the_kill:
+            deadline = time.monotonic() + 60
+            while not (tmp_path / "srv.sock").exists() and time.monotonic() < deadline and p.poll() is None:
+                time.sleep(0.01)
+        kill_at_epoch(p, pool, 1)
+    assert json.loads(prosper("inspect", "--json", pool).stdout)["epoch"] == 1  # the cut before the bind
+    with open(out, "a") as f:
+        r = subprocess.Popen([PROSPER, "resume", "--pool", pool], stdout=f, stderr=subprocess.PIPE, cwd=tmp_path,
+                             env=dict(os.environ, PATH=PATH))
+        deadline = time.monotonic() + 60
+        while b"bound" not in out.read_bytes() and r.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        (tmp_path / "stop").write_text("")
+        _, err = r.communicate(timeout=60)
+    return r.returncode, out.read_text(), err.decode()
+
+
+def test_a_name_bound_after_the_last_checkpoint_is_bound_again_at_a_resume(tmp_path, pool_dir):
+    """A run killed after it bound a unix socket name but before a checkpoint saw it leaves the
+    socket file behind; the resume goes back to before the bind, and the program binds the name
+    again -- which works, as it did in the run that was killed (the shim takes back a name made
+    between the cut and the resume).  Natively the program removed any old name at its start."""
+    rc, out, err = killed_before_its_bind_is_checkpointed(tmp_path, os.path.join(pool_dir, "b.prosper"), "clean", True)
+    assert (rc, out) == (0, "made\nbound\ndone\n"), (out, err)
+    assert not (tmp_path / "srv.sock").exists()
+
+
+def test_a_name_taken_before_the_program_began_stays_taken_after_a_resume(tmp_path, pool_dir):
+    """A stale socket file from before the run makes the program's bind fail natively (it does not
+    remove it): a resume from before that bind fails the same way -- only names made after the
+    cut are taken back."""
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(tmp_path / "srv.sock"))
+    stale.close()
+    rc, out, err = killed_before_its_bind_is_checkpointed(tmp_path, os.path.join(pool_dir, "s.prosper"), "keep", False)
+    assert (rc, out) == (3, "made\nbind: EADDRINUSE\n"), (out, err)
+    assert (tmp_path / "srv.sock").exists()
 
 
 def test_process_groups_and_sessions_come_back(tmp_path):

@@ -19,6 +19,11 @@
  * memory is saved (an empty record when there are none), and a resume queues them again
  * (src/supervisor/pending.c).
  *
+ * A resume also writes, into the same record, when its command began (resumed_ns): the shim's
+ * bind() then removes a unix socket name the killed run bound after the cut -- a socket file
+ * changed after this image's last bind and before the resume -- when the program, resumed from
+ * before its bind, binds that name again and finds it taken (src/shim/shim.c).
+ *
  * Resource limits likewise: the shim counts the program's setrlimit/prlimit calls; the supervisor
  * reads the limits (prlimit) at the first checkpoint of an image and whenever that count moved,
  * and writes them into struct shim_limits; a resume sets them again before it reopens the
@@ -57,6 +62,7 @@ struct shim_timers {
 struct shim_pending {
 	uint32_t n, lost;                /* records; signals beyond SHIM_PENDING_MAX (not kept) */
 	uint64_t mask;                   /* the resume's scratch: a signal mask it sets */
+	int64_t resumed_ns;              /* a resume's: CLOCK_REALTIME when its command began (0: none) */
 	struct {
 		int32_t thread;          /* -1: the process's queue; else the thread's index (0: main) */
 		uint32_t pad;
