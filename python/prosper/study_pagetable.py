@@ -84,10 +84,11 @@ def synth(workdir, spec):
     return path
 
 
-def pagetable(trace, interval_ms=10):
-    """pagetable -- prosper-sim's page-table study of one trace: {scheme: result}, and the report."""
-    r = subprocess.run([sim_binary(), trace, "--pagetable", ",".join(SCHEMES), "--interval-ms", str(interval_ms),
-                        "--json"], capture_output=True, text=True)
+def pagetable(trace, interval_ms=10, extra=(), schemes=SCHEMES):
+    """pagetable -- prosper-sim's page-table study of one trace: {scheme: result}, and the report.
+    extra: more prosper-sim arguments (a --config)."""
+    r = subprocess.run([sim_binary(), trace, "--pagetable", ",".join(schemes), "--interval-ms", str(interval_ms),
+                        "--json", *extra], capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"study pagetable: prosper-sim {trace} --pagetable: {r.stderr.strip()}")
     d = json.loads(r.stdout)

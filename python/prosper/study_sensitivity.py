@@ -16,6 +16,9 @@ and reports the figures' headline ratios at both ends beside their values at tim
   Kindle Table V / Fig 6 (HSCC, the heap in NVM), on Ycsb_mem and Gapbs_pr:
     Th-5 / Th-25, Th-5 / Th-50   pages migrated (the paper, Ycsb_mem: ~13x, ~101x)
     Fig 6 at Th-25       time with migration / without (the paper: above 1)
+  Kindle Fig 4 / Table III (page tables), on synthetic sequential and alloc/free patterns:
+    rebuild / persistent  at 10 ms checkpoints (the paper: ~2.4x at 64 MB to ~74.2x at 512 MB;
+                          ~60x for Table III)
 
 A ratio that does not move when a constant is halved or doubled does not depend on it; one that
 crosses the paper's value names the constant the agreement hangs on."""
@@ -24,7 +27,7 @@ import statistics
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from . import study_hscc
+from . import study_hscc, study_pagetable
 from .kindle_study import WORKLOADS, figures_markdown, made, traced
 from .paths import ROOT
 from .sim_studies import MIN_OVERHEAD, PROGRAMS, sim
@@ -41,6 +44,16 @@ FIG8_PARAMS = ["thread_wakeup_ns", "nvm_read_ns", "nvm_write_ns", "nvm_write_gbp
 # full sizes (small traces), and Gapbs_pr at its quick size for SSP-10us / SSP-1ms
 FIG8_QUICK = {"Random": "full", "Stream": "full", "Sparse": "full", "Rec-8": "full", "Normal": "full",
               "Poisson": "full", "Gapbs_pr": "quick"}
+# Kindle's page-table study (study_pagetable): rebuild / persistent on Fig 4a's smallest and largest
+# sizes with checkpoints and Table III's first chunk (quick: a quarter of each)
+PAGETABLE_PARAMS = ["rebuild_list_visit_instructions", "rebuild_list_visit_memrefs", "l1_cycles", "pte_scan_cycles",
+                    "nvm_write_ns", "sfence_cycles", "page_fault_ns"]
+PAGETABLE_PATTERNS = {False: [("Fig 4a 64 MB", "seq:64M"), ("Fig 4a 512 MB", "seq:512M"),
+                              ("Table III 64 MB", "allocfree:512M:64M")],
+                      True: [("Fig 4a 32 MB", "seq:32M"), ("Fig 4a 128 MB", "seq:128M"),
+                             ("Table III 16 MB", "allocfree:128M:16M")]}
+PAPER_PAGETABLE = [{"metric": "rebuild / persistent, Fig 4a", "paper": "~2.4x (64 MB) to ~74.2x (512 MB)"},
+                   {"metric": "rebuild / persistent, Table III", "paper": "60x, 60x, 57x (64, 128, 256 MB)"}]
 HSCC_PARAMS = ["hscc_dram_pages", "hscc_migration_ms", "hscc_list_cycles", "nvm_read_ns", "l3_kib"]
 HSCC_HEAPS = ["none-nvm", "hscc-5", "hscc-25", "hscc-50"]
 HSCC_BENCHMARKS = ["Ycsb_mem", "Gapbs_pr"]  # at the hscc study's sizes (study_hscc.SIZES)
@@ -133,7 +146,8 @@ def sweep(params, base, measure, workdir):
     return rows
 
 
-def run(quick, workdir, fig8_programs=None, fig8_params=None, hscc_workloads=None, hscc_params=None):
+def run(quick, workdir, fig8_programs=None, fig8_params=None, hscc_workloads=None, hscc_params=None,
+        pagetable_params=None):
     t0 = time.time()
     base = defaults()
     names = fig8_programs or (list(FIG8_QUICK) if quick else [p[0] for p in PROGRAMS])
@@ -160,8 +174,18 @@ def run(quick, workdir, fig8_programs=None, fig8_params=None, hscc_workloads=Non
             res[w] = {x["heap"]: x for x in d["results"] if x["stack"] == "none-dram"}
         return hscc_metrics(res)
 
+    pt_traces = [(label, study_pagetable.synth(workdir, spec)) for label, spec in PAGETABLE_PATTERNS[bool(quick)]]
+
+    def pagetable(extra):
+        out = {}
+        for label, trace in pt_traces:
+            by, _ = study_pagetable.pagetable(trace, 10, extra, ["persistent", "rebuild"])
+            out[f"rebuild / persistent ({label})"] = ratio(by["rebuild"]["ms"], by["persistent"]["ms"])
+        return out
+
     fig8_rows = sweep(fig8_params or FIG8_PARAMS, base, fig8, workdir)
     hscc_rows = sweep(hscc_params or HSCC_PARAMS, base, hscc, workdir)
+    pt_rows = sweep(PAGETABLE_PARAMS if pagetable_params is None else pagetable_params, base, pagetable, workdir)
     return {
         "study": "sensitivity",
         "made": made(quick, t0),
@@ -178,6 +202,12 @@ def run(quick, workdir, fig8_programs=None, fig8_params=None, hscc_workloads=Non
                 "ours": hscc_rows, "paper": PAPER_TABLE5,
                 "notes": ("pages migrated at fetch thresholds 5, 25, 50 and the time with migration at 25 over "
                           "the time without, per workload: " + ", ".join(hscc_traces) + ".")},
+            "pagetable-sensitivity": {
+                "title": "Kindle Fig 4 and Table III (page tables) with each constant halved and doubled",
+                "ours": pt_rows, "paper": PAPER_PAGETABLE,
+                "notes": ("rebuild (Kindle's list, as its artifact keeps it) over persistent, 10 ms checkpoints, on "
+                          "the synthetic patterns " + ", ".join(f"{spec} ({label})" for label, spec in
+                                                                PAGETABLE_PATTERNS[bool(quick)]) + ".")},
         },
     }
 

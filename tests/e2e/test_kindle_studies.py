@@ -84,11 +84,13 @@ def test_sensitivity_study_moves_the_ratio_its_constant_drives(monkeypatch, tmp_
     monkeypatch.setattr(study_sensitivity, "HSCC_BENCHMARKS", ["Ycsb_mem"])
     monkeypatch.setattr(study_hscc, "SIZES", {"Ycsb_mem": (["50000", "300000"], None)})
     monkeypatch.setattr(study_sensitivity, "HSCC_PARAMS", ["hscc_dram_pages"])
+    monkeypatch.setattr(study_sensitivity, "PAGETABLE_PARAMS", ["rebuild_list_visit_instructions"])
+    monkeypatch.setattr(study_sensitivity, "PAGETABLE_PATTERNS", {True: [("8 MB", "seq:8M"), ("32 MB", "seq:32M")]})
     assert cmd_sim.study(["--study", "sensitivity", "--quick", "--out", str(tmp_path)], work) == 0
     result = json.load(open(tmp_path / "sim_sensitivity.json"))
     md = open(tmp_path / "sim_sensitivity.md").read()
     assert result["command"] in md and "2.1x average" in md
-    contract(result, "sensitivity", ["fig8-sensitivity", "table5-sensitivity"])
+    contract(result, "sensitivity", ["fig8-sensitivity", "table5-sensitivity", "pagetable-sensitivity"])
     base, wake = result["figures"]["fig8-sensitivity"]["ours"]
     assert base["parameter"] == "(timing.conf)" and wake["parameter"] == "thread_wakeup_ns" and wake["value"] == "500"
     sparse = os.path.join(work, "Sparse-" + "-".join(["sparse", "2000"]) + ".trace")
@@ -104,6 +106,11 @@ def test_sensitivity_study_moves_the_ratio_its_constant_drives(monkeypatch, tmp_
     by = {x["heap"]: x["pages_migrated"] for x in json.loads(r.stdout)["results"] if x["stack"] == "none-dram"}
     assert by["hscc-5"] > 0
     assert hbase["Th-5 / Th-50 (Ycsb_mem) at x2"] == study_sensitivity.ratio(by["hscc-5"], by["hscc-50"])
+    # Kindle's rebuild pays its list's node visits: their cost moves rebuild / persistent with it
+    pbase, visit = result["figures"]["pagetable-sensitivity"]["ours"]
+    assert visit["parameter"] == "rebuild_list_visit_instructions" and visit["value"] == "17"
+    key = "rebuild / persistent (32 MB) at x"
+    assert visit[key + "0.5"] < pbase[key + "0.5"] < visit[key + "2"], (visit, pbase)
 
 
 def test_study_refusals_exit_2(tmp_path):
