@@ -47,8 +47,10 @@ int pending_capture(struct sup *s)
 	s->tree->stats.pending_lost += rec.lost;
 	if (!rec.n && !s->pending_written)
 		return 0; /* the record says "none" already */
-	size_t n = offsetof(struct shim_pending, sig) + rec.n * sizeof rec.sig[0];
-	if (proc_mem_write(s->pid, s->pending_addr, &rec, n))
+	/* the counts, then the records: mask and resumed_ns between them are the resume's, kept */
+	uint64_t at = s->pending_addr + offsetof(struct shim_pending, sig);
+	if (proc_mem_write(s->pid, s->pending_addr, &rec, offsetof(struct shim_pending, mask)) ||
+	    (rec.n && proc_mem_write(s->pid, at, rec.sig, rec.n * sizeof rec.sig[0])))
 		return -EIO;
 	s->pending_written = rec.n > 0;
 	s->tree->stats.pending_saved += rec.n;
