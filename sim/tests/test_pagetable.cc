@@ -194,6 +194,30 @@ static void test_kindle_list()
 	double per_a = double(a.results[3].list_visits) / double(a.results[3].list_entry_writes);
 	double per_b = double(b.results[3].list_visits) / double(b.results[3].list_entry_writes);
 	CHECK(per_b > 2 * per_a);
+	// An unmap in the middle of an area splits it: the checkpoints after it look up only the
+	// pages left, and the unmap itself looks up the pages it removes (their entries stay).
+	// Four pages stored one by one, checkpoints before every event but the first (time 0):
+	//   before p1's store: p0 appended (5), the resume: p0 2, three misses 2 each       = 13
+	//   before p2's: p0 2x2, p1 missed 2 and appended 5; resume 2 + 3 + 3 + 3            = 22
+	//   before p3's: 4 + 6, p2 3 + 6; resume 2 + 3 + 4 + 4                               = 32
+	//   before the unmap: 4 + 6 + 8, p3 4 + 7; resume 2 + 3 + 4 + 5                      = 43
+	//   the unmap of p1, p2: 3 + 4                                                        =  7
+	//   before the last store (areas p0 and p3): 4 + 10; resume 2 + 5                     = 21
+	{
+		trace::Writer w(path("split.trace"), "split");
+		w.map(0, trace::kHeap, trace::kProtRead | trace::kProtWrite, kFresh, kFresh + 4 * kPage);
+		for (uint64_t i = 0; i < 4; i++)
+			w.access(16 * (i + 1), trace::kStore, trace::kHeap, 8, kFresh + i * kPage, 0);
+		w.unmap(80, kFresh + kPage, kFresh + 3 * kPage);
+		w.access(96, trace::kStore, trace::kHeap, 8, kFresh, 0);
+		w.close();
+	}
+	sim::PtReport split = run(path("split.trace"), 1e-6);
+	const sim::PtResult &sk = split.results[3];
+	CHECK_EQ(sk.stats.checkpoints, 6ull);
+	CHECK_EQ(sk.list_visits, 138ull);
+	CHECK_EQ(sk.list_entry_writes, 4ull);
+	CHECK_EQ(sk.pages_walked, 12ull);
 	// No checkpoint: nothing listed, the unmap's lookups visit nothing; volatile's time exactly.
 	sim::PtReport rare = run(path("seq16m.trace"), 1e6);
 	CHECK_EQ(rare.results[3].list_visits, 0ull);
