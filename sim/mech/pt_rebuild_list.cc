@@ -114,13 +114,20 @@ private:
 	// sparse area costs arithmetic, not a loop over its pages.
 	uint64_t lookups(uint64_t start, uint64_t end, Machine *m) const
 	{
-		uint64_t visits = 0, pages = (end - start) >> kPageShift, listed = 0;
+		constexpr unsigned kPagesPerBlock = kBlockShift - kPageShift;
+		uint64_t visits = 0, pages = (end - start) >> kPageShift, listed = 0, listed_in_blocks = 0;
+		uint64_t block = ~0ull, block_entries = 0;  // the block of the entries just seen
 		for (auto it = entries_.lower_bound(start >> kPageShift);
 		     it != entries_.end() && it->first < end >> kPageShift; ++it) {
 			visits += found_cost(it->second);
 			if (m)
 				m->access(node_addr(it->second.node), 8, false, kNvm);
 			listed++;
+			if (it->first >> kPagesPerBlock != block) {
+				block = it->first >> kPagesPerBlock;
+				block_entries = blocks_.at(block).entries;
+			}
+			listed_in_blocks += block_entries;  // taken back below: a listed page is no miss
 		}
 		// the misses: every level-one node each, plus the entries of a listed block
 		visits += (pages - listed) * order_.size();
@@ -128,13 +135,9 @@ private:
 		     b != blocks_.end() && b->first <= (end - 1) >> kBlockShift; ++b) {
 			uint64_t lo = std::max(start, b->first << kBlockShift);
 			uint64_t hi = std::min(end, (b->first + 1) << kBlockShift);
-			uint64_t in = (hi - lo) >> kPageShift, in_listed = 0;
-			for (auto it = entries_.lower_bound(lo >> kPageShift);
-			     it != entries_.end() && it->first < hi >> kPageShift; ++it)
-				in_listed++;
-			visits += (in - in_listed) * b->second.entries;
+			visits += ((hi - lo) >> kPageShift) * b->second.entries;
 		}
-		return visits;
+		return visits - listed_in_blocks;
 	}
 
 	// update -- step 1 of the header.
