@@ -73,7 +73,7 @@ int main(int argc, char **argv)
 			auto value = [&] { return sim::option_value(argc, argv, i); };
 			if (a == "--list") {
 				for (auto &n : sim::mechanism_names())
-					std::printf("%-13s %s%s\n", n.c_str(), sim::find_mechanism(n).summary.c_str(),
+					std::printf("%-15s %s%s\n", n.c_str(), sim::find_mechanism(n).summary.c_str(),
 						    sim::find_mechanism(n).stack_only ? " (stack only)" : "");
 				return 0;
 			} else if (a == "--import-kindle") {
@@ -153,10 +153,10 @@ int main(int argc, char **argv)
 	std::printf("stack stores below the interval's final SP: %llu of %llu (%.1f%%)\n",
 		    (unsigned long long)rep.stack_stores_beyond_final_sp, (unsigned long long)rep.stack_stores,
 		    rep.stack_stores ? 100.0 * rep.stack_stores_beyond_final_sp / rep.stack_stores : 0.0);
-	std::printf("%-13s %-10s %14s %8s %12s %10s %10s %12s %10s %10s %10s\n", "stack", "heap", "cycles", "norm",
+	std::printf("%-15s %-15s %14s %8s %12s %10s %10s %12s %10s %10s %10s\n", "stack", "heap", "cycles", "norm",
 		    "nvm_wr_B", "flushes", "fences", "ckpt_B", "bm_loads", "bm_stores", "Mev/s");
 	for (auto &r : rep.results)
-		std::printf("%-13s %-10s %14.0f %8.3f %12llu %10llu %10llu %12llu %10llu %10llu %10.1f\n", r.stack.c_str(),
+		std::printf("%-15s %-15s %14.0f %8.3f %12llu %10llu %10llu %12llu %10llu %10llu %10.1f\n", r.stack.c_str(),
 			    r.heap.c_str(), r.cycles, r.normalized, (unsigned long long)r.stats.nvm_write_bytes,
 			    (unsigned long long)r.stats.flushes, (unsigned long long)r.stats.fences,
 			    (unsigned long long)r.stats.checkpoint_bytes, (unsigned long long)r.stats.bitmap_loads,

@@ -259,6 +259,15 @@ public:
 		if (mem == kNvm)
 			stats.nvm_write_bytes += line_bytes_;
 	}
+	// A clwb of a dirty line of `mem` that the core waits on until the line is durable: what a
+	// blocking core pays for each line the Prosper artifact's gemOS "flushes" (ssp_gemos.cc).
+	void clwb_dirty_wait(Mem mem)
+	{
+		stats.flushes++;
+		now += clwb_cycles_;
+		write_line(mem);
+		now = std::max(now, ch_[mem].write_busy + ch_[mem].write_latency);
+	}
 	double ghz() const { return ghz_; }
 	unsigned line_bytes() const { return line_bytes_; }
 

@@ -156,6 +156,75 @@ static void test_romulus()
 	CHECK_EQ(run(g, "romulus", "none-dram", rep).stats.checkpoint_bytes, 400ull * 8);
 }
 
+// The Prosper artifact's Romulus (romulus_gemos.cc), counted by hand: 400 stores of 8 bytes, each on
+// its own line of the stack above SP (7 pages), one interval end.  gemOS flushes the 7 pages (64
+// lines each) and, per record, the record (one line) and the copied 8 bytes (one line): every
+// "flush" is one waited write-back of a DRAM line between two fences per call.
+static void test_romulus_gemos()
+{
+	std::string f = stores_trace("romulus_gemos.trace", 400, true);
+	sim::Report rep;
+	const sim::Result &r = run(f, "romulus-gemos", "none-dram", rep);
+	CHECK_EQ(r.stats.log_bytes, 400ull * 16);
+	CHECK_EQ(r.stats.checkpoint_bytes, 400ull * 8);
+	CHECK_EQ(r.stats.flushes, 7ull * 64 + 400 * 2);
+	CHECK_EQ(r.stats.fences, 2ull * (7 + 400 * 2));
+	CHECK_EQ(r.stats.nvm_write_bytes, 0ull);  // the flushes write the kernel's line, in DRAM
+	CHECK(r.normalized > run(f, "romulus", "none-dram", rep).normalized);
+	// On the heap it is not tracked: no log, the present pages flushed whole at the interval end.
+	std::string g = make_trace("romulus_gemos_heap.trace", [](trace::Writer &w) {
+		for (int i = 0; i < 100; i++)
+			w.access(1 + i, kStore, kHeap, 8, kHeapLo + 64 * i, kSp);
+		w.access(kInterval + 1, kLoad, kHeap, 8, kHeapLo, kSp);
+	});
+	const sim::Result &h = run(g, "none-dram", "romulus-gemos", rep);
+	CHECK_EQ(h.stats.log_bytes, 0ull);
+	CHECK_EQ(h.stats.flushes, 2ull * 64);  // 6400 bytes: two pages
+}
+
+// The Prosper artifact's SSP (ssp_gemos.cc), counted by hand.
+static void test_ssp_gemos()
+{
+	// 300 lines of the stack written above SP (pages 0..4), one interval end at 10 ms: the 5 pages
+	// flushed (320 lines), the list walked (records of 40 B at 0, 40, .., 160: 1+2+1+2+2 = 8 lines),
+	// each page's commit record updated and flushed (5 lines); 10 fences per 5 calls.  The merge
+	// thread's runs that came due by then (every 2.56 ms for "10us": 3 in 10 ms) walk the list
+	// again, with nothing evicted to copy; "1ms" (256 ms) has none.
+	std::string f = make_trace("ssp_gemos.trace", [](trace::Writer &w) {
+		for (int i = 0; i < 300; i++)
+			w.access(1 + i, kStore, kStack, 8, kSp + 64 * i, kSp);
+		w.access(kInterval + 1, kLoad, kStack, 8, kSp, kSp);
+	});
+	sim::Report rep;
+	const sim::Result &slow = run(f, "ssp-gemos-1ms", "none-dram", rep);
+	CHECK_EQ(slow.stats.flushes, 320ull + 8 + 5);
+	CHECK_EQ(slow.stats.fences, 2ull * (5 + 5 + 5));
+	CHECK_EQ(slow.stats.consolidations, 0ull);
+	const sim::Result &fast = run(f, "ssp-gemos-10us", "none-dram", rep);
+	CHECK_EQ(fast.stats.flushes, 320ull + 8 + 5 + 3 * 8);
+	CHECK_EQ(fast.stats.checkpoint_bytes, 0ull);
+	CHECK(fast.cycles > slow.cycles);
+	// 70 stack pages with one line written each, a checkpoint (their commit bitmaps take it), then
+	// 64 other pages read: the 64-entry TLB (16 sets x 4) holds only those, so all 70 were evicted.
+	// The first merge ("100us": 25.6 ms) copies every committed line of every evicted page:
+	// 70 lines.  On the heap nothing is tracked: the same run copies nothing.
+	for (uint8_t region : {kStack, kHeap}) {
+		const uint64_t base = 0x7ff000000000ull;
+		std::string g = make_trace(region == kStack ? "ssp_gemos_merge.trace" : "ssp_gemos_merge_heap.trace",
+					   [&](trace::Writer &w) {
+			for (uint64_t p = 0; p < 70; p++)
+				w.access(1 + p, kStore, region, 8, base + 4096 * p, base);
+			for (uint64_t p = 0; p < 64; p++)
+				w.access(kInterval + 1 + p, kLoad, region, 8, base + 4096 * (100 + p), base);
+			w.access(80000000, kLoad, region, 8, base + 4096 * 100, base);  // 26.7 ms: past the first merge
+		});
+		const sim::Result &m = region == kStack ? run(g, "ssp-gemos-100us", "none-dram", rep)
+							 : run(g, "none-dram", "ssp-gemos-100us", rep);
+		CHECK_EQ(m.stats.consolidations, 70ull);
+		CHECK_EQ(m.stats.checkpoint_bytes, region == kStack ? 70ull * 64 : 0ull);
+	}
+}
+
 static void test_ssp()
 {
 	// 300 distinct lines written (twice each) in one interval: the commit writes back 300 lines.
@@ -368,6 +437,8 @@ int main(int argc, char **argv)
 	test_undo_redo();
 	test_romulus();
 	test_ssp();
+	test_ssp_gemos();
+	test_romulus_gemos();
 	test_dirtybit();
 	test_prosper();
 	test_config();
