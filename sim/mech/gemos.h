@@ -10,6 +10,7 @@
 // write the data lines back instead (Machine::clwb_range).
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "core/machine.h"
 
@@ -25,6 +26,21 @@ inline void gemos_flush(Machine &m, uint64_t addr, uint64_t bytes)
 		m.clwb_dirty_wait(kDram);
 	}
 	m.sfence();
+}
+
+// What SSP's and Romulus's gemOS do at every checkpoint before their own work: flush every present
+// page of the stack from SP's page up (`stack`), or of an NVM area, each after a software lookup of
+// its PTE (validate_page_table, `pte_cycles`), whole.
+inline void gemos_flush_present_pages(Machine &m, const std::vector<uint64_t> &pages, bool stack, uint64_t sp,
+				      double pte_cycles)
+{
+	for (uint64_t p : pages) {
+		if (stack && (p + 1) << 12 <= sp)
+			continue;  // below SP's page: not flushed
+		if (!stack)
+			m.compute(pte_cycles);
+		gemos_flush(m, p << 12, 4096);
+	}
 }
 
 }  // namespace prosper::sim

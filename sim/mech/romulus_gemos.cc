@@ -48,13 +48,7 @@ public:
 	void interval_end(uint64_t sp) override
 	{
 		Machine &m = c_.m;
-		for (uint64_t p : order_) {
-			if (tracked_ && (p + 1) << 12 <= sp)
-				continue;  // below SP's page: not flushed
-			if (!tracked_)
-				m.compute(pte_cycles_);  // validate_page_table
-			flush(p << 12, 4096);
-		}
+		gemos_flush_present_pages(m, order_, tracked_, sp, pte_cycles_);
 		for (size_t i = 0; i < log_.size(); i++) {
 			const Record &r = log_[i];
 			uint64_t rec = kDramLog + i * kRecord;

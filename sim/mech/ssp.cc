@@ -10,13 +10,14 @@
 //     in instructions at the configured clock, like the intervals) on the application's core:
 //     each run costs a thread wake-up; each queued page costs copying its lines that live in the
 //     other page (NVM -> NVM), persisting its metadata (clwb, sfence) and a TLB invalidation.
-//   - The TLB is ssp_tlb_entries entries, 4-way set-associative with LRU (assumption).
+//   - The TLB is ssp_tlb.h's.
 #include <bit>
 #include <unordered_map>
 #include <vector>
 
 #include "keyset.h"
 #include "mechanism.h"
+#include "ssp_tlb.h"
 
 namespace prosper::sim {
 namespace {
@@ -26,11 +27,8 @@ public:
 	Ssp(const Context &c, double period_ns)
 	    : c_(c), period_(static_cast<uint64_t>(period_ns * c.cfg.get("core_ghz") / c.cfg.get("cpi"))),
 	      meta_cycles_(c.cfg.get("metadata_update_cycles")), wakeup_ns_(c.cfg.get("thread_wakeup_ns")),
-	      tlb_ns_(c.cfg.get("tlb_invalidate_ns"))
+	      tlb_ns_(c.cfg.get("tlb_invalidate_ns")), tlb_(static_cast<size_t>(c.cfg.get("ssp_tlb_entries")))
 	{
-		size_t entries = std::max<size_t>(4, static_cast<size_t>(c.cfg.get("ssp_tlb_entries")));
-		sets_ = std::bit_floor(entries / 4);
-		tlb_.assign(sets_ * 4, Way{});
 		next_run_ = period_;
 	}
 	void access(const trace::Event &e) override
@@ -78,33 +76,21 @@ private:
 		uint64_t current = 0, updated = 0;  // bit i: line i of the page
 		bool in_interval = false, queued = false;
 	};
-	struct Way {
-		uint64_t page = ~0ull, stamp = 0;
-	};
 	void touch_tlb(uint64_t page)
 	{
 		if (page == last_page_)
 			return;
 		last_page_ = page;
-		Way *set = &tlb_[(page & (sets_ - 1)) * 4];
-		Way *victim = set;
-		for (int w = 0; w < 4; w++) {
-			if (set[w].page == page) {
-				set[w].stamp = ++clock_;
-				return;
-			}
-			if (set[w].stamp < victim->stamp)
-				victim = &set[w];
-		}
-		if (victim->page != ~0ull) {
-			auto it = pages_.find(victim->page);
+		uint64_t evicted;
+		if (tlb_.lookup(page, evicted))
+			return;
+		if (evicted != SspTlb::kNone) {
+			auto it = pages_.find(evicted);
 			if (it != pages_.end() && it->second.current && !it->second.queued) {
 				it->second.queued = true;
-				queue_.push_back(victim->page);
+				queue_.push_back(evicted);
 			}
 		}
-		victim->page = page;
-		victim->stamp = ++clock_;
 	}
 	// consolidate_until -- every run of the thread that came due by instruction `now`.
 	void consolidate_until(uint64_t instr)
@@ -138,9 +124,8 @@ private:
 	double meta_cycles_, wakeup_ns_, tlb_ns_;
 	std::unordered_map<uint64_t, Page> pages_;
 	std::vector<uint64_t> touched_, queue_;
-	std::vector<Way> tlb_;
-	size_t sets_;
-	uint64_t clock_ = 0, last_page_ = ~0ull;
+	SspTlb tlb_;
+	uint64_t last_page_ = ~0ull;
 };
 
 PROSPER_REGISTER_MECHANISM({"ssp-10us", "SSP, consolidation thread every 10 us", false,

@@ -39,6 +39,7 @@
 
 #include "gemos.h"
 #include "mechanism.h"
+#include "ssp_tlb.h"
 
 namespace prosper::sim {
 namespace {
@@ -54,11 +55,9 @@ public:
 	SspGemos(const Context &c, unsigned ticks)
 	    : c_(c), tracked_(c.region == trace::kStack),
 	      period_cycles_(ticks * c.cfg.get("gemos_tick_ns") * c.cfg.get("core_ghz")),
-	      wakeup_ns_(c.cfg.get("thread_wakeup_ns")), pte_cycles_(c.cfg.get("pte_scan_cycles"))
+	      wakeup_ns_(c.cfg.get("thread_wakeup_ns")), pte_cycles_(c.cfg.get("pte_scan_cycles")),
+	      tlb_(static_cast<size_t>(c.cfg.get("ssp_tlb_entries")))
 	{
-		size_t entries = std::max<size_t>(4, static_cast<size_t>(c.cfg.get("ssp_tlb_entries")));
-		sets_ = std::bit_floor(entries / 4);
-		tlb_.assign(sets_ * 4, Way{});
 		next_run_ = period_cycles_;
 	}
 	void access(const trace::Event &e) override
@@ -87,16 +86,10 @@ public:
 	void interval_end(uint64_t sp) override
 	{
 		Machine &m = c_.m;
-		for (const Way &w : tlb_)  // the TLB's bitmaps written to their records
-			if (w.page != kNoPage)
-				m.background_access(record(pages_.at(w.page)) + 16, 16, true, kNvm);
-		for (uint64_t p : order_) {
-			if (tracked_ && (p + 1) << 12 <= sp)
-				continue;  // below SP's page: not flushed
-			if (!tracked_)
-				m.compute(pte_cycles_);  // validate_page_table
-			flush(p << 12, 4096);
-		}
+		tlb_.for_each([&](uint64_t p) {  // the TLB's bitmaps written to their records
+			m.background_access(record(pages_.at(p)) + 16, 16, true, kNvm);
+		});
+		gemos_flush_present_pages(m, order_, tracked_, sp, pte_cycles_);
 		for (uint64_t p : order_) {
 			Page &pg = pages_.at(p);
 			visit(pg);
@@ -114,9 +107,6 @@ private:
 		uint64_t index;               // allocation order: its place in the list
 		uint64_t updated = 0, commit = 0;
 		bool evicted = false;         // evicted == 1 in the artifact
-	};
-	struct Way {
-		uint64_t page = kNoPage, stamp = 0;
 	};
 	Page &page(uint64_t p)
 	{
@@ -142,18 +132,11 @@ private:
 		last_page_ = p;
 		Machine &m = c_.m;
 		Page &pg = page(p);
-		Way *set = &tlb_[(p & (sets_ - 1)) * 4];
-		Way *victim = set;
-		for (int w = 0; w < 4; w++) {
-			if (set[w].page == p) {
-				set[w].stamp = ++clock_;
-				return;
-			}
-			if (set[w].stamp < victim->stamp)
-				victim = &set[w];
-		}
-		if (victim->page != kNoPage) {  // written back: current, updated, evicted = 1
-			Page &old = pages_.at(victim->page);
+		uint64_t evicted;
+		if (tlb_.lookup(p, evicted))
+			return;
+		if (evicted != SspTlb::kNone) {  // written back: current, updated, evicted = 1
+			Page &old = pages_.at(evicted);
 			m.background_access(record(old) + 16, 16, true, kNvm);
 			m.background_access(record(old) + 32, 4, true, kNvm);
 			old.evicted = true;
@@ -162,8 +145,6 @@ private:
 			m.access(record(pg) + f, 8, false, kNvm);
 		m.background_access(record(pg) + 32, 4, true, kNvm);  // evicted = 0
 		pg.evicted = false;
-		victim->page = p;
-		victim->stamp = ++clock_;
 	}
 	void merge()
 	{
@@ -196,9 +177,8 @@ private:
 	double period_cycles_, next_run_, wakeup_ns_, pte_cycles_;
 	std::unordered_map<uint64_t, Page> pages_;
 	std::vector<uint64_t> order_;  // pages in allocation order: the list
-	std::vector<Way> tlb_;
-	size_t sets_;
-	uint64_t clock_ = 0, last_page_ = kNoPage;
+	SspTlb tlb_;
+	uint64_t last_page_ = kNoPage;
 };
 
 PROSPER_REGISTER_MECHANISM({"ssp-gemos-10us",
