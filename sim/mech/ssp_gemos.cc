@@ -1,9 +1,16 @@
 // ssp_gemos.cc -- SSP as the Prosper paper's artifact ran it for Figs 8 and 9 (its gem5 `ssp` branch
-// and gemOS_ssp_thread), to reproduce what the paper measured; ssp.cc is SSP as its own paper designs
-// it.  Every item below is what that code does (docs/sim.md, "SSP as the paper's artifact ran it"):
+// and gemOS_ssp_thread, _SH, _dirtybit and prosper_ssp), to reproduce what the paper measured; ssp.cc
+// is SSP as its own paper designs it.  Every item below is what that code does (docs/sim.md, "SSP and
+// Romulus as the Prosper paper's artifact ran them"):
+//
+// Which pages are tracked: gemOS sets the hardware's tracked range to the stack for Fig 8
+// (gemOS_ssp_thread) and to the heap (the mmap area), or the heap and the stack, for Fig 9's builds;
+// the other NVM pages still have records, TLB-walk reads, list entries and flushes.  So `ssp-gemos-*`
+// tracks its region, whichever it is, and `nvm-gemos-*` is an NVM region under the same build that is
+// not tracked (Fig 8's heap): no line bits, so its merges copy nothing.
 //
 // Hardware (the core does not wait unless said):
-//   - Only the stack is tracked (gemOS sets the tracked range to the stack).  A store to a line of a
+//   - A store to a line of a
 //     tracked page whose "updated" bit is clear sets it, flips the line's "current" bit and writes the
 //     page's current bitmap (8 B) to its metadata record in NVM.  Neither the hardware nor gemOS ever
 //     clears the updated bits, so this happens once per line of the run, not once per interval.
@@ -52,8 +59,8 @@ constexpr uint64_t kRecordBytes = 40, kCommitBytes = 32, kNodeBytes = 32;
 
 class SspGemos : public Mechanism {
 public:
-	SspGemos(const Context &c, unsigned ticks)
-	    : c_(c), tracked_(c.region == trace::kStack),
+	SspGemos(const Context &c, unsigned ticks, bool tracked)
+	    : c_(c), tracked_(tracked), stack_(c.region == trace::kStack),
 	      period_cycles_(ticks * c.cfg.get("gemos_tick_ns") * c.cfg.get("core_ghz")),
 	      wakeup_ns_(c.cfg.get("thread_wakeup_ns")), pte_cycles_(c.cfg.get("pte_scan_cycles")),
 	      tlb_(static_cast<size_t>(c.cfg.get("ssp_tlb_entries")))
@@ -89,7 +96,7 @@ public:
 		tlb_.for_each([&](uint64_t p) {  // the TLB's bitmaps written to their records
 			m.background_access(record(pages_.at(p)) + 16, 16, true, kNvm);
 		});
-		gemos_flush_present_pages(m, order_, tracked_, sp, pte_cycles_);
+		gemos_flush_present_pages(m, order_, stack_, sp, pte_cycles_);
 		for (uint64_t p : order_) {
 			Page &pg = pages_.at(p);
 			visit(pg);
@@ -173,7 +180,7 @@ private:
 	}
 
 	const Context &c_;
-	bool tracked_;
+	bool tracked_, stack_;
 	double period_cycles_, next_run_, wakeup_ns_, pte_cycles_;
 	std::unordered_map<uint64_t, Page> pages_;
 	std::vector<uint64_t> order_;  // pages in allocation order: the list
@@ -181,15 +188,22 @@ private:
 	uint64_t last_page_ = kNoPage;
 };
 
+// The paper's "10us", "100us", "1ms": its merge thread's sleep(100 / 1000 / 10000) timer ticks.
 PROSPER_REGISTER_MECHANISM({"ssp-gemos-10us",
 			    "SSP as the Prosper paper's artifact ran its \"10us\": merge every 100 gemOS ticks (2.56 ms)",
-			    false, [](const Context &c) { return std::make_unique<SspGemos>(c, 100); }});
+			    false, [](const Context &c) { return std::make_unique<SspGemos>(c, 100, true); }});
 PROSPER_REGISTER_MECHANISM({"ssp-gemos-100us",
 			    "SSP as the Prosper paper's artifact ran its \"100us\": merge every 1000 ticks (25.6 ms)",
-			    false, [](const Context &c) { return std::make_unique<SspGemos>(c, 1000); }});
+			    false, [](const Context &c) { return std::make_unique<SspGemos>(c, 1000, true); }});
 PROSPER_REGISTER_MECHANISM({"ssp-gemos-1ms",
 			    "SSP as the Prosper paper's artifact ran its \"1ms\": merge every 10000 ticks (256 ms)",
-			    false, [](const Context &c) { return std::make_unique<SspGemos>(c, 10000); }});
+			    false, [](const Context &c) { return std::make_unique<SspGemos>(c, 10000, true); }});
+PROSPER_REGISTER_MECHANISM({"nvm-gemos-10us", "an NVM region under ssp-gemos-10us's build that it does not track",
+			    false, [](const Context &c) { return std::make_unique<SspGemos>(c, 100, false); }});
+PROSPER_REGISTER_MECHANISM({"nvm-gemos-100us", "an NVM region under ssp-gemos-100us's build that it does not track",
+			    false, [](const Context &c) { return std::make_unique<SspGemos>(c, 1000, false); }});
+PROSPER_REGISTER_MECHANISM({"nvm-gemos-1ms", "an NVM region under ssp-gemos-1ms's build that it does not track",
+			    false, [](const Context &c) { return std::make_unique<SspGemos>(c, 10000, false); }});
 
 }  // namespace
 }  // namespace prosper::sim
