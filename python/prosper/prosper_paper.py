@@ -23,7 +23,10 @@ side by side for scale, not expected to coincide.
 PROGRAMS = {"gapbs": "Gapbs_pr", "sssp": "G500_sssp", "workloadb": "Ycsb_mem",
             "random": "Random", "sparse": "Sparse", "stream": "Stream"}
 
-# output_fig8/expected.out: execution time normalized to no persistence, stack mechanism, heap in DRAM.
+# output_fig8/expected.out: execution time normalized to no persistence (the stack under the mechanism;
+# where each configuration put the heap: docs/sim.md).  Random's "ssp-1ms" is a copy of its "ssp-100us":
+# the artifact's two output directories hold the same simulation (identical gemos.out, merges in 125 of
+# 254 checkpoints, the 1000-tick pattern).
 FIG8 = {
     "Gapbs_pr": {"romulus": 23.2484, "prosper": 1.0854, "dirtybit": 1.2755,
                  "ssp-10us": 3.5755, "ssp-100us": 2.0392, "ssp-1ms": 1.8106},
