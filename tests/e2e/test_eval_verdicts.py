@@ -8,6 +8,7 @@ from conftest import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "python"))
 from prosper.eval_verdicts import verdict, thin_rows  # noqa: E402
+from prosper import prosper_paper  # noqa: E402
 
 
 def table(columns, rows):
@@ -28,6 +29,24 @@ def test_fig4_matches_within_2x_and_deviates_when_prosper_saves_nothing():
     assert verdict("prosper-fig4", worse, FIG4_PAPER)[0] == "deviates"
     other = table(FIG4_COLS, [["Random", 9, 3000.0, 12.0, 10.0]])
     assert verdict("prosper-fig4", other, FIG4_PAPER)[0] == "not compared"
+
+
+def test_the_papers_numbers_give_its_stated_factors_as_ratios_of_times():
+    """prosper_paper.py's copy of the paper's Fig 8/9 numbers reproduces every factor its text states
+    (2.1x avg / 3.6x max on Ycsb_mem, 1.27x on G500_sssp, ~2x on Gapbs_pr; Fig 9 2x / 2.6x, ~1.4x, ~1.3x),
+    and the overheads would not: a mistyped number or a changed definition fails here."""
+    f = prosper_paper.PAPER_FIG8
+    ssp = f["ssp10_over_prosper"]
+    assert round(prosper_paper.mean(list(ssp.values())), 1) == 2.1
+    assert max(ssp, key=ssp.get) == "Ycsb_mem" and round(ssp["Ycsb_mem"], 1) == 3.6
+    assert round(f["dirtybit_over_prosper"]["G500_sssp"], 2) == 1.28  # "1.27x": 1.276
+    assert max(f["dirtybit_over_prosper"], key=f["dirtybit_over_prosper"].get) == "G500_sssp"
+    assert round(f["ssp10_over_ssp1ms"]["Gapbs_pr"]) == 2
+    nine = {per: prosper_paper.mean(list(v.values())) for per, v in prosper_paper.PAPER_FIG9.items()}
+    assert [round(nine[p], 1) for p in ("ssp-10us", "ssp-100us", "ssp-1ms")] == [2.1, 1.4, 1.3]
+    assert round(max(prosper_paper.PAPER_FIG9["ssp-10us"].values()), 1) == 2.6
+    over = {p: (n["ssp-10us"] - 1) / (n["prosper"] - 1) for p, n in prosper_paper.FIG8.items()}
+    assert prosper_paper.mean(list(over.values())) > 10  # as overheads the same numbers say otherwise
 
 
 def test_fig8_romulus_must_be_highest_and_ssp_about_2x_prosper_in_time():
