@@ -120,7 +120,7 @@ def prosper_fig9(t, _):
     for per in paper:
         ssp, dirty, pros = (f"ssp+ssp @{per}", f"ssp+dirtybit @{per}", f"ssp+prosper @{per}")
         ordered &= all(num(r[pros]) <= num(r[dirty]) <= num(r[ssp]) for r in rs)
-        rr = [num(r[ssp]) / num(r[pros]) for r in rs if num(r[pros]) > 0]
+        rr = [prosper_paper.time_ratio(num(r[ssp]), num(r[pros])) for r in rs if num(r[pros]) > 0]
         avg[per] = statistics.mean(rr) if rr else float("nan")
     text = ("SSP+SSP / SSP+Prosper (normalized times) " + ", ".join(f"{x(avg[p])} at {p}" for p in paper)
             + " on average (paper " + ", ".join(x(v) for v in paper.values()) + "); order SSP+Prosper <= "

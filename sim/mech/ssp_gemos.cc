@@ -138,10 +138,10 @@ private:
 			return;
 		last_page_ = p;
 		Machine &m = c_.m;
-		Page &pg = page(p);
 		uint64_t evicted;
 		if (tlb_.lookup(p, evicted))
-			return;
+			return;  // a page the TLB holds is listed already
+		Page &pg = page(p);
 		if (evicted != SspTlb::kNone) {  // written back: current, updated, evicted = 1
 			Page &old = pages_.at(evicted);
 			m.background_access(record(old) + 16, 16, true, kNvm);
