@@ -7,6 +7,8 @@
 #include <sys/uio.h>
 #include <time.h>
 #include "prosper/stackckpt.h"
+#include "procfs.h"
+#include "readers.h"
 
 static int grow(void **p, size_t *cap, size_t need, size_t each, size_t first)
 {
@@ -90,46 +92,56 @@ int stage_range(struct sup *s, struct vma *v, uint64_t a, uint64_t b)
 	return 0;
 }
 
-/* Many ranges per system call: a random write pattern names thousands of separate pages per
- * interval, and proc_mem_readv splits what the kernel moves at most per call. */
-#define READ_BATCH 1024
+/* Every range staged and not read yet, in one list: a random write pattern names thousands of
+ * separate pages per interval, and proc_mem_readv moves many per system call. */
+struct read_list {
+	struct iovec *local, *remote;
+	size_t n, cap_local, cap_remote;
+};
 
-static int read_many(struct sup *s, struct iovec *local, struct iovec *remote, size_t k)
+static int list_add(struct read_list *rl, void *local, uint64_t remote, uint64_t len)
 {
-	uint64_t bad = 0;
-	if (proc_mem_readv(s->pid, local, remote, k, &bad) == 0)
-		return 0;
-	snprintf(s->tree->cut_err, sizeof s->tree->cut_err, "cannot read the program's memory at %#llx (pid %d): %s",
-		 (unsigned long long)bad, (int)s->pid, strerror(errno));
-	return -EIO;
+	if (grow((void **)&rl->local, &rl->cap_local, rl->n + 1, sizeof *rl->local, 1024) ||
+	    grow((void **)&rl->remote, &rl->cap_remote, rl->n + 1, sizeof *rl->remote, 1024))
+		return -ENOMEM;
+	rl->local[rl->n] = (struct iovec){ local, len };
+	rl->remote[rl->n] = (struct iovec){ (void *)(uintptr_t)remote, len };
+	rl->n++;
+	return 0;
 }
 
-static int read_staged(struct sup *s, uint64_t *bytes)
+/* `stopped`: the process does not run meanwhile, so the read is shared out between the cores
+ * (readers.h); a pass beside the running program reads on this thread alone. */
+static int read_staged(struct sup *s, uint64_t *bytes, int stopped)
 {
-	static struct iovec local[READ_BATCH], remote[READ_BATCH];
+	static struct read_list rl;
 	struct batch *bt = &s->batch;
-	size_t k = 0;
+	uint64_t total = 0;
 	int rc = 0;
+	rl.n = 0;
 	for (size_t i = bt->read_from; i < bt->nchunks && !rc; i++) {
 		const struct chunk *c = &bt->chunks[i];
-		if (!c->len)
-			continue;
-		local[k] = (struct iovec){ bt->data + c->at, c->len };
-		remote[k] = (struct iovec){ (void *)(uintptr_t)c->addr, c->len };
-		*bytes += c->len;
-		if (++k == READ_BATCH)
-			rc = read_many(s, local, remote, k), k = 0;
+		if (c->len)
+			rc = list_add(&rl, bt->data + c->at, c->addr, c->len), total += c->len;
 	}
 	for (size_t i = 0; i < bt->nrereads && !rc; i++) {
 		const struct reread *r = &bt->rereads[i];
-		local[k] = (struct iovec){ bt->data + r->at, r->len };
-		remote[k] = (struct iovec){ (void *)(uintptr_t)r->addr, r->len };
-		*bytes += r->len;
-		if (++k == READ_BATCH)
-			rc = read_many(s, local, remote, k), k = 0;
+		rc = list_add(&rl, bt->data + r->at, r->addr, r->len), total += r->len;
 	}
-	if (!rc && k)
-		rc = read_many(s, local, remote, k);
+	uint64_t bad = 0;
+	int got = 0;
+	if (!rc && rl.n) {
+		got = stopped ? readers_readv(s->pid, rl.local, rl.remote, rl.n, total, &bad)
+			      : proc_mem_readv(s->pid, rl.local, rl.remote, rl.n, &bad);
+		s->tree->stats.stop_reads_shared += got > 1;
+	}
+	if (got < 0) {
+		snprintf(s->tree->cut_err, sizeof s->tree->cut_err,
+			 "cannot read the program's memory at %#llx (pid %d): %s", (unsigned long long)bad, (int)s->pid,
+			 strerror(errno));
+		rc = -EIO;
+	}
+	*bytes += total;
 	bt->read_from = bt->nchunks;
 	bt->nrereads = 0;
 	return rc;
@@ -137,7 +149,7 @@ static int read_staged(struct sup *s, uint64_t *bytes)
 
 int stage_read(struct sup *s)
 {
-	return read_staged(s, &s->tree->stats.stop_read_bytes);
+	return read_staged(s, &s->tree->stats.stop_read_bytes, 1);
 }
 
 void stage_forget(struct sup *s)
@@ -256,7 +268,7 @@ int stage_precopy(struct sup *s)
 	if (!rc) /* after the loop above: a mapping is staged once per pass */
 		rc = sup_adopt_new_maps(s);
 	uint64_t bytes = 0;
-	if (read_staged(s, &bytes) != 0) {
+	if (read_staged(s, &bytes, 0) != 0) {
 		bt->pre_stale = 1; /* a mapping went away under the pass: the stop reads them again */
 		s->tree->stats.precopy_stale++;
 		s->tree->cut_err[0] = 0;

@@ -1,7 +1,8 @@
 /* stage.h -- the bytes of one checkpoint, read from a process into s->batch (stage.c), to be
  * written into the pool by the commit.
  *
- * With --copy stop every dirty byte is read while the program is stopped.  With --copy precopy
+ * With --copy stop every dirty byte is read while the program is stopped, by every core
+ * (readers.h).  With --copy precopy
  * most are read before the stop, while the program runs: a pass a little before each cut takes
  * the pages written since the last cut out of the tracker (PAGEMAP_SCAN re-protects them in the
  * same step) and reads them; a dense mapping (copied whole, unprotected) is protected again and

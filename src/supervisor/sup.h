@@ -182,6 +182,7 @@ struct sup_stats {
 	double commit_total;              /* seconds in sup_commit, summed */
 	double stop_total, stop_max;
 	uint64_t stop_read_bytes;         /* dirty bytes read while the program was stopped */
+	uint64_t stop_reads_shared;       /* stops whose read was shared between cores (readers.h) */
 	uint64_t precopies, precopy_bytes; /* pre-copy passes; the bytes they read while it ran */
 	uint64_t precopy_reread_bytes;    /* of those, read again at the stop (written since) */
 	uint64_t precopy_dropped_bytes;   /* of those, dropped: their mapping was gone or replaced at the stop */

@@ -74,6 +74,21 @@ def test_a_mapping_replaced_in_place_among_others_is_saved_anew(tmp_path, copy):
     assert st["verified_bytes"] > 0 and st["mismatches"] == 0, r.stderr
 
 
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="a read is shared out only between two cores or more")
+@pytest.mark.parametrize("tracker", ["page", "diff"])
+def test_a_stop_read_shared_between_cores_equals_live_memory(tmp_path, tracker):
+    """scale writes 8-byte words at random all over 8 MiB: each stop reads more than 1 MiB, in
+    many separate ranges, and shares the read out between the cores (src/supervisor/readers.c,
+    a range cut in two where the shares meet); every checkpoint still equals live memory."""
+    prog = os.path.join(BUILD, "bench", "scale")
+    native = subprocess.run([prog, "8", "1000000"], capture_output=True, text=True)
+    r, st, _ = supervise(tmp_path, prog, "8", "1000000", tracker=tracker, interval=2)
+    assert r.returncode == 0 and r.stdout == native.stdout, r.stderr
+    assert st["checkpoints"] >= 3 and st["disabled"] is None, r.stderr
+    assert st["stop_reads_shared"] >= st["checkpoints"] // 2, st
+    assert st["verified_bytes"] > 0 and st["mismatches"] == 0, r.stderr
+
+
 @pytest.mark.parametrize("tracker", ["page", "diff"])
 def test_the_stack_growing_over_bytes_written_while_dead_is_saved(tmp_path, tracker):
     """SP's page is saved from SP - 128 up; its part below, written while dead, must still be saved
