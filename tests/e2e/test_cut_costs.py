@@ -19,7 +19,7 @@ def test_reports_every_size_asked():
     assert out["fault_round_trip_ns"] > 500
     assert [s["mib"] for s in out["sizes"]] == [4, 8]
     for s in out["sizes"]:
-        for key in ("reprotect_ns_per_page", "switch_ns_per_page", "switch_back_ns_per_page", "fork_ms"):
+        for key in ("reprotect_ns_per_page", "first_write_ns_per_page", "switch_ns_per_page", "switch_back_ns_per_page", "fork_ms"):
             assert s[key] > 0, (key, s)
         # no memory on any machine reads 4 MiB faster than 1 TB/s or slower than 1 MB/s
         assert 0.001 < s["read_gbps_1"] < 1000 and 0.001 < s["read_gbps_2"] < 1000, s
