@@ -13,11 +13,11 @@
 //     to DRAM that the blocking core waits for (clwb is handed its loop variable's address), sfence.
 // On the heap (the artifact tracks the stack only), the mechanism is an NVM region flushed whole at
 // every checkpoint, as gemOS_romulus treats its NVM heaps.
-#include <unordered_set>
 #include <vector>
 
 #include "log_area.h"
 #include "gemos.h"
+#include "keyset.h"
 #include "mechanism.h"
 
 namespace prosper::sim {
@@ -37,8 +37,7 @@ public:
 		bool store = e.op == trace::kStore;
 		m.access(e.addr, e.size, store, kNvm);
 		for (uint64_t p = e.addr >> 12; p <= (e.addr + e.size - 1) >> 12; p++)
-			if (pages_.insert(p).second)
-				order_.push_back(p);
+			present_.insert(p);
 		if (!store || !tracked_)
 			return;
 		m.background_access(kDramLog + log_.size() * kRecord, kRecord, true, kDram);
@@ -48,7 +47,7 @@ public:
 	void interval_end(uint64_t sp) override
 	{
 		Machine &m = c_.m;
-		gemos_flush_present_pages(m, order_, tracked_, sp, pte_cycles_);
+		gemos_flush_present_pages(m, present_.keys(), tracked_, sp, pte_cycles_);
 		for (size_t i = 0; i < log_.size(); i++) {
 			const Record &r = log_[i];
 			uint64_t rec = kDramLog + i * kRecord;
@@ -96,8 +95,7 @@ private:
 	bool tracked_;
 	double pte_cycles_;
 	std::vector<Record> log_;
-	std::unordered_set<uint64_t> pages_;
-	std::vector<uint64_t> order_;  // present pages, in first-touch order
+	KeySet present_;  // present pages; keys() in first-touch order
 };
 
 PROSPER_REGISTER_MECHANISM({"romulus-gemos",
