@@ -13,6 +13,8 @@
  *     mapping belongs to one userfaultfd and the mode is the userfaultfd's; and moving it back.
  *   - read_gbps_1 / read_gbps_2: process_vm_readv of the whole mapping into a buffer, by one
  *     thread and by two threads each reading half (the copy a stop does today).
+ *   - read_scattered_gbps_1 / _2: the same for every other page, one iovec pair per page and
+ *     1024 pairs per call, as a stop reads pages written here and there.
  *   - fork_ms: fork() of this process, which holds the mapping and the read's buffer (the
  *     kernel's copy-on-write view: page tables copied),
  *     the child exiting at once.
@@ -108,11 +110,26 @@ static void write_all(char *p, size_t len)
 struct reader {
 	char *from, *to;
 	size_t len;
+	int scattered; /* every other page, one pair per page, 1024 pairs per call (as a stop reads) */
 };
 
 static void *read_part(void *arg)
 {
 	struct reader *r = arg;
+	if (r->scattered) {
+		static __thread struct iovec l[1024], rm[1024];
+		size_t k = 0;
+		for (size_t o = 0; o < r->len; o += 2 * PAGE) {
+			l[k] = (struct iovec){ r->to + o, PAGE };
+			rm[k] = (struct iovec){ r->from + o, PAGE };
+			if (++k == 1024 || o + 2 * PAGE >= r->len) {
+				if (process_vm_readv(getpid(), l, k, rm, k, 0) != (ssize_t)(k * PAGE))
+					die("process_vm_readv");
+				k = 0;
+			}
+		}
+		return NULL;
+	}
 	for (size_t o = 0; o < r->len;) {
 		size_t n = r->len - o < (64ul << 20) ? r->len - o : (64ul << 20);
 		struct iovec l = { r->to + o, n }, rm = { r->from + o, n };
@@ -124,20 +141,21 @@ static void *read_part(void *arg)
 	return NULL;
 }
 
-static double timed_read(char *p, char *buf, size_t len, int threads)
+/* GB/s of the bytes read: all of len, or half of it scattered. */
+static double timed_read(char *p, char *buf, size_t len, int threads, int scattered)
 {
 	pthread_t t[2];
 	struct reader r[2];
-	size_t half = len / threads / PAGE * PAGE;
+	size_t half = len / threads / (2 * PAGE) * (2 * PAGE);
 	double t0 = now();
 	for (int i = 0; i < threads; i++) {
-		r[i] = (struct reader){ p + i * half, buf + i * half, i == threads - 1 ? len - i * half : half };
+		r[i] = (struct reader){ p + i * half, buf + i * half, i == threads - 1 ? len - i * half : half, scattered };
 		if (pthread_create(&t[i], NULL, read_part, &r[i]))
 			die("pthread_create");
 	}
 	for (int i = 0; i < threads; i++)
 		pthread_join(t[i], NULL);
-	return now() - t0;
+	return (scattered ? len / 2 : len) / (now() - t0) / 1e9;
 }
 
 /* ---------------------------------------------------------------- the synchronous fault */
@@ -243,7 +261,8 @@ int main(int argc, char **argv)
 		double *re = malloc(reps * sizeof(double)), *sw = malloc(reps * sizeof(double)),
 		       *back = malloc(reps * sizeof(double)), *r1 = malloc(reps * sizeof(double)),
 		       *r2 = malloc(reps * sizeof(double)), *fk = malloc(reps * sizeof(double)),
-		       *wf = malloc(reps * sizeof(double));
+		       *wf = malloc(reps * sizeof(double)), *s1 = malloc(reps * sizeof(double)),
+		       *s2 = malloc(reps * sizeof(double));
 		for (int r = 0; r < reps; r++) {
 			write_all(p, len); /* every page written: the tracker's protection lifted */
 			double t0 = now();
@@ -263,12 +282,11 @@ int main(int argc, char **argv)
 			wp(a, p, len, 1);
 			back[r] = (now() - t0) * 1e9 / pages;
 			write_all(p, len);
-			if (r % 2) { /* either order: the first read of a round may pay for the second */
-				r1[r] = len / timed_read(p, buf, len, 1) / 1e9;
-				r2[r] = len / timed_read(p, buf, len, 2) / 1e9;
-			} else {
-				r2[r] = len / timed_read(p, buf, len, 2) / 1e9;
-				r1[r] = len / timed_read(p, buf, len, 1) / 1e9;
+			for (int k = 0; k < 4; k++) { /* in turn, the order changed every round: the first read of
+							* a round may pay for the next */
+				int which = (k + r) % 4;
+				double *to[4] = { &r1[r], &r2[r], &s1[r], &s2[r] };
+				*to[which] = timed_read(p, buf, len, 1 + which % 2, which / 2);
 			}
 			t0 = now();
 			pid_t c = fork();
@@ -278,11 +296,11 @@ int main(int argc, char **argv)
 			waitpid(c, NULL, 0);
 		}
 		printf("%s{\"mib\": %ld, \"reprotect_ns_per_page\": %.1f, \"switch_ns_per_page\": %.1f, "
-		       "\"switch_back_ns_per_page\": %.1f, \"first_write_ns_per_page\": %.1f, \"read_gbps_1\": %.2f, \"read_gbps_2\": %.2f, \"fork_ms\": %.2f}",
+		       "\"switch_back_ns_per_page\": %.1f, \"first_write_ns_per_page\": %.1f, \"read_gbps_1\": %.2f, \"read_gbps_2\": %.2f, \"read_scattered_gbps_1\": %.2f, \"read_scattered_gbps_2\": %.2f, \"fork_ms\": %.2f}",
 		       si ? ", " : "", mib, median(re, reps), median(sw, reps), median(back, reps), median(wf, reps), median(r1, reps),
-		       median(r2, reps), median(fk, reps));
+		       median(r2, reps), median(s1, reps), median(s2, reps), median(fk, reps));
 		fflush(stdout);
-		free(re), free(sw), free(back), free(r1), free(r2), free(fk), free(wf);
+		free(re), free(sw), free(back), free(r1), free(r2), free(fk), free(wf), free(s1), free(s2);
 		close(a), close(b);
 		munmap(p, len), munmap(buf, len);
 	}
