@@ -219,6 +219,8 @@ static double fault_round_trip_ns(int reps)
 static int soft_dirty_kept(void)
 {
 	char *p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		die("mmap");
 	p[0] = 1;
 	int cr = open("/proc/self/clear_refs", O_WRONLY), pm = open("/proc/self/pagemap", O_RDONLY);
 	uint64_t e = 0;
@@ -258,49 +260,53 @@ int main(int argc, char **argv)
 		write_all(p, len);
 		int a = new_uffd(1), b = new_uffd(0);
 		reg(a, p, len);
-		double *re = malloc(reps * sizeof(double)), *sw = malloc(reps * sizeof(double)),
-		       *back = malloc(reps * sizeof(double)), *r1 = malloc(reps * sizeof(double)),
-		       *r2 = malloc(reps * sizeof(double)), *fk = malloc(reps * sizeof(double)),
-		       *wf = malloc(reps * sizeof(double)), *s1 = malloc(reps * sizeof(double)),
-		       *s2 = malloc(reps * sizeof(double));
+		enum { REPROTECT, FIRST_WRITE, SWITCH, BACK, READ1, READ2, SCATTERED1, SCATTERED2, FORK, NMEASURES };
+		double *v = malloc(sizeof(double) * NMEASURES * (size_t)reps);
+		if (!v)
+			die("malloc");
+#define AT(what, r) v[(what) * reps + (r)]
 		for (int r = 0; r < reps; r++) {
 			write_all(p, len); /* every page written: the tracker's protection lifted */
 			double t0 = now();
 			wp(a, p, len, 1);
-			re[r] = (now() - t0) * 1e9 / pages;
+			AT(REPROTECT, r) = (now() - t0) * 1e9 / pages;
 			t0 = now();
 			write_all(p, len); /* each page's first write faults; the kernel lifts the protection */
-			wf[r] = (now() - t0) * 1e9 / pages;
+			AT(FIRST_WRITE, r) = (now() - t0) * 1e9 / pages;
 			t0 = now();
 			unreg(a, p, len);
 			reg(b, p, len);
 			wp(b, p, len, 1);
-			sw[r] = (now() - t0) * 1e9 / pages;
+			AT(SWITCH, r) = (now() - t0) * 1e9 / pages;
 			t0 = now();
 			unreg(b, p, len);
 			reg(a, p, len);
 			wp(a, p, len, 1);
-			back[r] = (now() - t0) * 1e9 / pages;
+			AT(BACK, r) = (now() - t0) * 1e9 / pages;
 			write_all(p, len);
-			for (int k = 0; k < 4; k++) { /* in turn, the order changed every round: the first read of
-							* a round may pay for the next */
+			for (int k = 0; k < 4; k++) { /* the order changes every round: the first read of a
+						       * round may pay for the next */
 				int which = (k + r) % 4;
-				double *to[4] = { &r1[r], &r2[r], &s1[r], &s2[r] };
-				*to[which] = timed_read(p, buf, len, 1 + which % 2, which / 2);
+				AT(READ1 + which, r) = timed_read(p, buf, len, 1 + which % 2, which / 2);
 			}
 			t0 = now();
 			pid_t c = fork();
 			if (c == 0)
 				_exit(0);
-			fk[r] = (now() - t0) * 1e3;
+			AT(FORK, r) = (now() - t0) * 1e3;
 			waitpid(c, NULL, 0);
 		}
-		printf("%s{\"mib\": %ld, \"reprotect_ns_per_page\": %.1f, \"switch_ns_per_page\": %.1f, "
-		       "\"switch_back_ns_per_page\": %.1f, \"first_write_ns_per_page\": %.1f, \"read_gbps_1\": %.2f, \"read_gbps_2\": %.2f, \"read_scattered_gbps_1\": %.2f, \"read_scattered_gbps_2\": %.2f, \"fork_ms\": %.2f}",
-		       si ? ", " : "", mib, median(re, reps), median(sw, reps), median(back, reps), median(wf, reps), median(r1, reps),
-		       median(r2, reps), median(s1, reps), median(s2, reps), median(fk, reps));
+#undef AT
+		printf("%s{\"mib\": %ld, \"reprotect_ns_per_page\": %.1f, \"first_write_ns_per_page\": %.1f, "
+		       "\"switch_ns_per_page\": %.1f, \"switch_back_ns_per_page\": %.1f, \"read_gbps_1\": %.2f, "
+		       "\"read_gbps_2\": %.2f, \"read_scattered_gbps_1\": %.2f, \"read_scattered_gbps_2\": %.2f, "
+		       "\"fork_ms\": %.2f}",
+		       si ? ", " : "", mib, median(v + REPROTECT * reps, reps), median(v + FIRST_WRITE * reps, reps),
+		       median(v + SWITCH * reps, reps), median(v + BACK * reps, reps), median(v + READ1 * reps, reps),
+		       median(v + READ2 * reps, reps), median(v + SCATTERED1 * reps, reps),
+		       median(v + SCATTERED2 * reps, reps), median(v + FORK * reps, reps));
 		fflush(stdout);
-		free(re), free(sw), free(back), free(r1), free(r2), free(fk), free(wf), free(s1), free(s2);
+		free(v);
 		close(a), close(b);
 		munmap(p, len), munmap(buf, len);
 	}
