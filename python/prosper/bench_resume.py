@@ -19,14 +19,14 @@ import sys
 import tempfile
 import time
 
-from prosper.cmd_bench import (MEMORY_FS, PROGRAMS, _remove_pool, _supervisor, fs_type, machine, measure_each,
-                               report, resume_once, run_and_kill, run_native)
+from prosper.cmd_bench import (MEMORY_FS, PROGRAMS, TARGETS, _remove_pool, _supervisor, fs_type, machine,
+                               measure_each, report, resume_once, run_and_kill, run_native)
 from prosper.paths import BUILD, die
 
 DEFAULT_PROGRAMS = ["pr", "sssp", "kv"]
 MODES = ("lazy", "eager")
-RUNNING_MS_TARGET = 5.0
-RESTORE_GBPS_TARGET = 4.0
+RUNNING_MS_TARGET = TARGETS["resume_ms"]
+RESTORE_GBPS_TARGET = TARGETS["restore_gbps"]
 
 
 def _copy(src, dst):

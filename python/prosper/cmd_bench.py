@@ -80,11 +80,12 @@ DEFAULT_COUNT = {"random": 1000, "stream": 50000, "sparse": 100000, "quicksort":
 COUNT_AFTER = {"pr": ["18"], "sssp": ["18"]}
 
 # Targets (fractions / ratios / GB/s).  The slowdown target applies to the default (diff) mode.
+# The one place each is written: `bench resume` and `prosper eval`'s verdicts read them from here.
 TARGETS = {
     "slowdown_micro": 0.03,
     "slowdown_graph": 0.10,
     "stack_over_exact": 1.05,
-    "restore_gbps": 3.0,
+    "restore_gbps": 4.0,  # full restore, restored bytes / the memory writes' time
     "resume_ms": 5.0,  # relaunch -> running, for pr, sssp and kv
 }
 

@@ -17,6 +17,7 @@ measures wall time and runs alone."""
 import json
 import os
 
+from prosper.cmd_bench import TARGETS
 from prosper.paths import PROSPER, ROOT, bench_program
 from prosper.paths import python as py
 
@@ -207,12 +208,12 @@ def overhead_figures(d):
             table(["program", "stack page B/ckpt", "stack 8 B diff B/ckpt", "exact B/ckpt"],
                   [[p["program"], p["stack_page_bytes_per_ckpt"], p["stack_diff_bytes_per_ckpt"],
                     p["stack_exact_bytes_per_ckpt"]] for p in progs if "stack_exact_bytes_per_ckpt" in p]),
-            "target: stack bytes <= 1.05x the exact minimum", "one untimed run with exact stack statistics"),
+            f"target: stack bytes <= {TARGETS['stack_over_exact']:g}x the exact minimum", "one untimed run with exact stack statistics"),
         "ours-resume": (
             table(["program", "restored bytes", "resume s", "memory s", "restore GB/s"],
                   [[p["program"], p["restored_bytes"], p["resume_seconds"], p["restore_memory_seconds"], p["restore_gbps"]]
                    for p in progs if "restore_gbps" in p], plot=["restore GB/s"]),
-            "target: restore >= 3 GB/s", "SIGKILL at about half the native time, then prosper resume"),
+            f"target: restore >= {TARGETS['restore_gbps']:g} GB/s", "SIGKILL at about half the native time, then prosper resume"),
     }
 
 

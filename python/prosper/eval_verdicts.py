@@ -13,6 +13,7 @@ tolerance too.  Tolerances: within 2x of a stated ratio, unless a rule says othe
 import statistics
 
 from . import prosper_paper
+from .cmd_bench import TARGETS
 
 MATCHES, TREND, DEVIATES, NOT_COMPARED = "matches", "same trend", "deviates", "not compared"
 
@@ -429,14 +430,16 @@ def ours_stack_bytes(t, _):
              if num(r["exact B/ckpt"]) > 0}
     if not ratio:
         raise Missing("no program wrote its stack")
-    text = "stack bytes / exact minimum " + ", ".join(f"{p} {v:.3f}x" for p, v in ratio.items()) + " (target <= 1.05x)"
-    return target(all(v <= 1.05 for v in ratio.values()), text)
+    most = TARGETS["stack_over_exact"]
+    text = "stack bytes / exact minimum " + ", ".join(f"{p} {v:.3f}x" for p, v in ratio.items()) + f" (target <= {most:g}x)"
+    return target(all(v <= most for v in ratio.values()), text)
 
 
 def ours_resume(t, _):
     gbps = {r["program"]: num(r["restore GB/s"]) for r in rows(t)}
-    text = "restore " + ", ".join(f"{p} {v:.2f} GB/s" for p, v in gbps.items()) + " (target >= 3 GB/s)"
-    return target(all(v >= 3 for v in gbps.values()), text)
+    want = TARGETS["restore_gbps"]
+    text = "restore " + ", ".join(f"{p} {v:.2f} GB/s" for p, v in gbps.items()) + f" (target >= {want:g} GB/s)"
+    return target(all(v >= want for v in gbps.values()), text)
 
 
 def ours_crashtest(t, _):
