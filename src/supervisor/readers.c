@@ -9,8 +9,7 @@
 #include "procfs.h"
 
 struct part {
-	struct iovec *local, *remote;
-	size_t n, cap;
+	struct iov_pairs pairs;
 	pid_t pid;
 	uint64_t bad;
 	int rc, err;
@@ -26,7 +25,7 @@ static int helpers = -1;          /* started; -1: not tried yet */
 static void read_part(struct part *p)
 {
 	p->bad = 0;
-	p->rc = proc_mem_readv(p->pid, p->local, p->remote, p->n, &p->bad);
+	p->rc = proc_mem_readv(p->pid, p->pairs.local, p->pairs.remote, p->pairs.n, &p->bad);
 	p->err = errno;
 }
 
@@ -39,7 +38,7 @@ static void *helper_main(void *arg)
 		while (generation == seen)
 			pthread_cond_wait(&go, &mu);
 		seen = generation;
-		if (!p->n) /* not needed for this read */
+		if (!p->pairs.n) /* not needed for this read */
 			continue;
 		pthread_mutex_unlock(&mu);
 		read_part(p);
@@ -73,22 +72,23 @@ static void start_helpers(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-static int push(struct part *p, void *local, void *remote, size_t len)
+int iov_pairs_add(struct iov_pairs *l, void *local, void *remote, size_t len)
 {
-	if (p->n == p->cap) {
-		size_t c = p->cap ? 2 * p->cap : 256;
-		struct iovec *l = realloc(p->local, c * sizeof *l);
-		if (l)
-			p->local = l;
-		struct iovec *r = l ? realloc(p->remote, c * sizeof *r) : NULL;
-		if (!r)
+	if (l->n == l->cap) {
+		size_t c = l->cap ? 2 * l->cap : 1024;
+		struct iovec *lo = realloc(l->local, c * sizeof *lo);
+		if (!lo)
 			return -ENOMEM;
-		p->remote = r;
-		p->cap = c;
+		l->local = lo;
+		struct iovec *re = realloc(l->remote, c * sizeof *re);
+		if (!re)
+			return -ENOMEM; /* local is larger than cap says: harmless */
+		l->remote = re;
+		l->cap = c;
 	}
-	p->local[p->n] = (struct iovec){ local, len };
-	p->remote[p->n] = (struct iovec){ remote, len };
-	p->n++;
+	l->local[l->n] = (struct iovec){ local, len };
+	l->remote[l->n] = (struct iovec){ remote, len };
+	l->n++;
 	return 0;
 }
 
@@ -98,13 +98,13 @@ static int split(struct iovec *local, struct iovec *remote, size_t n, uint64_t t
 	int p = 0;
 	uint64_t in_part = 0, share = (total + k - 1) / k;
 	for (int i = 0; i < k; i++)
-		parts[i].n = 0;
+		parts[i].pairs.n = 0;
 	for (size_t i = 0; i < n; i++) {
 		char *l = local[i].iov_base, *r = remote[i].iov_base;
 		size_t len = remote[i].iov_len;
 		while (len) {
 			size_t take = p == k - 1 || share - in_part >= len ? len : (size_t)(share - in_part);
-			if (push(&parts[p], l, r, take) != 0)
+			if (iov_pairs_add(&parts[p].pairs, l, r, take) != 0)
 				return -ENOMEM;
 			l += take, r += take, len -= take;
 			in_part += take;
@@ -130,10 +130,10 @@ int readers_readv(pid_t pid, struct iovec *local, struct iovec *remote, size_t n
 	for (int i = 0; i < k; i++)
 		parts[i].pid = pid;
 	for (int i = k; i <= helpers; i++)
-		parts[i].n = 0;
+		parts[i].pairs.n = 0;
 	pending = 0;
 	for (int i = 1; i <= helpers; i++)
-		pending += parts[i].n != 0;
+		pending += parts[i].pairs.n != 0;
 	generation++;
 	pthread_cond_broadcast(&go);
 	pthread_mutex_unlock(&mu);

@@ -22,6 +22,15 @@
 #define READERS_MAX 4
 #define READERS_SPLIT_MIN (1ull << 20)
 
+/* A growable list of (local, remote) iovec pairs: what a read is given, and each thread's share. */
+struct iov_pairs {
+	struct iovec *local, *remote;
+	size_t n, cap;
+};
+
+/* Append a pair of `len` bytes.  0, or -ENOMEM (the list as it was). */
+int iov_pairs_add(struct iov_pairs *l, void *local, void *remote, size_t len);
+
 /* Read n pairs (remote -> local) of pid, `total` bytes in all.  The number of threads that read
  * (1 when the caller read alone), or -EIO with *bad set. */
 int readers_readv(pid_t pid, struct iovec *local, struct iovec *remote, size_t n, uint64_t total, uint64_t *bad);

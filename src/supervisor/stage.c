@@ -92,29 +92,13 @@ int stage_range(struct sup *s, struct vma *v, uint64_t a, uint64_t b)
 	return 0;
 }
 
-/* Every range staged and not read yet, in one list: a random write pattern names thousands of
- * separate pages per interval, and proc_mem_readv moves many per system call. */
-struct read_list {
-	struct iovec *local, *remote;
-	size_t n, cap_local, cap_remote;
-};
-
-static int list_add(struct read_list *rl, void *local, uint64_t remote, uint64_t len)
-{
-	if (grow((void **)&rl->local, &rl->cap_local, rl->n + 1, sizeof *rl->local, 1024) ||
-	    grow((void **)&rl->remote, &rl->cap_remote, rl->n + 1, sizeof *rl->remote, 1024))
-		return -ENOMEM;
-	rl->local[rl->n] = (struct iovec){ local, len };
-	rl->remote[rl->n] = (struct iovec){ (void *)(uintptr_t)remote, len };
-	rl->n++;
-	return 0;
-}
-
 /* `stopped`: the process does not run meanwhile, so the read is shared out between the cores
  * (readers.h); a pass beside the running program reads on this thread alone. */
 static int read_staged(struct sup *s, uint64_t *bytes, int stopped)
 {
-	static struct read_list rl;
+	/* every range staged and not read yet, in one list: a random write pattern names thousands
+	 * of separate pages per interval, and proc_mem_readv moves many per system call */
+	static struct iov_pairs rl;
 	struct batch *bt = &s->batch;
 	uint64_t total = 0;
 	int rc = 0;
@@ -122,11 +106,11 @@ static int read_staged(struct sup *s, uint64_t *bytes, int stopped)
 	for (size_t i = bt->read_from; i < bt->nchunks && !rc; i++) {
 		const struct chunk *c = &bt->chunks[i];
 		if (c->len)
-			rc = list_add(&rl, bt->data + c->at, c->addr, c->len), total += c->len;
+			rc = iov_pairs_add(&rl, bt->data + c->at, (void *)(uintptr_t)c->addr, c->len), total += c->len;
 	}
 	for (size_t i = 0; i < bt->nrereads && !rc; i++) {
 		const struct reread *r = &bt->rereads[i];
-		rc = list_add(&rl, bt->data + r->at, r->addr, r->len), total += r->len;
+		rc = iov_pairs_add(&rl, bt->data + r->at, (void *)(uintptr_t)r->addr, r->len), total += r->len;
 	}
 	uint64_t bad = 0;
 	int got = 0;
