@@ -39,6 +39,15 @@ int stage_range(struct sup *s, struct vma *v, uint64_t a, uint64_t b);
  * cut's error said. */
 int stage_read(struct sup *s);
 
+/* After a commit, beside the running program: the batch's buffer grown and its pages faulted in
+ * for what the next stops may read (how far: stage.c), so that a stop does not pay a fault and a
+ * zeroed page per page it reads (a first large checkpoint read at 1.4 GB/s instead of 6).  The
+ * bytes in place now. */
+size_t stage_ahead(struct sup *s);
+
+/* The batch's buffer given back (the process is gone). */
+void stage_free(struct batch *bt);
+
 /* The start of a capture: a batch that holds no pre-copy is emptied. */
 void stage_begin_cut(struct sup *s);
 

@@ -74,6 +74,9 @@ int stats_write(const struct sup *s, const char *path)
 	json_str(&j, "copy", s->cfg.copy_mode == COPY_PRECOPY ? "precopy" : "stop");
 	json_u64(&j, "stop_read_bytes", st->stop_read_bytes);
 	json_u64(&j, "stop_reads_shared", st->stop_reads_shared);
+	json_u64(&j, "stop_read_faults", st->stop_read_faults);
+	json_u64(&j, "staging_bytes", st->staging_bytes);
+	json_u64(&j, "staging_ahead_bytes", st->staging_ahead_bytes);
 	json_u64(&j, "precopies", st->precopies);
 	json_u64(&j, "precopy_bytes", st->precopy_bytes);
 	json_u64(&j, "precopy_reread_bytes", st->precopy_reread_bytes);

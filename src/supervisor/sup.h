@@ -75,8 +75,11 @@ struct reread {
 struct batch {
 	struct chunk *chunks;
 	size_t nchunks, chunks_cap;
-	uint8_t *data;
+	uint8_t *data;       /* an anonymous mapping of cap bytes (stage.c) */
 	size_t len, cap;
+	size_t ready;        /* data's first bytes whose pages are in place (stage_ahead) */
+	uint64_t most;       /* the largest len a cut has staged */
+	uint64_t could;      /* bytes of the mappings saved at the last cut: the most a stop reads of them */
 	struct img_buf blob;
 	/* --copy precopy (stage.h): chunks [0, npre) were read by a pre-copy for the coming cut;
 	 * pre_stale: its read failed, the stop reads them again */
@@ -183,6 +186,9 @@ struct sup_stats {
 	double stop_total, stop_max;
 	uint64_t stop_read_bytes;         /* dirty bytes read while the program was stopped */
 	uint64_t stop_reads_shared;       /* stops whose read was shared between cores (readers.h) */
+	uint64_t stop_read_faults;        /* page faults of the supervisor in the stops' reads (fresh staging pages) */
+	uint64_t staging_ahead_bytes;     /* staging pages faulted in beside the running program (stage_ahead) */
+	uint64_t staging_bytes;           /* the staging buffers' pages in place, all processes, at most */
 	uint64_t precopies, precopy_bytes; /* pre-copy passes; the bytes they read while it ran */
 	uint64_t precopy_reread_bytes;    /* of those, read again at the stop (written since) */
 	uint64_t precopy_dropped_bytes;   /* of those, dropped: their mapping was gone or replaced at the stop */

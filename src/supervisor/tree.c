@@ -18,6 +18,7 @@
 #include "children.h"
 #include "inject.h"
 #include "sharedmem.h"
+#include "stage.h"
 #include "threads.h"
 #include "tree_image.h"
 #include "prosper/internal/uffd_abi.h"
@@ -61,7 +62,8 @@ static void proc_free(struct sup *s)
 	prosper_track_close(&s->track);
 	metalog_delete(&s->meta);
 	free(s->vmas), free(s->now), free(s->prev), free(s->fds), free(s->files), free(s->ranges), free(s->thr);
-	free(s->batch.chunks), free(s->batch.data), free(s->batch.blob.p), free(s->old);
+	stage_free(&s->batch);
+	free(s->batch.chunks), free(s->batch.blob.p), free(s->old);
 	free(s->exec_mem.args_buf), free(s->exec_mem.env_buf), free(s->exec_mem.argv);
 	if (s->exec_mem.envp)
 		for (int i = s->exec_mem.own_from; s->exec_mem.envp[i]; i++)
@@ -555,6 +557,16 @@ int tree_commit(struct tree *t)
 	st->bytes.other_pages += cs.other_pages;
 	st->bytes.new_bytes += cs.new_bytes;
 	return 0;
+}
+
+void tree_stage_ahead(struct tree *t)
+{
+	uint64_t in_place = 0;
+	for (int i = 0; i < t->ncut; i++)
+		if (t->cut[i]->captured)
+			in_place += stage_ahead(t->cut[i]);
+	if (in_place > t->stats.staging_bytes)
+		t->stats.staging_bytes = in_place;
 }
 
 int tree_verify(struct tree *t)

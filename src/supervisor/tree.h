@@ -52,6 +52,9 @@ int tree_drop_gone(struct tree *t);
 int tree_capture(struct tree *t);
 /* The commit of what tree_capture staged (on the worker).  0 or a negative errno. */
 int tree_commit(struct tree *t);
+/* After a commit, on the worker: each process's staging made ready for the next stops
+ * (stage_ahead). */
+void tree_stage_ahead(struct tree *t);
 /* --verify: the oracle over every process. */
 int tree_verify(struct tree *t);
 /* tree_restore.c: resume of a checkpoint of several processes -- the first one relaunched and
