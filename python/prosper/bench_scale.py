@@ -20,12 +20,12 @@ import sys
 import tempfile
 import time
 
-from prosper.cmd_bench import machine, measure_each, report, run_kill_resume, run_native, run_supervised
+from prosper.cmd_bench import TARGETS, machine, measure_each, report, run_kill_resume, run_native, run_supervised
 from prosper.paths import BUILD, die
 
 SIZES_MIB = [512, 1024, 2048, 4096, 8192]
 QUICK_SIZES_MIB = [64, 128]
-MAX_STOP_MS = 2.0
+MAX_STOP_MS = TARGETS["max_stop_ms"]
 PROBE_WRITES = 20_000_000
 MEMORY_FACTOR = 4
 

@@ -110,9 +110,14 @@ static int checkpoint(struct sup *s, struct worker *w)
 			rc = tree_verify(s->tree);
 	}
 	double dt = now() - t0;
-	s->tree->stats.stop_total += dt;
-	if (dt > s->tree->stats.stop_max)
-		s->tree->stats.stop_max = dt;
+	struct sup_stats *st = &s->tree->stats;
+	st->stop_total += dt;
+	if (dt > st->stop_max)
+		st->stop_max = dt;
+	if (!st->stops++) /* a run's first stop reads its mappings whole; a resume's also ends its fill */
+		st->stop_first = dt;
+	else if (dt > st->stop_max_later)
+		st->stop_max_later = dt;
 	if (rc)
 		sup_checkpoint_failed(s, rc);
 	else if (!s->cfg.verify)

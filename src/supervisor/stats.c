@@ -71,6 +71,8 @@ int stats_write(const struct sup *s, const char *path)
 	json_u64(&j, "pending_restored", st->pending_restored);
 	json_num(&j, "mean_stop_ms", "%.4f", 1e3 * per(st->stop_total, st->checkpoints));
 	json_num(&j, "max_stop_ms", "%.4f", 1e3 * st->stop_max);
+	json_num(&j, "first_stop_ms", "%.4f", 1e3 * st->stop_first);
+	json_num(&j, "max_stop_after_first_ms", "%.4f", 1e3 * st->stop_max_later);
 	json_str(&j, "copy", s->cfg.copy_mode == COPY_PRECOPY ? "precopy" : "stop");
 	json_u64(&j, "stop_read_bytes", st->stop_read_bytes);
 	json_u64(&j, "stop_reads_shared", st->stop_reads_shared);

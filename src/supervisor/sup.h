@@ -184,6 +184,8 @@ struct sup_stats {
 	uint64_t meta_first_bytes;        /* meta.bytes after the first checkpoint (a full layout in log mode) */
 	double commit_total;              /* seconds in sup_commit, summed */
 	double stop_total, stop_max;
+	uint64_t stops;                   /* stops taken for a checkpoint (committed or not) */
+	double stop_first, stop_max_later; /* the run's first stop; the longest of the others */
 	uint64_t stop_read_bytes;         /* dirty bytes read while the program was stopped */
 	uint64_t stop_reads_shared;       /* stops whose read was shared between cores (readers.h) */
 	uint64_t stop_read_faults;        /* page faults of the supervisor in the stops' reads (fresh staging pages) */

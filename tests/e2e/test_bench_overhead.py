@@ -42,10 +42,14 @@ def test_bench_overhead_quick_quicksort(tmp_path):
     assert row["resume_command_seconds"] > row["resume_seconds"] > 0
 
     t = row["targets"]
-    assert set(t) == {"slowdown", "stack_over_exact", "restore_gbps"}
+    assert set(t) == {"slowdown", "stack_over_exact", "restore_gbps", "max_stop_ms", "max_stop_after_first_ms"}
     for v in t.values():
         assert set(v) == {"target", "measured", "met"} and isinstance(v["met"], bool)
-    assert res["summary"]["checked"] == 3 and res["summary"]["met"] + res["summary"]["not_met"] == 3
+    assert res["summary"]["checked"] == 5 and res["summary"]["met"] + res["summary"]["not_met"] == 5
+    # the longest stop is the first or one after it
+    d = row["diff"]
+    assert 0 < d["max_stop_after_first_ms"] <= d["max_stop_ms"]
+    assert t["max_stop_ms"]["measured"] == d["max_stop_ms"]
     # the readable table went to stderr
     assert "Targets" in r.stderr and "quicksort" in r.stderr
 

@@ -41,6 +41,7 @@ def test_every_checkpoint_equals_live_memory(tmp_path, tracker):
     assert r.stdout == native.stdout
     assert st["checkpoints"] >= 5 and st["disabled"] is None
     assert st["verified_bytes"] > 0 and st["mismatches"] == 0, r.stderr
+    assert st["max_stop_ms"] == max(st["first_stop_ms"], st["max_stop_after_first_ms"]) > 0, st
     j = json.loads(prosper("inspect", "--json", pool).stdout)
     assert j["epoch"] == st["checkpoints"] + 1  # and the epoch that marks the program finished
     assert "stack" in {reg["kind"] for reg in j["regions"]}
