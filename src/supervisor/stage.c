@@ -184,13 +184,12 @@ int stage_read(struct sup *s)
 	return read_staged(s, &s->tree->stats.stop_read_bytes, 1);
 }
 
-/* How far ahead: twice the largest cut yet, at least AHEAD_FLOOR (a program's first large cut
- * comes before any larger one), never more than the saved mappings hold; at most AHEAD_STEP
- * faulted in per commit (64 MiB took 36-38 ms here: a checkpoint late by that much, once). */
-#define AHEAD_FLOOR (64ull << 20)
+/* How far ahead: twice the largest cut yet, at least `floor` (a program's first large cut comes
+ * before any larger one), never more than the saved mappings hold; at most AHEAD_STEP faulted in
+ * per commit (64 MiB at once took 36-38 ms here: a checkpoint late by that much). */
 #define AHEAD_STEP (16ull << 20)
 
-size_t stage_ahead(struct sup *s)
+size_t stage_ahead(struct sup *s, uint64_t floor)
 {
 	struct batch *bt = &s->batch;
 	if (bt->len > bt->most)
@@ -198,7 +197,7 @@ size_t stage_ahead(struct sup *s)
 	uint64_t in_place = bt->len & ~(PAGE - 1); /* the stop's read wrote them */
 	if (in_place > bt->ready && in_place <= bt->cap)
 		bt->ready = in_place;
-	uint64_t want = 2 * bt->most > AHEAD_FLOOR ? 2 * bt->most : AHEAD_FLOOR;
+	uint64_t want = 2 * bt->most > floor ? 2 * bt->most : floor;
 	if (want > bt->could)
 		want = bt->could;
 	want &= ~(PAGE - 1);

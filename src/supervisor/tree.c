@@ -559,12 +559,16 @@ int tree_commit(struct tree *t)
 	return 0;
 }
 
+/* The staging made ready beyond what a process's own checkpoints asked for is shared by the
+ * tree: a build's dozen compilers get 64 MiB between them, not each. */
+#define STAGING_AHEAD_FLOOR (64ull << 20)
+
 void tree_stage_ahead(struct tree *t)
 {
 	uint64_t in_place = 0;
 	for (int i = 0; i < t->ncut; i++)
 		if (t->cut[i]->captured)
-			in_place += stage_ahead(t->cut[i]);
+			in_place += stage_ahead(t->cut[i], STAGING_AHEAD_FLOOR / (uint64_t)t->ncut);
 	if (in_place > t->stats.staging_bytes)
 		t->stats.staging_bytes = in_place;
 }

@@ -389,3 +389,34 @@ def test_torture_kills_what_a_finished_program_left_behind(tmp_path):
     assert res["left_running"] == {"native": 1, "supervised": 1}, res
     left = subprocess.run(["pgrep", "-f", f"sleep 3{marker}"], capture_output=True, text=True)
     assert left.stdout == "", left.stdout
+
+
+def test_the_processes_of_a_tree_share_the_staging_made_ready_ahead(tmp_path, pool_dir):
+    """The staging faulted in beyond what a process's own checkpoints asked for (stage_ahead) is
+    64 MiB for the whole tree, not for each process: four processes that each map 160 MiB and write
+    a page at a time stay near 64 MiB of staging, not 4 x 64."""
+    prog = tmp_path / "four.py"
+    prog.write_text("""
+import mmap, os, sys, time
+kids = []
+for k in range(3):
+    pid = os.fork()
+    if pid == 0:
+        kids = None
+        break
+    kids.append(pid)
+b = mmap.mmap(-1, 160 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+for i in range(60):
+    b[i * 4096] = 1
+    time.sleep(0.005)
+if kids is None:
+    os._exit(0)
+for pid in kids:
+    os.waitpid(pid, 0)
+print(sum(b[0:60 * 4096:4096]))
+""")
+    st, r = stats_of(pool_dir, "/usr/bin/python3", str(prog))
+    assert r.stdout == "60\n", r.stderr
+    assert st["tree_checkpoints"] >= 10 and st["max_processes"] == 4, st
+    assert st["staging_ahead_bytes"] > 0, st
+    assert st["staging_bytes"] <= (64 + 16) << 20, st  # 4 x 64 MiB if each process had its own
