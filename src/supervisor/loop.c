@@ -277,6 +277,7 @@ int sup_supervise(struct sup *s, int sigfd)
 	}
 	int interrupting = 0, late = 0, st = -1, precopied = 0;
 	double interrupt_sent = 0, cut_started = 0;
+	stage_ahead(s, 0); /* while the program starts: the first stop reads into pages in place */
 	for (;;) {
 		/* every stop and exit that is pending */
 		pid_t pid;

@@ -31,6 +31,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t each, size_t first)
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
 #endif
 #define PAGE 4096ull
+#define STAGE_FIRST (1ull << 20) /* the batch's first size */
 
 /* The batch's bytes: one anonymous mapping, grown with mremap (its pages move with it, never
  * copied, so those in place stay in place).  In a stop it doubles; `exact` (stage_ahead) grows it
@@ -39,7 +40,7 @@ static int data_reserve(struct batch *bt, size_t need, int exact)
 {
 	if (need <= bt->cap)
 		return 0;
-	size_t c = bt->cap ? bt->cap : 1u << 20;
+	size_t c = bt->cap ? bt->cap : STAGE_FIRST;
 	if (exact)
 		c = (need + PAGE - 1) & ~(PAGE - 1);
 	while (c < need)
@@ -200,6 +201,8 @@ size_t stage_ahead(struct sup *s, uint64_t floor)
 	uint64_t want = 2 * bt->most > floor ? 2 * bt->most : floor;
 	if (want > bt->could)
 		want = bt->could;
+	if (want < STAGE_FIRST)
+		want = STAGE_FIRST; /* the first cut's too: what a small program's checkpoints read */
 	want &= ~(PAGE - 1);
 	if (want > bt->ready + AHEAD_STEP)
 		want = bt->ready + AHEAD_STEP;

@@ -41,8 +41,9 @@ int stage_read(struct sup *s);
 
 /* After a commit, beside the running program: the batch's buffer grown and its pages faulted in
  * for what the next stops may read (twice the largest cut, at least `floor`, within the saved
- * mappings' size: stage.c), so that a stop does not pay a fault and a zeroed page per page it
- * reads (a first large checkpoint read at 1.4 GB/s instead of 6).  The bytes in place now. */
+ * mappings' size, and never less than the first 1 MiB: stage.c), so that a stop does not pay a
+ * fault and a zeroed page per page it reads (a first large checkpoint read at 1.4 GB/s instead
+ * of 6).  Also once before the first stop, while the program starts.  The bytes in place now. */
 size_t stage_ahead(struct sup *s, uint64_t floor);
 
 /* The batch's buffer given back (the process is gone). */

@@ -127,6 +127,18 @@ def test_the_staging_is_made_ready_before_a_burst_of_writes(tmp_path):
     assert st["verified_bytes"] > 0 and st["mismatches"] == 0, r.stderr
 
 
+def test_the_first_stop_reads_into_pages_in_place(tmp_path):
+    """The batch's first MiB is faulted in while the program starts (sup_supervise): random's
+    first checkpoint, about 640 KiB of new mappings read whole, faults no page of the supervisor's
+    (about 160 did before), nor do the later ones."""
+    prog = os.path.join(BUILD, "bench", "random")
+    r, st, _ = supervise(tmp_path, prog, "1000", tracker="diff", verify=False)
+    assert r.returncode == 0 and st["checkpoints"] >= 3 and st["disabled"] is None, r.stderr
+    assert st["stop_read_bytes"] > 512 << 10, st
+    assert st["stop_read_faults"] < 16, st
+    assert st["staging_bytes"] >= 1 << 20, st
+
+
 @pytest.mark.parametrize("tracker", ["page", "diff"])
 def test_the_stack_growing_over_bytes_written_while_dead_is_saved(tmp_path, tracker):
     """SP's page is saved from SP - 128 up; its part below, written while dead, must still be saved
