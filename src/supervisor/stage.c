@@ -196,7 +196,7 @@ size_t stage_ahead(struct sup *s, uint64_t floor)
 	if (bt->len > bt->most)
 		bt->most = bt->len;
 	uint64_t in_place = bt->len & ~(PAGE - 1); /* the stop's read wrote them */
-	if (in_place > bt->ready && in_place <= bt->cap)
+	if (in_place > bt->ready)
 		bt->ready = in_place;
 	uint64_t want = 2 * bt->most > floor ? 2 * bt->most : floor;
 	if (want > bt->could)
