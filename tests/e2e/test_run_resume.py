@@ -116,14 +116,16 @@ def test_a_limit_lowered_after_the_first_checkpoint_is_restored(tmp_path, pool_d
             "time.sleep(0.3)\n"
             "resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))\n"
             "t = 0\n"
-            "for i in range(6000000):\n    t = (t * 31 + i) % 1000003\n"
+            "for i in range(30000000):\n    t = (t * 31 + i) % 1000003\n"
             "print(t, resource.getrlimit(resource.RLIMIT_NOFILE)[0])\n"]
     native = subprocess.run(prog, capture_output=True, check=True).stdout
     assert native.split()[-1] == b"64"
     pool = os.path.join(pool_dir, "lim.prosper")
     out = tmp_path / "out"
     with open(out, "wb") as f:
-        _run_until_epoch(pool, prog, 60, tmp_path, f)  # 0.6 s: after the setrlimit at 0.3 s
+        # epoch 40 is committed 0.4 s after the start at the earliest (a late checkpoint is only later):
+        # after the setrlimit; the loop (~2.8 s natively) leaves a loaded machine time to get there
+        _run_until_epoch(pool, prog, 40, tmp_path, f)
         r = subprocess.run([PROSPER, "resume", "--pool", pool], cwd=tmp_path, stdout=f, stderr=subprocess.PIPE,
                            text=True, timeout=300)
     assert r.returncode == 0, r.stderr
