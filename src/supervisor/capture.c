@@ -133,6 +133,71 @@ static int add_saved_region(struct sup *s, const struct vma *nv, struct vma **ou
 	return 0;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The map cut where a saved region starts inside a mapping, so that each piece meets its region
+ * as it was.  The kernel merges mappings side by side that it can no longer tell apart: a resume
+ * maps a thread's stack (MAP_STACK made it "nohugepage") and the mapping above it as two plain
+ * anonymous mappings, which become one; an mprotect undone joins what it had split.  Followed as
+ * one mapping, that would be a region resized to the whole and the others removed -- every
+ * present page of them read again as new at the next stop (a resumed `sort` read its 1.4 GiB
+ * buffer in one 8-10 s stop), and a stack region grown over memory that is not a stack.  Only
+ * starts cut: a mapping that grew upward (the heap, a thread's stack region) stays one region,
+ * resized; and the kernel's own ([stack], [heap]) are never cut: the main stack grows down, and
+ * its region follows it as before.  0, or -ENOSPC when the pieces would not fit in MAX_VMAS. */
+static int split_at_saved(struct sup *s, int *n)
+{
+	static uint64_t cuts[MAX_VMAS];
+	static int cut_in[MAX_VMAS]; /* the mapping each cut lies in */
+	int ncuts = 0;
+	for (int k = 0; k < s->nvmas; k++) { /* which mapping holds each start: a binary search */
+		uint64_t a = s->vmas[k].start;
+		int lo = 0, hi = *n;
+		while (lo < hi) {
+			int mid = (lo + hi) / 2;
+			if (s->now[mid].end <= a)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < *n && s->now[lo].start < a && s->now[lo].path[0] != '[')
+			cuts[ncuts++] = a;
+	}
+	if (!ncuts)
+		return 0;
+	if (*n + ncuts > MAX_VMAS)
+		return -ENOSPC;
+	qsort(cuts, (size_t)ncuts, sizeof *cuts, cmp_u64);
+	for (int c = 0, i = 0; c < ncuts; c++) {
+		while (s->now[i].end <= cuts[c])
+			i++;
+		cut_in[c] = i;
+	}
+	/* from the back, so that no mapping is overwritten before it is cut */
+	int j = *n + ncuts - 1, c = ncuts - 1;
+	for (int i = *n - 1; i >= 0; i--) {
+		uint64_t start = s->now[i].start, offset = s->now[i].offset, end = s->now[i].end;
+		for (; c >= 0 && cut_in[c] == i; c--, j--) {
+			s->now[j] = s->now[i];
+			s->now[j].start = cuts[c];
+			s->now[j].end = end;
+			s->now[j].offset = offset + (cuts[c] - start); /* as the kernel numbers a split */
+			end = cuts[c];
+		}
+		if (j != i)
+			s->now[j] = s->now[i];
+		s->now[j].start = start;
+		s->now[j].end = end;
+		j--;
+	}
+	*n += ncuts;
+	return 0;
+}
+
 /* Is now[i] saved, with a saved mapping of the same start and end (the same one, unless it was
  * replaced)? */
 static int saved_as_before(struct sup *s, int i)
@@ -272,7 +337,7 @@ int sup_adopt_new_maps(struct sup *s)
 {
 	static struct prosper_range before[MAX_RANGES], after[MAX_RANGES];
 	int n = 0, rc;
-	if (proc_maps(s->pid, s->now, MAX_VMAS, &n) != 0)
+	if (proc_maps(s->pid, s->now, MAX_VMAS, &n) != 0 || split_at_saved(s, &n) != 0)
 		return 0; /* ending, or the map is being changed: the stop follows it */
 	for (int i = 0; i < n; i++) {
 		struct vma *nv = &s->now[i];
@@ -692,7 +757,7 @@ int sup_capture(struct sup *s)
 	}
 	stopclock_lap(phase, STOP_THREADS, &t);
 	int n = 0;
-	if ((rc = proc_maps(s->pid, s->now, MAX_VMAS, &n)) != 0)
+	if ((rc = proc_maps(s->pid, s->now, MAX_VMAS, &n)) != 0 || (rc = split_at_saved(s, &n)) != 0)
 		return rc;
 	stopclock_lap(phase, STOP_MAPS, &t);
 	mark_stacks(s, n);
