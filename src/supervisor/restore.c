@@ -109,6 +109,25 @@ int sup_stdio_reopened_here(const struct img_fd *f, const char *path)
 	       stdio_is_checkpointed_file(f->fd, path);
 }
 
+/* Is every mapping of path in the checkpoint shared and writable?  *needs: the file length they
+ * reach (offset + length of the farthest). */
+static int shared_writable_only(const struct img *im, const char *path, uint64_t *needs)
+{
+	int any = 0;
+	for (uint32_t i = 0; i < im->h->nvmas; i++) {
+		const struct img_vma *v = &im->vmas[i];
+		const char *p = img_s(im, v->path);
+		if (!p || strcmp(p, path))
+			continue;
+		if (v->perms[1] != 'w' || v->perms[3] != 's')
+			return 0;
+		any = 1;
+		if (v->offset + (v->end - v->start) > *needs)
+			*needs = v->offset + (v->end - v->start);
+	}
+	return any;
+}
+
 enum refusal sup_restore_check(const struct img *im, const struct tree_view *tv, int32_t pid, char *why, size_t whylen)
 {
 #define REFUSE(r, ...) do { snprintf(why, whylen, __VA_ARGS__); return r; } while (0)
@@ -120,6 +139,16 @@ enum refusal sup_restore_check(const struct img *im, const struct tree_view *tv,
 			continue; /* shared memory with a name: made again if gone, else as it is (sharedmem.h) */
 		if (file_identity(path, &now) != 0)
 			REFUSE(REFUSE_FILE_GONE, "%s is gone: the checkpoint needs it", path);
+		/* A file mapped only shared and writable is data the program writes through the mapping
+		 * (a JVM's hsperfdata counters), not rolled back (docs/limitations.md): it is mapped
+		 * again as it is now, so it only has to be long enough for its mappings. */
+		uint64_t needs = 0;
+		if (shared_writable_only(im, path, &needs)) {
+			if (now.size < needs)
+				REFUSE(REFUSE_FILE_CHANGED, "%s is shorter than the checkpoint maps it (%llu < %llu bytes): refusing to resume",
+				       path, (unsigned long long)now.size, (unsigned long long)needs);
+			continue;
+		}
 		if (now.size != f->size || now.mtime_ns != f->mtime_ns || now.build_id_len != f->build_id_len ||
 		    memcmp(now.build_id, f->build_id, f->build_id_len))
 			REFUSE(REFUSE_FILE_CHANGED, "%s changed since the checkpoint (size, mtime or build-id): refusing to resume", path);

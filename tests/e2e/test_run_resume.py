@@ -132,12 +132,35 @@ def test_a_limit_lowered_after_the_first_checkpoint_is_restored(tmp_path, pool_d
     assert out.read_bytes() == native
 
 
+SIEVE_JAVA = """
+public class Sieve {
+    public static void main(String[] a) {
+        int n = Integer.parseInt(a[0]);
+        long total = 0;
+        java.util.HashMap<Integer, Long> m = new java.util.HashMap<>();
+        for (int round = 0; round < 40; round++) {
+            boolean[] c = new boolean[n];
+            int count = 0;
+            for (int i = 2; i < n; i++)
+                if (!c[i]) { count++; for (long j = (long) i * i; j < n; j += i) c[(int) j] = true; }
+            total += count + round;
+            m.put(round, total);
+            if (round % 5 == 0) System.out.println(round + " " + count + " " + total);
+        }
+        System.out.println(m.size() + " " + total);
+    }
+}
+"""
+
 DISTRIBUTION = {
     # a calculator, a compressor working on files, interpreters running a script, a sort (its
     # helper threads' stacks lie side by side with its buffer, sized from the machine's memory and
     # mostly left empty: a resume maps them as one mapping, docs/run-resume.md)
     "bc": lambda d: ["/usr/bin/bc", "-lq", _write(d / "pi.bc", "scale=1400; 4*a(1)\n")],
     "sort": lambda d: ["/usr/bin/sort", _write(d / "text.txt", _text(16 << 20))],
+    # a JVM: twenty threads, a heap it reserves large, and its hsperfdata file mapped shared and
+    # written all the time (mapped again as it is at a resume); the source file is compiled in memory
+    "java": lambda d: ["/usr/bin/java", _write(d / "Sieve.java", SIEVE_JAVA), "6000000"],
     "gzip": lambda d: ["/usr/bin/gzip", "-9", "-c", _write(d / "text.txt", _text(24 << 20))],
     "xz": lambda d: ["/usr/bin/xz", "-T1", "-6", "-c", _write(d / "text.txt", _text(6 << 20))],
     "python3": lambda d: ["/usr/bin/python3", "-S", "-c",
@@ -413,6 +436,84 @@ def test_torture_reads_a_finished_pools_exit_code(tmp_path, pool_dir):
     assert prosper("run", "--pool", empty, "--", "/bin/true", cwd=tmp_path).returncode == 0
     never = prosper("resume", "--json", "--pool", empty, cwd=tmp_path)
     assert outcome(never.returncode, never.stderr) == ("fresh", None)
+
+
+# Counters written through a shared mapping of a file and flushed now and then, as a JVM writes its
+# hsperfdata file; the output depends only on the computation.
+COUNTERS = """
+import mmap, sys
+f = open(sys.argv[1], "r+b")
+m = mmap.mmap(f.fileno(), 65536, flags=mmap.MAP_SHARED)
+t = 0
+for i in range(3000000):
+    m[i % 65536] = i & 0xff
+    t = (t * 31 + i) % 1000003
+    if i % 50000 == 0:
+        m.flush()  # written back: the next write through the mapping stamps the file's mtime
+    if i % 300000 == 0:
+        print(i, t, flush=True)
+print(t)
+"""
+
+
+def _counters(tmp_path):
+    (tmp_path / "counters").write_bytes(bytes(65536))
+    (tmp_path / "counters.py").write_text(COUNTERS)
+    return ["/usr/bin/python3", "-S", str(tmp_path / "counters.py"), str(tmp_path / "counters")]
+
+
+def _pool_pages(path):
+    """The 4 KiB pages of a sparse file that hold something other than zeros, by offset: a pool
+    file is as large as its capacity (GiB), of which a small program's checkpoints write a few MiB.
+    (A hole and a page of zeros read alike: opening a pool may allocate one.)"""
+    pages, fd = {}, os.open(path, os.O_RDONLY)
+    try:
+        at, end = 0, os.fstat(fd).st_size
+        while at < end:
+            try:
+                at = os.lseek(fd, at, os.SEEK_DATA)
+            except OSError:
+                break  # no data past at
+            stop = os.lseek(fd, at, os.SEEK_HOLE)
+            for off in range(at - at % 4096, stop, 4096):
+                page = os.pread(fd, 4096, off)
+                if page.rstrip(b"\0"):
+                    pages[off] = page
+            at = stop
+    finally:
+        os.close(fd)
+    return pages
+
+
+def test_a_file_mapped_shared_and_writable_is_mapped_again_as_it_is(tmp_path, pool_dir):
+    """A file the program writes through a shared mapping changes after every checkpoint (its
+    mtime at least): a resume maps it again as it is, rather than refusing it as a changed
+    executable or library would be."""
+    prog = _counters(tmp_path)
+    native = subprocess.run(prog, capture_output=True, check=True).stdout
+    pool = os.path.join(pool_dir, "counters.prosper")
+    out = tmp_path / "out"
+    with open(out, "wb") as f:
+        p = _run_until_epoch(pool, prog, 20, tmp_path, f)
+        err = p.stderr.read()
+        assert b"shared mapping" in err and b"is not persisted" in err, err
+        r = subprocess.run([PROSPER, "resume", "--pool", pool], cwd=tmp_path, stdout=f, stderr=subprocess.PIPE,
+                           text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == native
+
+
+def test_resume_refuses_a_shared_mapped_file_cut_shorter(tmp_path, pool_dir):
+    """...but one cut shorter than the checkpoint maps it would fault at its first touch: refused,
+    with the lengths, and the pool left as it was."""
+    prog = _counters(tmp_path)
+    pool = os.path.join(pool_dir, "counters.prosper")
+    with open(tmp_path / "out", "wb") as f:
+        _run_until_epoch(pool, prog, 5, tmp_path, f)
+    os.truncate(tmp_path / "counters", 4096)
+    before = _pool_pages(pool)
+    _refused(["resume", "--pool", pool], "file-changed", "shorter", "4096 < 65536", cwd=tmp_path)
+    assert _pool_pages(pool) == before
 
 
 @pytest.fixture
