@@ -95,7 +95,9 @@ sighandler_t signal(int sig, sighandler_t handler)
 
 static struct shim_timers prosper_shim_timers;
 static struct shim_pending prosper_shim_pending; /* written by the supervisor only */
-static struct shim_limits prosper_shim_limits;   /* likewise, but for the count of changes */
+static struct shim_limits prosper_shim_limits;
+/* where system calls the supervisor injects write what they return (struct shim_hello) */
+static uint64_t prosper_shim_scratch[SHIM_SCRATCH_BYTES / 8];   /* likewise, but for the count of changes */
 
 /* The count changes before the limit does and again after: a checkpoint reads the limits again
  * whenever the count moved since it last did, so a cut on either side of the system call records
@@ -319,7 +321,8 @@ __attribute__((constructor)) static void prosper_shim_init(void)
 				.nvm_path = (uint64_t)(uintptr_t)prosper_shim_nvm_path,
 				.timers = (uint64_t)(uintptr_t)&prosper_shim_timers,
 				.pending = (uint64_t)(uintptr_t)&prosper_shim_pending,
-				.limits = (uint64_t)(uintptr_t)&prosper_shim_limits };
+				.limits = (uint64_t)(uintptr_t)&prosper_shim_limits,
+				.scratch = (uint64_t)(uintptr_t)prosper_shim_scratch };
 	h.resume = getenv("PROSPER_SHIM_RESUME") != NULL;
 	strip_environment(); /* what the program and its children see is what the user gave */
 	/* Dispositions inherited through exec (an ignored signal stays ignored) are part of the

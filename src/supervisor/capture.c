@@ -30,6 +30,7 @@
 #include <sys/user.h>
 #include <time.h>
 #include <unistd.h>
+#include "altstack.h"
 #include "children.h"
 #include "rlimits.h"
 #include "pending.h"
@@ -544,7 +545,8 @@ static int build_blob(struct sup *s, struct img_buf *out, int nmaps)
 	size_t xlen = main_thr->xlen;
 	struct img_hdr h = { .magic = IMG_MAGIC, .version = IMG_VERSION, .regs = main_thr->regs,
 			     .xstate_bytes = (uint32_t)xlen,
-			     .tid_offset = s->tid_offset, .xcr0 = cpu_xcr0(), .cwd_str = IMG_NONE, .kernel_str = IMG_NONE };
+			     .tid_offset = s->tid_offset, .xcr0 = cpu_xcr0(), .cwd_str = IMG_NONE, .kernel_str = IMG_NONE,
+			     .altstack = main_thr->altstack };
 	int rc = 0;
 	struct proc_status ps;
 	if ((rc = proc_status(s->pid, &ps)) != 0)
@@ -553,7 +555,7 @@ static int build_blob(struct sup *s, struct img_buf *out, int nmaps)
 	for (int t = 1; t < s->nthr; t++) {
 		const struct thr *th = &s->thr[t];
 		struct img_thread it = { .tid = th->own ? th->own : th->tid, .sigmask = th->sigmask, .robust_head = th->robust_head,
-					 .robust_len = th->robust_len, .regs = th->regs };
+					 .robust_len = th->robust_len, .regs = th->regs, .altstack = th->altstack };
 		memcpy(it.comm, th->comm, sizeof it.comm);
 		img_buf_put(&threads, &it, sizeof it);
 	}
@@ -742,6 +744,8 @@ int sup_capture(struct sup *s)
 		return rc;
 	s->tree->stats.thread_capture_seconds += stopclock_now() - t0;
 	s->tree->stats.thread_captures += (uint64_t)s->nthr;
+	if ((rc = altstack_ask(s)) != 0)
+		return rc;
 	if ((rc = sup_nvm_stop(s)) != 0)
 		return rc;
 	const struct user_regs_struct *regs = &s->thr[0].regs;

@@ -259,6 +259,9 @@ static int forget_image(struct sup *s)
 	s->nvmas = 0;
 	s->nprev = 0;
 	s->new_image = 1;
+	s->thr[0].altstack = (struct img_altstack){ 0 }; /* an exec drops it: asked again (altstack.h) */
+	s->thr[0].altstack_asked = 0;
+	s->thr[0].altstack_asks = 0;
 	s->tid_offset = 0;
 	s->stack_dense_left = 0;
 	s->sp = 0;
@@ -283,6 +286,7 @@ static int sup_start_tracking_or_gone(struct sup *s, int uffd, const struct shim
 	s->nvm_gate = hello->nvm_gate;
 	s->nvm_path_addr = hello->nvm_path;
 	s->timers_addr = hello->timers;
+	s->scratch_addr = hello->scratch;
 	s->pending_addr = hello->pending;
 	s->pending_written = 0;
 	s->limits_addr = hello->limits;
@@ -360,6 +364,7 @@ void sup_exec(struct sup *s, struct worker *w)
 		s->nvm_gate = hello.nvm_gate;
 		s->nvm_path_addr = hello.nvm_path;
 		s->timers_addr = hello.timers;
+		s->scratch_addr = hello.scratch;
 		s->pending_addr = hello.pending;
 		s->pending_written = 0; /* a new image: its records are empty */
 		s->limits_addr = hello.limits;

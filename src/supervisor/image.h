@@ -22,8 +22,17 @@
 #include <sys/user.h>
 
 #define IMG_MAGIC 0x33474D4950535250ull /* "PRSPIMG3" */
-#define IMG_VERSION 3 /* 3: the argument area and thread names (ps shows the program after a resume) */
+#define IMG_VERSION 4 /* 3: the argument area and thread names (ps shows the program after a resume);
+                       * 4: each thread's alternate signal stack */
 #define IMG_NONE 0xFFFFFFFFu
+
+/* A thread's alternate signal stack (sigaltstack), as the capture last asked it (capture.c):
+ * known = 0 if it was never asked (then none is set at a resume). */
+struct img_altstack {
+	uint64_t sp, size;
+	uint32_t flags; /* SS_DISABLE, SS_AUTODISARM; SS_ONSTACK if the thread was running on it */
+	uint32_t known;
+};
 
 struct img_hdr {
 	uint64_t magic;
@@ -38,6 +47,7 @@ struct img_hdr {
 	 * exec's strings on its first stack; 0: unknown */
 	uint64_t arg_start, arg_end, env_start, env_end;
 	char comm[16];   /* the main thread's name (/proc/PID/comm) */
+	struct img_altstack altstack; /* the main thread's */
 };
 
 /* A thread besides the main one: what resume needs to recreate it. */
@@ -47,6 +57,7 @@ struct img_thread {
 	uint64_t sigmask, robust_head, robust_len;
 	struct user_regs_struct regs;  /* fs_base is its TLS, rsp its stack */
 	char comm[16];                 /* its name (pthread_setname_np) */
+	struct img_altstack altstack;
 };
 
 struct img_vma {

@@ -133,6 +133,7 @@ int main(int argc, char **argv)
 		s->nvm_gate = hello.nvm_gate;
 		s->nvm_path_addr = hello.nvm_path;
 		s->timers_addr = hello.timers;
+		s->scratch_addr = hello.scratch;
 		s->pending_addr = hello.pending;
 		s->limits_addr = hello.limits;
 	}

@@ -46,6 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "prosper/internal/shim_proto.h"
+#include "altstack.h"
 #include "fillcopy.h"
 #include "inject.h"
 #include "sup.h"
@@ -633,6 +634,9 @@ static int restore_process_state(struct sup *s, struct rctx *r, const struct img
 	if (inject_write(&r->in, r->scratch, &mask, sizeof mask) ||
 	    sys(r, SYS_rt_sigprocmask, SIG_SETMASK, (long)r->scratch, 0, 8, 0, 0) != 0)
 		FAIL("cannot restore the signal mask");
+	if (altstack_restore(&r->in, &r->in, r->scratch, r->scratch + SCRATCH_BYTES - 64, &im->h->altstack) != 0)
+		FAIL("cannot restore the alternate signal stack");
+	s->thr[0].altstack = im->h->altstack; /* kept until the thread is asked again (altstack.h) */
 	int armed = timers_restore(s, &r->in);
 	if (armed < 0)
 		FAIL("cannot arm the interval timers again: %s", strerror(-armed));
@@ -746,6 +750,9 @@ static int restore_threads(struct sup *s, struct rctx *r, const struct img *im)
 		if (t->robust_head && inject_syscall(&tin, SYS_set_robust_list, (long)t->robust_head, (long)t->robust_len, 0,
 						     0, 0, 0) != 0)
 			FAIL("cannot restore the robust-futex list of thread %ld", (long)tid);
+		if (altstack_restore(&tin, &r->in, r->scratch, r->scratch + SCRATCH_BYTES - 64, &t->altstack) != 0)
+			FAIL("cannot restore the alternate signal stack of thread %ld", (long)tid);
+		th->altstack = t->altstack;
 		set_name(r, &tin, t->comm);
 		if (set_registers((pid_t)tid, t->regs, im->thread_xstate + (size_t)i * im->h->xstate_bytes,
 				  im->h->xstate_bytes, why, whylen))

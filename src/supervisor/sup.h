@@ -111,6 +111,9 @@ struct thr {
 	struct user_regs_struct regs;
 	uint64_t sigmask, robust_head, robust_len;
 	char comm[16];  /* its name (other threads; the main thread's comes with proc_status) */
+	struct img_altstack altstack;  /* asked now and then, not at every stop (capture.c) */
+	uint64_t altstack_asked;       /* the cut (tree->cut_gen) it was last asked at; 0: never */
+	uint32_t altstack_asks;
 	size_t xlen;
 	uint8_t xstate[4096 * 4];
 };
@@ -323,6 +326,7 @@ struct sup {
 	/* NVM-resident memory (nvm.c) */
 	uint64_t gate, nvm_gate, nvm_path_addr; /* the shim's syscall gate, NVM gate, path buffer */
 	uint64_t timers_addr;         /* the shim's interval-timer record (timers.h) */
+	uint64_t scratch_addr;        /* the shim's scratch for injected calls' results (altstack.h) */
 	uint64_t pending_addr;        /* the shim's pending-signal record (pending.h) */
 	int pending_written;          /* it holds signals of the last checkpoint (rewrite it, even empty) */
 	uint64_t limits_addr;         /* the shim's resource-limit record (rlimits.h) */

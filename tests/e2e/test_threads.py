@@ -15,6 +15,7 @@ SUP = os.path.join(BUILD, "src", "supervisor", "prosper-supervise")
 THREADCHECK = os.path.join(BUILD, "tests", "supervisor", "threadcheck")
 THREADBURST = os.path.join(BUILD, "tests", "supervisor", "threadburst")
 THREADCROWD = os.path.join(BUILD, "tests", "supervisor", "threadcrowd")
+ALTSTACK = os.path.join(BUILD, "tests", "supervisor", "altstack")
 
 
 def torture(*prog, kills):
@@ -34,6 +35,16 @@ def test_threads_come_and_go_and_write_each_others_stacks():
     res = torture(THREADCHECK, kills=40 if LONG else 20)
     assert res["identical"], res["differences"]
     assert res["resumes"] >= 10
+
+
+def test_each_threads_alternate_signal_stack_survives_kills():
+    """Two threads, each with an alternate signal stack of its own, send themselves signals whose
+    handler counts whether it ran on it: a resume sets every thread's stack again (asked of each
+    thread by an injected sigaltstack, src/supervisor/altstack.h), so the counts stay the native
+    ones ("off 0 0"); without it the first signal after a resume runs on the thread's own stack."""
+    res = torture(ALTSTACK, "300000", kills=20 if LONG else 10)
+    assert res["identical"], res["differences"]
+    assert res["resumes"] >= 5
 
 
 def test_a_thread_that_is_gone_before_its_clone_event_is_read_is_not_a_lost_child(tmp_path, pool_dir):

@@ -88,7 +88,11 @@ struct shim_hello {
 	uint64_t timers;    /* address of struct shim_timers */
 	uint64_t pending;   /* address of struct shim_pending */
 	uint64_t limits;    /* address of struct shim_limits */
+	uint64_t scratch;   /* SHIM_SCRATCH_BYTES in the shim that injected system calls write their
+	                     * results into: never memory the program uses (altstack.h) */
 };
+
+#define SHIM_SCRATCH_BYTES 64
 
 enum shim_nvm_op { SHIM_NVM_ALLOC = 1, SHIM_NVM_FREE = 2 };
 #define SHIM_NVM_PATH_MAX 4096
