@@ -672,9 +672,14 @@ out:
 /* ------------------------------------------------------------------ one checkpoint */
 
 /* Which mappings are stacks, and whose: [stack] is the main thread's; another thread's stack is
- * the anonymous private mapping holding its SP *with a guard page right below it* (how glibc
- * makes thread stacks).  A thread running on memory that is not such a mapping (a user-provided
- * stack inside the heap, a coroutine) keeps that memory saved whole: below its SP may be data. */
+ * the anonymous private mapping holding its SP *with a guard page right below it* and its thread
+ * descriptor (fs_base) at the top -- how glibc makes thread stacks.  A thread running on memory
+ * that is not such a mapping keeps that memory saved whole: below its SP may be data.  The
+ * descriptor is what tells them apart: the Go runtime runs goroutines on stacks inside its heap
+ * arenas, which it reserves PROT_NONE and maps in parts, so an arena has the shape of a guarded
+ * stack too; taken for one, the heap below a goroutine's SP was not saved (a resumed Go program
+ * failed with "concurrent map writes" or a nil dereference).  A user-provided stack inside the
+ * heap, a coroutine's, is not one either. */
 static void mark_stacks(struct sup *s, int n)
 {
 	for (int i = 0; i < n; i++) {
@@ -686,9 +691,11 @@ static void mark_stacks(struct sup *s, int n)
 		}
 		if (!guarded_like_a_stack(s->now, i))
 			continue;
-		for (int t = 1; t < s->nthr; t++)
-			if (s->thr[t].regs.rsp > v->start && s->thr[t].regs.rsp <= v->end)
-				v->sp = s->thr[t].regs.rsp;
+		for (int t = 1; t < s->nthr; t++) {
+			const struct user_regs_struct *r = &s->thr[t].regs;
+			if (r->rsp > v->start && r->rsp <= v->end && r->fs_base >= v->start && r->fs_base < v->end)
+				v->sp = r->rsp;
+		}
 	}
 }
 
