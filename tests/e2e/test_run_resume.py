@@ -546,11 +546,11 @@ def _refused(args, code, *words, cwd):
 
 def test_resume_refuses_a_changed_executable(killed_pool, tmp_path):
     prog, pool = killed_pool
-    before = open(pool, "rb").read()
+    before = _pool_pages(pool)
     with open(prog, "ab") as f:
         f.write(b"\0")
     _refused(["resume", "--pool", pool], "file-changed", "changed", cwd=tmp_path)
-    assert open(pool, "rb").read() == before   # a refusal changes nothing
+    assert _pool_pages(pool) == before   # a refusal changes nothing
 
 
 def test_resume_refuses_a_corrupt_pool(killed_pool, tmp_path):
@@ -563,9 +563,9 @@ def test_resume_refuses_a_corrupt_pool(killed_pool, tmp_path):
 
 def test_run_refuses_to_overwrite_a_checkpoint(killed_pool, tmp_path):
     prog, pool = killed_pool
-    before = open(pool, "rb").read()
+    before = _pool_pages(pool)
     _refused(["run", "--pool", pool, "--", str(prog)], "has-checkpoint", "resume", "--fresh", cwd=tmp_path)
-    assert open(pool, "rb").read() == before
+    assert _pool_pages(pool) == before
 
 
 @pytest.mark.parametrize("args,code,words", [
