@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "altstack.h"
+#include "epollfd.h"
 #include "children.h"
 #include "rlimits.h"
 #include "pending.h"
@@ -633,15 +634,18 @@ static int build_blob(struct sup *s, struct img_buf *out, int nmaps)
 		goto out;
 	for (int i = 0; i < nf; i++) {
 		const struct fd_info *fi = &s->fds[i];
+		/* an epoll instance's path is its record (epollfd.h) */
+		char *epoll = fi->type == IMG_FD_OTHER && !strcmp(fi->path, EPOLL_LINK) ? epoll_record(s->pid, fi->fd) : NULL;
 		struct img_fd e = { .fd = fi->fd, .flags = fi->flags, .pos = fi->pos, .size = fi->size,
-				    .type = (uint32_t)fi->type, .path = img_str(&strings, fi->path) };
+				    .type = (uint32_t)(epoll ? IMG_FD_EPOLL : fi->type), .path = img_str(&strings, epoll ? epoll : fi->path) };
+		free(epoll);
 		if (fi->fd <= 2 && fi->type == IMG_FD_FILE && !same_as_ours(s->pid, fi->fd))
 			e.flags |= IMG_FD_REDIRECTED;
 		if (fi->type == IMG_FD_OTHER && children_pipe_is_own(s, fi->path))
 			e.type = IMG_FD_PIPE; /* its bytes in flight: tree.c */
 		else if (fi->type == IMG_FD_OTHER && socketpairs_kept(s->tree, fi->path))
 			e.type = IMG_FD_SOCKET; /* its queued bytes: tree.c */
-		else if (fi->type == IMG_FD_OTHER && fi->fd > 2 && !is_our_tracker(s, fi->fd))
+		else if (e.type == IMG_FD_OTHER && fi->fd > 2 && !is_our_tracker(s, fi->fd))
 			warn_once(s, fi->fd, "is not persisted: a resumed program finds it closed", fi->path);
 		uint64_t ino;
 		int shm = fi->type == IMG_FD_FILE && shm_kept_path(fi->path) && shm_note_fd(s, fi->fd, fi->path, &ino);

@@ -23,7 +23,7 @@
 
 #define IMG_MAGIC 0x33474D4950535250ull /* "PRSPIMG3" */
 #define IMG_VERSION 4 /* 3: the argument area and thread names (ps shows the program after a resume);
-                       * 4: each thread's alternate signal stack */
+                       * 4: each thread's alternate signal stack, epoll instances */
 #define IMG_NONE 0xFFFFFFFFu
 
 /* A thread's alternate signal stack (sigaltstack), as the capture last asked it (capture.c):
@@ -78,8 +78,10 @@ struct img_vma {
 /* FIFO: an end of a named pipe (the path is its name): `size` is its inode at the cut, which
  * names it among the tree blob's pipes (made again before the processes are forked, with its
  * bytes in flight). */
+/* EPOLL: an epoll instance; the path is its record, "anon_inode:[eventpoll]" and one
+ * " TFD:EVENTS:DATA" per watched fd (decimal, hex, hex; epollfd.h). */
 enum img_fd_type { IMG_FD_FILE = 1, IMG_FD_DEVICE = 2, IMG_FD_DIR = 3, IMG_FD_OTHER = 4, IMG_FD_PIPE = 5, IMG_FD_SOCKET = 6,
-		   IMG_FD_SHM = 7, IMG_FD_FIFO = 8 };
+		   IMG_FD_SHM = 7, IMG_FD_FIFO = 8, IMG_FD_EPOLL = 9 };
 
 /* In img_fd.flags beside the open flags: an fd 0-2 that is not the stdio the program was given
  * (a file its shell redirected it to, `gzip > out.gz`): restored like any other fd. */

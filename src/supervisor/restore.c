@@ -47,6 +47,7 @@
 #include <unistd.h>
 #include "prosper/internal/shim_proto.h"
 #include "altstack.h"
+#include "epollfd.h"
 #include "fillcopy.h"
 #include "inject.h"
 #include "sup.h"
@@ -170,7 +171,7 @@ enum refusal sup_restore_check(const struct img *im, const struct tree_view *tv,
 		const struct img_fd *f = &im->fds[i];
 		const char *p = img_s(im, f->path);
 		if (f->type == IMG_FD_OTHER || f->type == IMG_FD_PIPE || f->type == IMG_FD_SOCKET || f->type == IMG_FD_SHM ||
-		    f->type == IMG_FD_FIFO || stdio_as_given(f, p) || tree_shm_named(tv, p) >= 0)
+		    f->type == IMG_FD_FIFO || f->type == IMG_FD_EPOLL || stdio_as_given(f, p) || tree_shm_named(tv, p) >= 0)
 			continue;
 		struct stat st;
 		if (strstr(p, " (deleted)") || stat(p, &st) != 0)
@@ -584,6 +585,11 @@ static int reopen_fds(struct sup *s, struct rctx *r, const struct img *im)
 	for (uint32_t i = 0; i < im->h->nfds; i++) {
 		const struct img_fd *f = &im->fds[i];
 		const char *path = img_s(im, f->path);
+		if (f->type == IMG_FD_EPOLL) {
+			if (epoll_remake(&r->in, f) != 0)
+				FAIL("fd %d: cannot make its epoll instance again", f->fd);
+			continue; /* its watches once every fd is back (below) */
+		}
 		if (f->type == IMG_FD_OTHER || f->type == IMG_FD_PIPE || f->type == IMG_FD_SOCKET || f->type == IMG_FD_SHM ||
 		    f->type == IMG_FD_FIFO || stdio_as_given(f, path) ||
 		    (f->fd <= 2 && !(f->flags & IMG_FD_REDIRECTED) && (s->tree->stdio_shared >> f->fd & 1)))
@@ -606,7 +612,16 @@ static int reopen_fds(struct sup *s, struct rctx *r, const struct img *im)
 		if (f->type == IMG_FD_FILE && sys(r, SYS_lseek, f->fd, (long)f->pos, SEEK_SET, 0, 0, 0) != (long)f->pos)
 			FAIL("fd %d: cannot seek %s", f->fd, path);
 	}
-	return remake_pipes(s, r, im);
+	if (remake_pipes(s, r, im))
+		return -1;
+	for (uint32_t i = 0; i < im->h->nfds; i++) {
+		const struct img_fd *f = &im->fds[i];
+		int left = 0;
+		if (f->type == IMG_FD_EPOLL && epoll_rewatch(&r->in, &r->in, r->scratch, f, img_s(im, f->path), &left) != 0)
+			FAIL("fd %d: cannot watch its fds again with its epoll instance", f->fd);
+		s->tree->stats.epoll_watches_left += (uint64_t)left;
+	}
+	return 0;
 }
 
 static int restore_process_state(struct sup *s, struct rctx *r, const struct img *im, const struct shim_hello *hello)

@@ -64,6 +64,7 @@ int stats_write(const struct sup *s, const char *path)
 	json_u64(&j, "ids_changed", st->ids_changed);
 	json_bool(&j, "names_restored", (int)st->names_restored);
 	json_u64(&j, "timers_restored", st->timers_restored);
+	json_u64(&j, "epoll_watches_left", st->epoll_watches_left);
 	json_u64(&j, "limits_restored", st->limits_restored);
 	json_u64(&j, "timers_stale", st->timers_stale);
 	json_u64(&j, "pending_saved", st->pending_saved);

@@ -179,6 +179,7 @@ struct sup_stats {
 	uint64_t pending_restored;        /* resume: signals queued again (pending.c) */
 	uint64_t limits_restored;         /* resume: resource limits set back to the checkpoint's (rlimits.c) */
 	uint64_t timers_restored;         /* resume: interval timers armed again (timers.c) */
+	uint64_t epoll_watches_left;      /* resume: watches of epoll instances whose fd is not back (epollfd.h) */
 	uint64_t timers_stale;            /* checkpoints that kept the previous timer values (main thread group-stopped) */
 	uint64_t names_restored;          /* resume: ps shows the checkpoint's argv again (restore.c) */
 	uint64_t ids_changed;             /* resume: the program's process and thread ids that are not the checkpoint's */

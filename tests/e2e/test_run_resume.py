@@ -152,6 +152,25 @@ public class Sieve {
 }
 """
 
+ASYNCIO_LOOP = """
+import asyncio, hashlib
+async def worker(i, q):
+    h = hashlib.sha256()
+    for k in range(24000):
+        h.update(str(i * k).encode())
+        if k % 500 == 0:
+            await asyncio.sleep(0)
+    await q.put((i, h.hexdigest()[:8]))
+async def main():
+    q = asyncio.Queue()
+    for i in range(0, 400, 4):
+        await asyncio.gather(*(worker(j, q) for j in range(i, i + 4)))
+        while not q.empty():
+            print(*(await q.get()), flush=True)
+        await asyncio.sleep(0.001)
+asyncio.run(main())
+"""
+
 DISTRIBUTION = {
     # a calculator, a compressor working on files, interpreters running a script, a sort (its
     # helper threads' stacks lie side by side with its buffer, sized from the machine's memory and
@@ -161,6 +180,8 @@ DISTRIBUTION = {
     # a JVM: twenty threads, a heap it reserves large, and its hsperfdata file mapped shared and
     # written all the time (mapped again as it is at a resume); the source file is compiled in memory
     "java": lambda d: ["/usr/bin/java", _write(d / "Sieve.java", SIEVE_JAVA), "6000000"],
+    # an asyncio event loop: an epoll instance watching a socketpair, remade at each resume
+    "asyncio": lambda d: ["/usr/bin/python3", _write(d / "loop.py", ASYNCIO_LOOP)],
     "gzip": lambda d: ["/usr/bin/gzip", "-9", "-c", _write(d / "text.txt", _text(24 << 20))],
     "xz": lambda d: ["/usr/bin/xz", "-T1", "-6", "-c", _write(d / "text.txt", _text(6 << 20))],
     "python3": lambda d: ["/usr/bin/python3", "-S", "-c",
