@@ -95,9 +95,9 @@ sighandler_t signal(int sig, sighandler_t handler)
 
 static struct shim_timers prosper_shim_timers;
 static struct shim_pending prosper_shim_pending; /* written by the supervisor only */
-static struct shim_limits prosper_shim_limits;
+static struct shim_limits prosper_shim_limits;   /* likewise, but for the count of changes */
 /* where system calls the supervisor injects write what they return (struct shim_hello) */
-static uint64_t prosper_shim_scratch[SHIM_SCRATCH_BYTES / 8];   /* likewise, but for the count of changes */
+static uint64_t prosper_shim_scratch[SHIM_SCRATCH_BYTES / 8];
 
 /* The count changes before the limit does and again after: a checkpoint reads the limits again
  * whenever the count moved since it last did, so a cut on either side of the system call records

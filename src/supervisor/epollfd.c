@@ -2,13 +2,11 @@
 #include "epollfd.h"
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/syscall.h>
-#include <unistd.h>
 #include "inject.h"
 
 char *epoll_record(pid_t pid, int fd)

@@ -111,7 +111,7 @@ struct thr {
 	struct user_regs_struct regs;
 	uint64_t sigmask, robust_head, robust_len;
 	char comm[16];  /* its name (other threads; the main thread's comes with proc_status) */
-	struct img_altstack altstack;  /* asked now and then, not at every stop (capture.c) */
+	struct img_altstack altstack;  /* asked now and then, not at every stop (altstack.h) */
 	uint64_t altstack_asked;       /* the cut (tree->cut_gen) it was last asked at; 0: never */
 	uint32_t altstack_asks;
 	size_t xlen;
