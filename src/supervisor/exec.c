@@ -278,9 +278,7 @@ static int forget_image(struct sup *s)
 	return 0;
 }
 
-/* A child process's new image (tree.h): tracked like the first process's; 1 when it is tracked
- * or already gone (its exit comes next), 0 when tracking failed while it lives. */
-static int sup_start_tracking_or_gone(struct sup *s, int uffd, const struct shim_hello *hello)
+void sup_take_hello(struct sup *s, const struct shim_hello *hello)
 {
 	s->gate = hello->gate;
 	s->nvm_gate = hello->nvm_gate;
@@ -288,9 +286,16 @@ static int sup_start_tracking_or_gone(struct sup *s, int uffd, const struct shim
 	s->timers_addr = hello->timers;
 	s->scratch_addr = hello->scratch;
 	s->pending_addr = hello->pending;
-	s->pending_written = 0;
+	s->pending_written = 0; /* a new image: its records are empty */
 	s->limits_addr = hello->limits;
 	s->limits_written = 0;
+}
+
+/* A child process's new image (tree.h): tracked like the first process's; 1 when it is tracked
+ * or already gone (its exit comes next), 0 when tracking failed while it lives. */
+static int sup_start_tracking_or_gone(struct sup *s, int uffd, const struct shim_hello *hello)
+{
+	sup_take_hello(s, hello);
 	if (sup_start_tracking(s, uffd) == 0) {
 		s->tree->stats.execs_followed++;
 		return 1;
@@ -360,15 +365,7 @@ void sup_exec(struct sup *s, struct worker *w)
 		return;
 	}
 	if (rc == 0) {
-		s->gate = hello.gate;
-		s->nvm_gate = hello.nvm_gate;
-		s->nvm_path_addr = hello.nvm_path;
-		s->timers_addr = hello.timers;
-		s->scratch_addr = hello.scratch;
-		s->pending_addr = hello.pending;
-		s->pending_written = 0; /* a new image: its records are empty */
-		s->limits_addr = hello.limits;
-		s->limits_written = 0;
+		sup_take_hello(s, &hello);
 		if (sup_start_tracking(s, uffd) == 0) {
 			s->tree->stats.execs_followed++;
 			return;

@@ -128,15 +128,8 @@ int main(int argc, char **argv)
 	int hello_rc = o.cfg.resume || sup_image_loads_shim(c.pid, why, sizeof why) == 0
 			       ? launch_wait_hello(&s->tree->channel, c.pid, &hello, &uffd)
 			       : -ENOEXEC; /* no hello will come: do not wait for it */
-	if (hello_rc == 0 || hello_rc == -ENOSYS || hello_rc == -EPROTO) {
-		s->gate = hello.gate;
-		s->nvm_gate = hello.nvm_gate;
-		s->nvm_path_addr = hello.nvm_path;
-		s->timers_addr = hello.timers;
-		s->scratch_addr = hello.scratch;
-		s->pending_addr = hello.pending;
-		s->limits_addr = hello.limits;
-	}
+	if (hello_rc == 0 || hello_rc == -ENOSYS || hello_rc == -EPROTO)
+		sup_take_hello(s, &hello);
 	if (o.cfg.resume) {
 		if ((rc = resume_started(s, &im, hello_rc, &hello, uffd, t_start)))
 			return rc;

@@ -353,6 +353,8 @@ void sup_checkpoint_failed(struct sup *s, int rc);
  * checkpoint is of it -- or checkpointing stops with the reason.  The program goes on either way. */
 struct worker;
 void sup_exec(struct sup *s, struct worker *w);
+/* The addresses an image's shim said hello with (gate, records, scratch), its records empty. */
+void sup_take_hello(struct sup *s, const struct shim_hello *hello);
 /* Will the image process pid runs now (at its exec stop) load the shim: a dynamically linked
  * x86-64 ELF program?  0, or -1 with a one-line why. */
 int sup_image_loads_shim(pid_t pid, char *why, size_t whylen);
