@@ -62,8 +62,7 @@ int epoll_remake(struct inject *in, const struct img_fd *f)
 	return 0;
 }
 
-int epoll_rewatch(struct inject *in, struct inject *mem, uint64_t scratch, const struct img_fd *f, const char *record,
-		  int *left)
+int epoll_rewatch(struct inject *in, uint64_t scratch, const struct img_fd *f, const char *record, int *left)
 {
 	const char *p = record + strlen(EPOLL_LINK);
 	int tfd, n;
@@ -72,7 +71,7 @@ int epoll_rewatch(struct inject *in, struct inject *mem, uint64_t scratch, const
 	while (sscanf(p, " %d:%x:%llx%n", &tfd, &events, &data, &n) == 3) {
 		p += n;
 		struct epoll_event ev = { .events = events, .data.u64 = data };
-		int rc = inject_write(mem, scratch, &ev, sizeof ev);
+		int rc = inject_write(in, scratch, &ev, sizeof ev);
 		if (rc)
 			return rc;
 		long got = inject_syscall(in, SYS_epoll_ctl, f->fd, EPOLL_CTL_ADD, tfd, (long)scratch, 0, 0);

@@ -30,8 +30,8 @@ char *epoll_record(pid_t pid, int fd);
 /* Resume, first pass: the instance of f made again at its number (O_CLOEXEC as it had). */
 int epoll_remake(struct inject *in, const struct img_fd *f);
 
-/* Resume, second pass (every fd back): its watches added.  *left: watches of fds not back. */
-int epoll_rewatch(struct inject *in, struct inject *mem, uint64_t scratch, const struct img_fd *f, const char *record,
-		  int *left);
+/* Resume, second pass (every fd back): its watches added, each struct epoll_event passed at
+ * scratch.  *left: watches of fds not back. */
+int epoll_rewatch(struct inject *in, uint64_t scratch, const struct img_fd *f, const char *record, int *left);
 
 #endif

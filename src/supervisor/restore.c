@@ -617,7 +617,7 @@ static int reopen_fds(struct sup *s, struct rctx *r, const struct img *im)
 	for (uint32_t i = 0; i < im->h->nfds; i++) {
 		const struct img_fd *f = &im->fds[i];
 		int left = 0;
-		if (f->type == IMG_FD_EPOLL && epoll_rewatch(&r->in, &r->in, r->scratch, f, img_s(im, f->path), &left) != 0)
+		if (f->type == IMG_FD_EPOLL && epoll_rewatch(&r->in, r->scratch, f, img_s(im, f->path), &left) != 0)
 			FAIL("fd %d: cannot watch its fds again with its epoll instance", f->fd);
 		s->tree->stats.epoll_watches_left += (uint64_t)left;
 	}
