@@ -201,13 +201,20 @@ static uint64_t find_hole(const struct img *im, const struct vma *fresh, int nf)
 
 struct rctx {
 	struct inject in;
-	uint64_t scratch;
+	uint64_t scratch;  /* SCRATCH_BYTES of the program's memory, ours during the restore */
 	uint8_t *anon_new; /* per checkpoint mapping: mapped anonymous just now (reads as zeros) */
 	int uffd;          /* the program's userfaultfd (fillcopy.h), or -1 */
 	int lazy;          /* fill the anonymous mappings while the program runs (fillcopy.h) */
 	char *why;
 	size_t whylen;
 };
+
+/* The stack pointer for a call injected into a thread whose saved SP may lie on its alternate
+ * signal stack (altstack.h): the scratch's last 64 bytes, clear of what is written at its start. */
+static uint64_t scratch_stack(const struct rctx *r)
+{
+	return r->scratch + SCRATCH_BYTES - 64;
+}
 
 static long sys(struct rctx *r, long nr, long a1, long a2, long a3, long a4, long a5, long a6)
 {
@@ -649,7 +656,7 @@ static int restore_process_state(struct sup *s, struct rctx *r, const struct img
 	if (inject_write(&r->in, r->scratch, &mask, sizeof mask) ||
 	    sys(r, SYS_rt_sigprocmask, SIG_SETMASK, (long)r->scratch, 0, 8, 0, 0) != 0)
 		FAIL("cannot restore the signal mask");
-	if (altstack_restore(&r->in, &r->in, r->scratch, r->scratch + SCRATCH_BYTES - 64, &im->h->altstack) != 0)
+	if (altstack_restore(&r->in, &r->in, r->scratch, scratch_stack(r), &im->h->altstack) != 0)
 		FAIL("cannot restore the alternate signal stack");
 	s->thr[0].altstack = im->h->altstack; /* kept until the thread is asked again (altstack.h) */
 	int armed = timers_restore(s, &r->in);
@@ -765,7 +772,7 @@ static int restore_threads(struct sup *s, struct rctx *r, const struct img *im)
 		if (t->robust_head && inject_syscall(&tin, SYS_set_robust_list, (long)t->robust_head, (long)t->robust_len, 0,
 						     0, 0, 0) != 0)
 			FAIL("cannot restore the robust-futex list of thread %ld", (long)tid);
-		if (altstack_restore(&tin, &r->in, r->scratch, r->scratch + SCRATCH_BYTES - 64, &t->altstack) != 0)
+		if (altstack_restore(&tin, &r->in, r->scratch, scratch_stack(r), &t->altstack) != 0)
 			FAIL("cannot restore the alternate signal stack of thread %ld", (long)tid);
 		th->altstack = t->altstack;
 		set_name(r, &tin, t->comm);
