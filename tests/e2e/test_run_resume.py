@@ -386,7 +386,10 @@ def test_mappings_a_resume_maps_as_one_stay_two_regions(tmp_path, pool_dir):
     prog = [os.path.join(BUILD, "tests", "supervisor", "sidebyside"), "400"]
     st = _killed_then_verified(prog, 20, tmp_path, pool_dir)
     assert st["resumed"] and st["restore_lazy"] and st["checkpoints"] >= 3, st
-    assert st["stop_read_bytes"] < 8 << 20, st
+    # What the stops may read after the resume: the pages the rounds write, at most 400 x 8 of
+    # them (12.5 MiB, when the kill lands early on a busy machine); followed as one mapping, the
+    # second half would be read whole besides (32 MiB)
+    assert st["stop_read_bytes"] < 20 << 20, st
     regions = json.loads(prosper("inspect", "--json", os.path.join(pool_dir, "verified.prosper")).stdout)["regions"]
     halves = [r for r in regions if r["kind"] == "anon" and r["length"] == 32 << 20]
     assert len(halves) == 2, [(r["name"], r["kind"], r["length"]) for r in regions]
