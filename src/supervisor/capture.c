@@ -19,7 +19,6 @@
  */
 #include <elf.h>
 #include <errno.h>
-#include <linux/kcmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "altstack.h"
-#include "epollfd.h"
-#include "children.h"
+#include "fdkind.h"
 #include "rlimits.h"
 #include "pending.h"
 #include "sharedmem.h"
@@ -514,31 +512,6 @@ static int stage_dirty(struct sup *s)
 
 /* ------------------------------------------------------------------ the blob */
 
-static void warn_once(struct sup *s, int fd, const char *what, const char *path)
-{
-	if (fd < 0 || fd >= MAX_FDS || (s->warned_fds[fd / 64] >> (fd % 64) & 1))
-		return;
-	s->warned_fds[fd / 64] |= 1ull << (fd % 64);
-	fprintf(stderr, "prosper: warning: fd %d (%s) %s\n", fd, path, what);
-}
-
-/* Is the program's fd (0-2) the file the supervisor has at that number -- the stdio the run was
- * given -- or one the program (its shell) opened there itself? */
-static int same_as_ours(pid_t pid, int fd)
-{
-	char p[64];
-	struct stat a, b;
-	snprintf(p, sizeof p, "/proc/%d/fd/%d", (int)pid, fd);
-	return stat(p, &a) == 0 && fstat(fd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
-/* Is the program's fd the userfaultfd its shim made for us (the shim closes its copy just after
- * its hello, and a cut can come between)?  Not the program's: closed at a resume, unwarned. */
-static int is_our_tracker(const struct sup *s, int fd)
-{
-	return s->track.uffd >= 0 && syscall(SYS_kcmp, getpid(), s->pid, KCMP_FILE, s->track.uffd, fd) == 0;
-}
-
 static int build_blob(struct sup *s, struct img_buf *out, int nmaps)
 {
 	struct img_buf strings = { 0 }, vmas = { 0 }, fds = { 0 }, files = { 0 }, threads = { 0 };
@@ -632,28 +605,10 @@ static int build_blob(struct sup *s, struct img_buf *out, int nmaps)
 	int nf = 0;
 	if ((rc = tree_read_fds(s, &nf)) != 0)
 		goto out;
-	for (int i = 0; i < nf; i++) {
-		const struct fd_info *fi = &s->fds[i];
-		/* an epoll instance's path is its record (epollfd.h) */
-		char *epoll = fi->type == IMG_FD_OTHER && !strcmp(fi->path, EPOLL_LINK) ? epoll_record(s->pid, fi->fd) : NULL;
-		struct img_fd e = { .fd = fi->fd, .flags = fi->flags, .pos = fi->pos, .size = fi->size,
-				    .type = (uint32_t)(epoll ? IMG_FD_EPOLL : fi->type), .path = img_str(&strings, epoll ? epoll : fi->path) };
-		free(epoll);
-		if (fi->fd <= 2 && fi->type == IMG_FD_FILE && !same_as_ours(s->pid, fi->fd))
-			e.flags |= IMG_FD_REDIRECTED;
-		if (fi->type == IMG_FD_OTHER && children_pipe_is_own(s, fi->path))
-			e.type = IMG_FD_PIPE; /* its bytes in flight: tree.c */
-		else if (fi->type == IMG_FD_OTHER && socketpairs_kept(s->tree, fi->path))
-			e.type = IMG_FD_SOCKET; /* its queued bytes: tree.c */
-		else if (e.type == IMG_FD_OTHER && fi->fd > 2 && !is_our_tracker(s, fi->fd))
-			warn_once(s, fi->fd, "is not persisted: a resumed program finds it closed", fi->path);
-		uint64_t ino;
-		int shm = fi->type == IMG_FD_FILE && shm_kept_path(fi->path) && shm_note_fd(s, fi->fd, fi->path, &ino);
-		if (shm && strstr(fi->path, " (deleted)"))
-			e.type = IMG_FD_SHM, e.size = ino; /* a named one is opened by its name again (sharedmem.h) */
-		else if (!shm && fi->type == IMG_FD_FILE && strstr(fi->path, " (deleted)"))
-			warn_once(s, fi->fd, "is a deleted file: the program cannot be resumed while it is open", fi->path);
-		img_buf_put(&fds, &e, sizeof e);
+	for (int i = 0; i < nf; i++) { /* each fd recorded by its kind (fdkind.h) */
+		struct img_fd e;
+		if ((rc = fd_record(s, &s->fds[i], &e, &strings)) != 0 || (rc = img_buf_put(&fds, &e, sizeof e) ? -ENOMEM : 0) != 0)
+			goto out;
 	}
 	h.nfds = (uint32_t)nf;
 	h.strings_bytes = (uint32_t)strings.len;

@@ -73,7 +73,8 @@ int img_decode(const void *blob, size_t len, struct img *out, const char **why)
 		    (out->vmas[i].start | out->vmas[i].end) & 4095 || out->vmas[i].perms[7])
 			return -EINVAL;
 	for (uint32_t i = 0; i < h->nfds; i++)
-		if (!str_ok(out, out->fds[i].path) || out->fds[i].fd < 0)
+		if (!str_ok(out, out->fds[i].path) || !str_ok(out, out->fds[i].payload) || out->fds[i].fd < 0 ||
+		    out->fds[i].type == 0 || out->fds[i].type >= IMG_FD_NTYPES)
 			return -EINVAL;
 	for (uint32_t i = 0; i < h->nfiles; i++)
 		if (!str_ok(out, out->files[i].path) || out->files[i].path == IMG_NONE ||

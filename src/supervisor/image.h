@@ -22,8 +22,9 @@
 #include <sys/user.h>
 
 #define IMG_MAGIC 0x33474D4950535250ull /* "PRSPIMG3" */
-#define IMG_VERSION 4 /* 3: the argument area and thread names (ps shows the program after a resume);
-                       * 4: each thread's alternate signal stack, epoll instances */
+#define IMG_VERSION 5 /* 3: the argument area and thread names (ps shows the program after a resume);
+                       * 4: each thread's alternate signal stack, epoll instances;
+                       * 5: an fd's object and payload in fields of their own */
 #define IMG_NONE 0xFFFFFFFFu
 
 /* A thread's alternate signal stack (sigaltstack), as the capture last asked it (capture.c):
@@ -67,33 +68,29 @@ struct img_vma {
 	char perms[8];   /* as in /proc/PID/maps: "rw-p" */
 };
 
-/* PIPE: a pipe the program made itself (not one it inherited), empty at the cut: recreated at
- * resume, every end at its number (restore.c); the path is its link text, "pipe:[ino]", which
- * groups the ends of one pipe. */
-/* SOCKET: an end of a unix stream socketpair whose peer the program holds too (socketpairs.h);
- * the path is its link text, "socket:[ino]". */
-/* SHM: an fd of a deleted file in memory the tree keeps (sharedmem.h: multiprocessing's heap,
- * a memfd): `size` is its inode at the cut, which names it in the tree blob; `pos` the file
- * position. */
-/* FIFO: an end of a named pipe (the path is its name): `size` is its inode at the cut, which
- * names it among the tree blob's pipes (made again before the processes are forked, with its
- * bytes in flight). */
-/* EPOLL: an epoll instance; the path is its record, "anon_inode:[eventpoll]" and one
- * " TFD:EVENTS:DATA" per watched fd (decimal, hex, hex; epollfd.h). */
+/* The kinds of fd a checkpoint records (fdkind.h: one file per kind holds what its record means,
+ * how it is taken at a cut and made again at a resume).  Append only: the values are on media. */
 enum img_fd_type { IMG_FD_FILE = 1, IMG_FD_DEVICE = 2, IMG_FD_DIR = 3, IMG_FD_OTHER = 4, IMG_FD_PIPE = 5, IMG_FD_SOCKET = 6,
-		   IMG_FD_SHM = 7, IMG_FD_FIFO = 8, IMG_FD_EPOLL = 9 };
+		   IMG_FD_SHM = 7, IMG_FD_FIFO = 8, IMG_FD_EPOLL = 9, IMG_FD_NTYPES };
 
 /* In img_fd.flags beside the open flags: an fd 0-2 that is not the stdio the program was given
  * (a file its shell redirected it to, `gzip > out.gz`): restored like any other fd. */
 #define IMG_FD_REDIRECTED 0x80000000u
 
+/* One open fd.  Fields every kind has: fd, flags, pos, type, path (a file's path, or the link text
+ * of a kernel object: "pipe:[ino]").  The rest belongs to the kind (fdkind.h says which uses
+ * what; unused fields are 0 / IMG_NONE). */
 struct img_fd {
 	int32_t fd;
-	uint32_t flags;  /* open flags from fdinfo (and IMG_FD_REDIRECTED) */
+	uint32_t flags;   /* open flags from fdinfo (and IMG_FD_REDIRECTED) */
 	uint64_t pos;
-	uint64_t size;   /* regular files open for writing: size at the checkpoint */
-	uint32_t type;   /* enum img_fd_type */
-	uint32_t path;   /* string; for OTHER the link text (pipe:[..], socket:[..]) */
+	uint64_t size;    /* regular files open for writing: size at the checkpoint */
+	uint32_t type;    /* enum img_fd_type */
+	uint32_t path;    /* string */
+	uint64_t object;  /* the kernel object's inode at the cut (pipe, socket, FIFO, shared memory):
+			   * what names it in the tree blob and groups the fds of one object */
+	uint32_t payload; /* string: the kind's own record (an epoll instance's watches), or IMG_NONE */
+	uint32_t reserved;
 };
 
 struct img_file {

@@ -21,6 +21,7 @@ struct keyslot {
 	uint64_t key;
 	uint32_t slot, src;
 	uint32_t path;   /* the entry's path, interned */
+	uint32_t payload; /* its second string (an fd's payload), interned; IMG_NONE if none */
 	uint32_t added;  /* took a free slot (no committed entry had its key) */
 };
 
@@ -259,6 +260,7 @@ struct stage_desc {
 	uint32_t n, cap;
 	uint64_t off;        /* the slots */
 	size_t size, path_off;
+	size_t payload_off;  /* a second string field (an fd's payload); 0: none */
 	enum stage_key key;
 	int is_vma;          /* where the mutant applies */
 };
@@ -280,6 +282,14 @@ static int stage_table(struct metalog *m, const struct img *im, const struct sta
 		int64_t p = path == IMG_NONE ? IMG_NONE : intern(m, img_s(im, path), strlen(img_s(im, path)) + 1);
 		if (p < 0)
 			return (int)p;
+		int64_t q = IMG_NONE;
+		if (d->payload_off) {
+			uint32_t payload;
+			memcpy(&payload, e + d->payload_off, sizeof payload);
+			q = payload == IMG_NONE ? IMG_NONE : intern(m, img_s(im, payload), strlen(img_s(im, payload)) + 1);
+			if (q < 0)
+				return (int)q;
+		}
 		uint64_t key = 0;
 		int32_t fd;
 		if (d->key == KEY_PATH)
@@ -288,7 +298,7 @@ static int stage_table(struct metalog *m, const struct img *im, const struct sta
 			memcpy(&fd, e, sizeof fd), key = (uint32_t)fd;
 		else
 			memcpy(&key, e, sizeof key);
-		t->nxt[i] = (struct keyslot){ .key = key, .src = i, .path = (uint32_t)p };
+		t->nxt[i] = (struct keyslot){ .key = key, .src = i, .path = (uint32_t)p, .payload = (uint32_t)q };
 	}
 	t->nnxt = d->n;
 	sort_keys(t);
@@ -299,6 +309,8 @@ static int stage_table(struct metalog *m, const struct img *im, const struct sta
 	for (size_t j = 0; j < t->nnxt; j++) {
 		memcpy(entry, d->src + (size_t)t->nxt[j].src * d->size, d->size);
 		memcpy(entry + d->path_off, &t->nxt[j].path, sizeof t->nxt[j].path);
+		if (d->payload_off)
+			memcpy(entry + d->payload_off, &t->nxt[j].payload, sizeof t->nxt[j].payload);
 		uint8_t *dst = slots + (size_t)t->nxt[j].slot * d->size;
 		if (!t->nxt[j].added && memcmp(dst, entry, d->size))
 			(*changed)++;
@@ -386,11 +398,11 @@ static int fill_next(struct metalog *m, const struct img *im, int fresh, struct 
 	const struct meta_head *nh = (const struct meta_head *)m->next;
 	const struct stage_desc tables[3] = {
 		{ &m->vmas, (const uint8_t *)im->vmas, h->nvmas, nh->vma_cap, l.vma, sizeof(struct img_vma),
-		  offsetof(struct img_vma, path), KEY_U64, 1 },
+		  offsetof(struct img_vma, path), 0, KEY_U64, 1 },
 		{ &m->fds, (const uint8_t *)im->fds, h->nfds, nh->fd_cap, l.fd, sizeof(struct img_fd),
-		  offsetof(struct img_fd, path), KEY_I32, 0 },
+		  offsetof(struct img_fd, path), offsetof(struct img_fd, payload), KEY_I32, 0 },
 		{ &m->files, (const uint8_t *)im->files, h->nfiles, nh->file_cap, l.file, sizeof(struct img_file),
-		  offsetof(struct img_file, path), KEY_PATH, 0 },
+		  offsetof(struct img_file, path), 0, KEY_PATH, 0 },
 	};
 	uint64_t add[3] = { 0 }, rem[3] = { 0 }, chg[3] = { 0 };
 	for (int k = 0; k < 3; k++)

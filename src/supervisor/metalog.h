@@ -16,7 +16,7 @@
  *            recovery (Kindle's MODIFYING -> UPDATED; docs/run-resume.md maps the states).
  *            No second commit protocol: every byte goes through prosper_pool_write.
  *
- * Region layout (version 2 -- it holds image.h structs, of image version 3; little-endian host structs):
+ * Region layout (version 4 -- it holds image.h structs, of image version 5; little-endian host structs):
  *   head      struct meta_head
  *   context   struct img_hdr (string fields are heap offsets; counts other than nthreads,
  *             argc, envc are 0), the main thread's xstate, then thr_cap entries of

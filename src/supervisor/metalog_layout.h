@@ -8,7 +8,7 @@
 
 #define META_MAGIC 0x474F4C4D50535250ull      /* "PRSPMLOG": the region */
 #define META_STUB_MAGIC 0x4255545350535250ull /* "PRSPSTUB": the epoch blob in log mode */
-#define META_VERSION 3u /* 2: img_hdr and img_thread of image version 3 inside; 3: of version 4 */
+#define META_VERSION 4u /* 2: img_hdr and img_thread of image version 3 inside; 3: of version 4; 4: of version 5 */
 #define HEAP_RESERVED 8u   /* offset 0 is never a string, so a zero file slot is free */
 #define CAP_LIMIT (1u << 24)
 

@@ -53,6 +53,7 @@ struct table_desc {
 	uint32_t cap;
 	size_t size, path_off;
 	int path_required;
+	size_t payload_off;  /* a second, optional string field (an fd's payload); 0: none */
 	uint64_t (*key_of)(const uint8_t *slot);
 };
 
@@ -101,6 +102,16 @@ static int copy_table(const uint8_t *r, const struct table_desc *t, uint64_t *ke
 			path = img_str(strings, (const char *)heap + path);
 			memcpy(slot + t->path_off, &path, sizeof path);
 		}
+		if (t->payload_off) {
+			uint32_t payload;
+			memcpy(&payload, slot + t->payload_off, sizeof payload);
+			if (!heap_ok(heap, used, payload))
+				return -EINVAL;
+			if (payload != IMG_NONE) {
+				payload = img_str(strings, (const char *)heap + payload);
+				memcpy(slot + t->payload_off, &payload, sizeof payload);
+			}
+		}
 		if (img_buf_put(out, slot, t->size))
 			return -ENOMEM;
 	}
@@ -143,9 +154,9 @@ static int rebuild(const uint8_t *r, struct img_buf *out)
 		at += (uint32_t)strlen((const char *)heap + at) + 1;
 	}
 	/* VMAs in address order, fds in fd order, files in heap order */
-	const struct table_desc vt = { l.vma, mh->vma_cap, sizeof(struct img_vma), offsetof(struct img_vma, path), 0, vma_key },
-				ft = { l.fd, mh->fd_cap, sizeof(struct img_fd), offsetof(struct img_fd, path), 0, fd_key },
-				lt = { l.file, mh->file_cap, sizeof(struct img_file), offsetof(struct img_file, path), 1, file_key };
+	const struct table_desc vt = { l.vma, mh->vma_cap, sizeof(struct img_vma), offsetof(struct img_vma, path), 0, 0, vma_key },
+				ft = { l.fd, mh->fd_cap, sizeof(struct img_fd), offsetof(struct img_fd, path), 0, offsetof(struct img_fd, payload), fd_key },
+				lt = { l.file, mh->file_cap, sizeof(struct img_file), offsetof(struct img_file, path), 1, 0, file_key };
 	if (copy_table(r, &vt, keys, heap, used, &strings, &vmas, &h.nvmas) ||
 	    copy_table(r, &ft, keys, heap, used, &strings, &fds, &h.nfds) ||
 	    copy_table(r, &lt, keys, heap, used, &strings, &files, &h.nfiles))

@@ -330,9 +330,11 @@ int proc_fds(pid_t pid, struct fd_info *out, int max, int *n)
 		else if (S_ISDIR(st.st_mode))
 			fi.type = IMG_FD_DIR;
 		else if (S_ISFIFO(st.st_mode) && fi.path[0] == '/')
-			fi.type = IMG_FD_FIFO, fi.size = (uint64_t)st.st_ino; /* a named pipe (an anonymous one: OTHER) */
+			fi.type = IMG_FD_FIFO; /* a named pipe (an anonymous one: OTHER) */
 		else
 			fi.type = IMG_FD_OTHER;
+		if (fi.type == IMG_FD_FILE || fi.type == IMG_FD_FIFO)
+			fi.ino = (uint64_t)st.st_ino; /* what names a memory object or a named pipe in the tree's cut */
 		if (fi.type != IMG_FD_OTHER && fi.path[0] != '/')
 			fi.type = IMG_FD_OTHER; /* memfd:, anon_inode: */
 		char info[512];

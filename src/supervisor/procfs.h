@@ -39,7 +39,8 @@ int vma_is_heap(const struct vma *v);
 struct fd_info {
 	int fd;
 	unsigned flags;
-	uint64_t pos, size;
+	uint64_t pos, size;        /* size: of a regular file */
+	uint64_t ino;              /* of what the fd names (0: not known: a kernel object /proc shows by its link) */
 	int type;                  /* enum img_fd_type */
 	char path[VMA_PATH_MAX];
 };

@@ -47,7 +47,7 @@
 #include <unistd.h>
 #include "prosper/internal/shim_proto.h"
 #include "altstack.h"
-#include "epollfd.h"
+#include "fdkind.h"
 #include "fillcopy.h"
 #include "inject.h"
 #include "sup.h"
@@ -83,32 +83,6 @@ static int img_special(const struct img *im, const struct img_vma *v)
 static int prot_of(const char *perms)
 {
 	return (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) | (perms[2] == 'x' ? PROT_EXEC : 0);
-}
-
-/* Stdio (fds 0-2) that was a regular file is the program's output or input: if the resumed run's
- * stdio is still that file, it is cut back to its checkpointed size and position; if the user
- * gave the resume other stdio, that is used as given.  The supervisor's fds 0-2 are what the
- * relaunched program inherits. */
-static int stdio_is_checkpointed_file(int fd, const char *path)
-{
-	struct stat a, b;
-	return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
-/* Is this fd 0-2 of the checkpoint left as the resumed run has it?  Stdio the run was given is
- * the resumed run's own, unless it is still the checkpointed file (then cut back to it); a file
- * the program's shell redirected it to (IMG_FD_REDIRECTED) is opened again like any other fd. */
-static int stdio_as_given(const struct img_fd *f, const char *path)
-{
-	if (f->fd > 2 || (f->flags & IMG_FD_REDIRECTED))
-		return 0;
-	return f->type != IMG_FD_FILE || !stdio_is_checkpointed_file(f->fd, path);
-}
-
-int sup_stdio_reopened_here(const struct img_fd *f, const char *path)
-{
-	return f->fd <= 2 && !(f->flags & IMG_FD_REDIRECTED) && f->type == IMG_FD_FILE &&
-	       stdio_is_checkpointed_file(f->fd, path);
 }
 
 /* Is every mapping of path in the checkpoint shared and writable?  *needs: the file length they
@@ -167,20 +141,7 @@ enum refusal sup_restore_check(const struct img *im, const struct tree_view *tv,
 		if (p && p[0] == '/' && strstr(p, " (deleted)") && tree_shm_at(tv, pid, im->vmas[i].start) < 0)
 			REFUSE(REFUSE_MAPPED_DELETED, "the checkpoint maps a deleted file (%s)", p);
 	}
-	for (uint32_t i = 0; i < im->h->nfds; i++) {
-		const struct img_fd *f = &im->fds[i];
-		const char *p = img_s(im, f->path);
-		if (f->type == IMG_FD_OTHER || f->type == IMG_FD_PIPE || f->type == IMG_FD_SOCKET || f->type == IMG_FD_SHM ||
-		    f->type == IMG_FD_FIFO || f->type == IMG_FD_EPOLL || stdio_as_given(f, p) || tree_shm_named(tv, p) >= 0)
-			continue;
-		struct stat st;
-		if (strstr(p, " (deleted)") || stat(p, &st) != 0)
-			REFUSE(REFUSE_FD_GONE, "fd %d: %s is gone", f->fd, p);
-		if (f->type == IMG_FD_FILE && (f->flags & O_ACCMODE) != O_RDONLY && (uint64_t)st.st_size < f->size)
-			REFUSE(REFUSE_FD_SHORTER, "fd %d: %s is shorter than at the checkpoint (%llu < %llu bytes)", f->fd, p,
-			     (unsigned long long)st.st_size, (unsigned long long)f->size);
-	}
-	return 0;
+	return fd_check(im, tv, why, whylen); /* each fd by its kind (fdkind.h) */
 #undef REFUSE
 }
 
@@ -448,187 +409,14 @@ static int fill_memory(struct sup *s, struct rctx *r, const struct img *im)
 	return 0;
 }
 
-/* The program's own pipes (IMG_FD_PIPE, empty at the cut): one pipe2() per pipe of the
- * checkpoint -- the fds naming the same "pipe:[ino]" are its ends -- each end dup'd to every
- * number it had, with its O_NONBLOCK and O_CLOEXEC.  The new pipes' fds are first moved above every
- * number of the checkpoint, so that placing one pipe's end never closes another's.  An end the
- * checkpoint did not hold is closed: its reader then sees end of file, its writer EPIPE, as the
- * program would have once the process holding it was gone. */
-/* Is fd one of the pipes a tree's resume made before forking its processes (tree_restore.c)? */
-static int premade_fd(const struct tree *t, int fd)
-{
-	for (int i = 0; i < t->npremade; i++)
-		if (t->premade[i].rfd == fd || t->premade[i].wfd == fd)
-			return 1;
-	return 0;
-}
-
-/* The pipe a tree's resume made for "pipe:[ino]", or NULL. */
-static const struct premade_pipe *premade_of(const struct tree *t, const char *link)
-{
-	unsigned long long ino;
-	int sock = sscanf(link, "socket:[%llu]", &ino) == 1;
-	if (!sock && sscanf(link, "pipe:[%llu]", &ino) != 1)
-		return NULL;
-	for (int i = 0; i < t->npremade; i++)
-		if (t->premade[i].ino == ino && t->premade[i].sock == sock && !t->premade[i].shm && !t->premade[i].fifo)
-			return &t->premade[i];
-	return NULL;
-}
-
-static int remake_pipes(struct sup *s, struct rctx *r, const struct img *im)
-{
-	char *why = r->why;
-	size_t whylen = r->whylen;
-	uint32_t n = im->h->nfds;
-	int32_t top = 2;
-	for (uint32_t i = 0; i < n; i++)
-		if (im->fds[i].fd > top)
-			top = im->fds[i].fd;
-	int32_t *ends = calloc(2 * (size_t)n + 1, sizeof *ends); /* per fd entry: its pipe's [read, write] */
-	if (!ends)
-		FAIL("out of memory");
-	int32_t next = top + 1, rc = 0;
-	for (uint32_t i = 0; i < n && !rc; i++) {
-		const struct img_fd *f = &im->fds[i];
-		if (f->type != IMG_FD_PIPE)
-			continue;
-		uint32_t first = i;
-		for (uint32_t j = 0; j < i; j++)
-			if (im->fds[j].type == IMG_FD_PIPE && !strcmp(img_s(im, im->fds[j].path), img_s(im, f->path))) {
-				first = j;
-				break;
-			}
-		if (first != i) {
-			ends[2 * i] = ends[2 * first], ends[2 * i + 1] = ends[2 * first + 1];
-			continue;
-		}
-		const struct premade_pipe *pm = premade_of(s->tree, img_s(im, f->path));
-		if (pm) { /* shared with other processes of the tree: made before they were forked */
-			ends[2 * i] = pm->rfd, ends[2 * i + 1] = pm->wfd;
-			continue;
-		}
-		int32_t pfd[2];
-		struct iovec l = { pfd, sizeof pfd }, rm = { (void *)(uintptr_t)r->scratch, sizeof pfd };
-		if (sys(r, SYS_pipe2, (long)r->scratch, 0, 0, 0, 0, 0) != 0 ||
-		    process_vm_readv(r->in.pid, &l, 1, &rm, 1, 0) != (ssize_t)sizeof pfd) {
-			rc = -1;
-			break;
-		}
-		for (int e = 0; e < 2 && !rc; e++) {
-			long hi = sys(r, SYS_fcntl, pfd[e], F_DUPFD, next, 0, 0, 0);
-			if (hi < next)
-				rc = -1;
-			sys(r, SYS_close, pfd[e], 0, 0, 0, 0, 0);
-			ends[2 * i + e] = (int32_t)hi;
-			next = (int32_t)hi + 1;
-		}
-	}
-	for (uint32_t i = 0; i < n && !rc; i++) {
-		const struct img_fd *f = &im->fds[i];
-		if (f->type == IMG_FD_SOCKET) { /* an end of a socketpair, made before the forks */
-			const struct premade_pipe *pm = premade_of(s->tree, img_s(im, f->path));
-			if (!pm || sys(r, SYS_dup3, pm->rfd, f->fd, (long)(f->flags & O_CLOEXEC), 0, 0, 0) != f->fd ||
-			    sys(r, SYS_fcntl, f->fd, F_SETFL, (long)(f->flags & O_NONBLOCK), 0, 0, 0) != 0)
-				rc = -1;
-			continue;
-		}
-		if (f->type == IMG_FD_FIFO) { /* a named pipe, opened before the forks */
-			const struct premade_pipe *pm = NULL;
-			for (int k = 0; k < s->tree->npremade && !pm; k++)
-				if (s->tree->premade[k].fifo && s->tree->premade[k].ino == f->size)
-					pm = &s->tree->premade[k];
-			int end = !pm ? -1 : (f->flags & O_ACCMODE) == O_WRONLY ? pm->wfd : pm->rfd;
-			long fd = end;
-			if (pm && (f->flags & O_ACCMODE) == O_RDWR) { /* both ends in one: opened so again */
-				long p = scratch_str(r, img_s(im, f->path));
-				fd = p ? sys(r, SYS_openat, AT_FDCWD, p, O_RDWR, 0, 0, 0) : -1;
-			}
-			if (fd < 0 || sys(r, SYS_dup3, fd, f->fd, (long)(f->flags & O_CLOEXEC), 0, 0, 0) != f->fd ||
-			    sys(r, SYS_fcntl, f->fd, F_SETFL, (long)(f->flags & O_NONBLOCK), 0, 0, 0) != 0)
-				rc = -1;
-			if (fd != end && fd >= 0)
-				sys(r, SYS_close, fd, 0, 0, 0, 0, 0);
-			continue;
-		}
-		if (f->type == IMG_FD_SHM) { /* shared memory the tree keeps, made before the forks */
-			int shm_fd = shm_fd_of(s->tree, f->size);
-			if (shm_fd < 0 || sys(r, SYS_dup3, shm_fd, f->fd, (long)(f->flags & O_CLOEXEC), 0, 0, 0) != f->fd ||
-			    sys(r, SYS_lseek, f->fd, (long)f->pos, SEEK_SET, 0, 0, 0) != (long)f->pos)
-				rc = -1;
-			continue;
-		}
-		if (f->type != IMG_FD_PIPE)
-			continue;
-		int32_t end = ends[2 * i + ((f->flags & O_ACCMODE) == O_WRONLY)];
-		if (sys(r, SYS_dup3, end, f->fd, (long)(f->flags & O_CLOEXEC), 0, 0, 0) != f->fd ||
-		    sys(r, SYS_fcntl, f->fd, F_SETFL, (long)(f->flags & O_NONBLOCK), 0, 0, 0) != 0)
-			rc = -1;
-	}
-	for (int32_t fd = top + 1; fd < next; fd++)
-		if (!premade_fd(s->tree, fd))
-			sys(r, SYS_close, fd, 0, 0, 0, 0, 0);
-	for (int i = 0; i < s->tree->npremade; i++) { /* every end is at its numbers now */
-		sys(r, SYS_close, s->tree->premade[i].rfd, 0, 0, 0, 0, 0);
-		sys(r, SYS_close, s->tree->premade[i].wfd, 0, 0, 0, 0, 0);
-	}
-	free(ends);
-	if (rc)
-		FAIL("cannot make the program's pipes, socketpairs and shared memory fds again");
-	return 0;
-}
-
+/* The fds, each made again by its kind (fdkind.h). */
 static int reopen_fds(struct sup *s, struct rctx *r, const struct img *im)
 {
-	char *why = r->why;
-	size_t whylen = r->whylen;
-	int nf = 0;
-	if (proc_fds(s->pid, s->fds, MAX_FDS, &nf) != 0)
-		FAIL("cannot list the relaunched program's fds");
-	/* close what the fresh program has beyond stdio (and the tree's pipes, taken below) */
-	for (int j = 0; j < nf; j++)
-		if (s->fds[j].fd > 2 && !premade_fd(s->tree, s->fds[j].fd))
-			sys(r, SYS_close, s->fds[j].fd, 0, 0, 0, 0, 0);
-	for (uint32_t i = 0; i < im->h->nfds; i++) {
-		const struct img_fd *f = &im->fds[i];
-		const char *path = img_s(im, f->path);
-		if (f->type == IMG_FD_EPOLL) {
-			if (epoll_remake(&r->in, f) != 0)
-				FAIL("fd %d: cannot make its epoll instance again", f->fd);
-			continue; /* its watches once every fd is back (below) */
-		}
-		if (f->type == IMG_FD_OTHER || f->type == IMG_FD_PIPE || f->type == IMG_FD_SOCKET || f->type == IMG_FD_SHM ||
-		    f->type == IMG_FD_FIFO || stdio_as_given(f, path) ||
-		    (f->fd <= 2 && !(f->flags & IMG_FD_REDIRECTED) && (s->tree->stdio_shared >> f->fd & 1)))
-			continue; /* not persisted, or a pipe or shared memory (below); stdio that is not the checkpointed file is this
-				   * run's own; in a tree, stdio the first process opened again for all (tree_restore.c) */
-		int writing = (f->flags & O_ACCMODE) != O_RDONLY;
-		if (f->type == IMG_FD_FILE && writing && truncate(path, (off_t)f->size) != 0)
-			FAIL("cannot truncate %s to its checkpointed size", path);
-		unsigned keep = O_ACCMODE | O_APPEND | O_NONBLOCK | O_CLOEXEC | O_DIRECTORY | O_NOATIME | O_DSYNC |
-				O_SYNC | O_DIRECT | O_LARGEFILE | O_PATH;
-		long p = scratch_str(r, path);
-		long fd = p ? sys(r, SYS_openat, AT_FDCWD, p, (long)(f->flags & keep), 0, 0, 0) : -1;
-		if (fd < 0)
-			FAIL("fd %d: cannot reopen %s", f->fd, path);
-		if (fd != f->fd) {
-			if (sys(r, SYS_dup3, fd, f->fd, (long)(f->flags & O_CLOEXEC), 0, 0, 0) != f->fd)
-				FAIL("fd %d: cannot move %s to its number", f->fd, path);
-			sys(r, SYS_close, fd, 0, 0, 0, 0, 0);
-		}
-		if (f->type == IMG_FD_FILE && sys(r, SYS_lseek, f->fd, (long)f->pos, SEEK_SET, 0, 0, 0) != (long)f->pos)
-			FAIL("fd %d: cannot seek %s", f->fd, path);
-	}
-	if (remake_pipes(s, r, im))
-		return -1;
-	for (uint32_t i = 0; i < im->h->nfds; i++) {
-		const struct img_fd *f = &im->fds[i];
-		int left = 0;
-		if (f->type == IMG_FD_EPOLL && epoll_rewatch(&r->in, r->scratch, f, img_s(im, f->path), &left) != 0)
-			FAIL("fd %d: cannot watch its fds again with its epoll instance", f->fd);
-		s->tree->stats.epoll_watches_left += (uint64_t)left;
-	}
-	return 0;
+	struct fd_restore fr = { .s = s, .in = &r->in, .scratch = r->scratch, .scratch_bytes = SCRATCH_BYTES - 64,
+				 .im = im, .why = r->why, .whylen = r->whylen };
+	int rc = fd_reopen(&fr);
+	s->tree->stats.epoll_watches_left += fr.watches_left;
+	return rc;
 }
 
 static int restore_process_state(struct sup *s, struct rctx *r, const struct img *im, const struct shim_hello *hello)

@@ -11,6 +11,7 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "fdkind.h"
 #include "inject.h"
 #include "tree_image.h"
 
@@ -300,7 +301,7 @@ int shm_premake(struct tree *t, struct inject *root, uint64_t scratch, long *nex
 	const struct tree_view *v = t->view;
 	if (!v->nshms)
 		return 0;
-	struct premade_pipe *more = realloc(t->premade, ((size_t)t->npremade + v->nshms + 1) * sizeof *more);
+	struct premade *more = realloc(t->premade, ((size_t)t->npremade + v->nshms + 1) * sizeof *more);
 	if (!more) {
 		snprintf(why, whylen, "out of memory");
 		return -1;
@@ -342,17 +343,15 @@ int shm_premake(struct tree *t, struct inject *root, uint64_t scratch, long *nex
 				return -1;
 			}
 		}
-		t->premade[t->npremade++] = (struct premade_pipe){ .ino = i, .rfd = (int)hi, .wfd = (int)hi, .shm = 1 };
+		t->premade[t->npremade++] = (struct premade){ .type = IMG_FD_SHM, .object = i, .rfd = (int)hi, .wfd = (int)hi };
 	}
 	return 0;
 }
 
 static int premade_object(const struct tree *t, int o)
 {
-	for (int i = 0; o >= 0 && i < t->npremade; i++)
-		if (t->premade[i].shm && t->premade[i].ino == (uint64_t)o)
-			return t->premade[i].rfd;
-	return -1;
+	const struct premade *pm = o >= 0 ? fd_premade(t, IMG_FD_SHM, (uint64_t)o) : NULL;
+	return pm ? pm->rfd : -1;
 }
 
 int shm_fd_at(const struct tree *t, int32_t own_pid, uint64_t start)

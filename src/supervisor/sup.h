@@ -10,6 +10,8 @@
  *   restore.c   rebuild a relaunched process from the committed epoch;  lockowners.c  loader + robust locks, new ids
  *   tree.c      the program as a tree of processes: one cut of all, one commit (tree_image.c: its
  *               blob; tree_restore.c: its resume -- every process forked again by its parent)
+ *   fdkind.c    the table of fd kinds: each fd recorded, checked and made again by its kind, one file
+ *               each (fd_file.c, fd_pipe.c, fd_fifo.c, fd_socket.c, fd_shm.c, fd_epoll.c, fd_other.c)
  *   socketpairs.c  unix stream socketpairs between the program's processes
  *   sharedmem.c    shared memory only the program's processes hold (semaphores, MAP_SHARED)
  *   children.c  without a pid namespace: child processes run untraced, when the cut waits
@@ -179,7 +181,7 @@ struct sup_stats {
 	uint64_t pending_restored;        /* resume: signals queued again (pending.c) */
 	uint64_t limits_restored;         /* resume: resource limits set back to the checkpoint's (rlimits.c) */
 	uint64_t timers_restored;         /* resume: interval timers armed again (timers.c) */
-	uint64_t epoll_watches_left;      /* resume: watches of epoll instances whose fd is not back (epollfd.h) */
+	uint64_t epoll_watches_left;      /* resume: watches of epoll instances whose fd is not back (fd_epoll.c) */
 	uint64_t timers_stale;            /* checkpoints that kept the previous timer values (main thread group-stopped) */
 	uint64_t names_restored;          /* resume: ps shows the checkpoint's argv again (restore.c) */
 	uint64_t ids_changed;             /* resume: the program's process and thread ids that are not the checkpoint's */
@@ -250,21 +252,20 @@ struct tree {
 	/* resume of a tree (tree_restore.c): the checkpoint's processes and the pipes made for them */
 	struct tree_view *view;
 	struct img *imgs;            /* view->nprocs decoded images */
-	struct premade_pipe *premade;
+	struct premade *premade;
 	int npremade;
 	unsigned stdio_shared;       /* bit n: fd n, the checkpointed stdout-like file, opened again
 	                              * in the first process before the others were forked: all of
 	                              * them share it, as they shared it at the cut (tree_restore.c) */
 };
 
-/* A pipe of the checkpoint made again before the processes are forked: every process inherits
- * it and takes its ends to their numbers (restore.c), then closes these. */
-struct premade_pipe {
-	uint64_t ino;   /* at the checkpoint */
-	int rfd, wfd;   /* in every process of the resumed tree, until its restore */
-	int sock;       /* an end of a socketpair (socketpairs.h): rfd == wfd, that end */
-	int shm;        /* shared memory (sharedmem.h): ino is its index in the view, rfd == wfd */
-	int fifo;       /* a named pipe: ino is its inode (IMG_FD_FIFO) */
+/* An object of the checkpoint made again before the processes are forked (a pipe, a socket,
+ * shared memory): every process inherits it, and the kind of each fd that held it takes it to
+ * that fd's number (fdkind.h: fd_premade), then closes these. */
+struct premade {
+	uint32_t type;   /* enum img_fd_type of the fds that take it */
+	uint64_t object; /* their img_fd.object; shared memory: its index in the tree view */
+	int rfd, wfd;    /* in every process of the resumed tree, until its restore; one fd: rfd == wfd */
 };
 
 /* The supervision of one process: the options (the tree's, copied), and its state. */
@@ -395,9 +396,6 @@ int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *he
  * end, with m stopped after a capture (stopped = 1) or gone (0). */
 void sup_fill_complete(struct sup *m);
 void sup_fill_end(struct sup *m, int stopped);
-/* Is this fd 0-2 of a checkpoint the run's stdout-like file, which the restore cuts back to its
- * checkpointed size and position (rather than the resumed run's own stdio, or a redirection)? */
-int sup_stdio_reopened_here(const struct img_fd *f, const char *path);
 /* The checks that need no child: files, kernel, CPU.  0, or the refusal with a one-line why.
  * tv (or NULL): the tree blob, whose shared memory the image of process `pid` may map. */
 enum refusal sup_restore_check(const struct img *im, const struct tree_view *tv, int32_t pid, char *why, size_t whylen);

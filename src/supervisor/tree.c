@@ -299,7 +299,7 @@ static int own_pipes(struct tree *t, struct seen_pipe *out, int max, int *fifos)
 			unsigned long long ino;
 			int fifo = fi->type == IMG_FD_FIFO;
 			if (fifo)
-				ino = fi->size;
+				ino = fi->ino;
 			else if (sscanf(fi->path, "pipe:[%llu]", &ino) != 1 || !children_pipe_is_own(m, fi->path))
 				continue;
 			int k = 0;

@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
+#include "fdkind.h"
 #include "inject.h"
 #include "run.h"
 #include "sharedmem.h"
@@ -152,8 +153,8 @@ static int premake_pipes(struct tree *t, struct hand *root, char *why, size_t wh
 				FAIL("cannot make the program's pipes again (fd numbers)");
 			next = hi[e] + 1;
 		}
-		t->premade[t->npremade++] = (struct premade_pipe){ .ino = p->ino, .rfd = hi[0], .wfd = hi[1],
-								   .fifo = t->view->pipe_paths[i] != NULL };
+		t->premade[t->npremade++] = (struct premade){ .type = t->view->pipe_paths[i] ? IMG_FD_FIFO : IMG_FD_PIPE,
+							      .object = p->ino, .rfd = hi[0], .wfd = hi[1] };
 		if (p->capacity > 65536)
 			inject_syscall(&root->in, SYS_fcntl, hi[0], F_SETPIPE_SZ, p->capacity, 0, 0, 0);
 		if (p->bytes) {
@@ -209,7 +210,7 @@ static int premake_named(struct tree *t, struct hand *root, const struct tree_so
 	if (hi < *next)
 		FAIL("cannot make the program's socket %s again (fd numbers)", shown);
 	*next = hi + 1;
-	t->premade[t->npremade++] = (struct premade_pipe){ .ino = s->ino, .rfd = (int)hi, .wfd = (int)hi, .sock = 1 };
+	t->premade[t->npremade++] = (struct premade){ .type = IMG_FD_SOCKET, .object = s->ino, .rfd = (int)hi, .wfd = (int)hi };
 	return 0;
 }
 
@@ -217,16 +218,13 @@ static int premake_named(struct tree *t, struct hand *root, const struct tree_so
  * at each end are sent again from its peer, so they wait at that end, in order. */
 static int premake_socketpairs(struct tree *t, struct hand *root, long *next, char *why, size_t whylen)
 {
-	struct premade_pipe *more = realloc(t->premade, ((size_t)t->npremade + t->view->nsocks + 1) * sizeof *more);
+	struct premade *more = realloc(t->premade, ((size_t)t->npremade + t->view->nsocks + 1) * sizeof *more);
 	if (!more)
 		FAIL("out of memory");
 	t->premade = more;
 	for (uint32_t i = 0; i < t->view->nsocks; i++) {
 		const struct tree_sock *s = t->view->socks[i];
-		int made = 0;
-		for (int k = 0; k < t->npremade && !made; k++)
-			made = t->premade[k].sock && t->premade[k].ino == s->ino;
-		if (made)
+		if (fd_premade(t, IMG_FD_SOCKET, s->ino))
 			continue; /* made with its peer */
 		if (s->flags & (TREE_SOCK_LISTENER | TREE_SOCK_UNCONNECTED)) {
 			if (premake_named(t, root, s, t->view->sock_bytes[i], next, why, whylen) != 0)
@@ -244,9 +242,9 @@ static int premake_socketpairs(struct tree *t, struct hand *root, long *next, ch
 				FAIL("cannot make the program's socketpairs again (fd numbers)");
 			*next = hi[e] + 1;
 		}
-		t->premade[t->npremade++] = (struct premade_pipe){ .ino = s->ino, .rfd = hi[0], .wfd = hi[0], .sock = 1 };
+		t->premade[t->npremade++] = (struct premade){ .type = IMG_FD_SOCKET, .object = s->ino, .rfd = hi[0], .wfd = hi[0] };
 		if (s->peer) {
-			t->premade[t->npremade++] = (struct premade_pipe){ .ino = s->peer, .rfd = hi[1], .wfd = hi[1], .sock = 1 };
+			t->premade[t->npremade++] = (struct premade){ .type = IMG_FD_SOCKET, .object = s->peer, .rfd = hi[1], .wfd = hi[1] };
 			continue;
 		}
 		/* its peer was closed: the queued bytes come from the other end, which is closed then */
@@ -258,10 +256,8 @@ static int premake_socketpairs(struct tree *t, struct hand *root, long *next, ch
 		const struct tree_sock *s = t->view->socks[i];
 		if (!s->bytes || !s->peer || (s->flags & TREE_SOCK_LISTENER))
 			continue;
-		int peer_fd = -1;
-		for (int k = 0; k < t->npremade; k++)
-			if (t->premade[k].sock && t->premade[k].ino == s->peer)
-				peer_fd = t->premade[k].rfd;
+		const struct premade *pm = fd_premade(t, IMG_FD_SOCKET, s->peer);
+		int peer_fd = pm ? pm->rfd : -1;
 		int put = peer_fd < 0 ? -1
 			  : sock_type(s) == SOCK_STREAM ? put_from(root->in.pid, peer_fd, t->view->sock_bytes[i], s->bytes)
 							: put_messages(root->in.pid, peer_fd, t->view->sock_bytes[i], s->bytes);
@@ -423,7 +419,7 @@ static int reopen_shared_stdio(struct tree *t, struct hand *root, char *why, siz
 	for (uint32_t i = 0; i < im->h->nfds; i++) {
 		const struct img_fd *f = &im->fds[i];
 		const char *path = img_s(im, f->path);
-		if (!sup_stdio_reopened_here(f, path))
+		if (!fd_stdio_reopened_here(f, path))
 			continue;
 		size_t n = strlen(path) + 1;
 		if (truncate(path, (off_t)f->size) != 0 || n > SCRATCH || inject_write(&root->in, root->scratch, path, n) != 0)

@@ -42,6 +42,7 @@ struct pfd {
 	uint32_t flags, type;
 	uint64_t pos, size;
 	int path;
+	int payload;  /* a second string (an epoll instance's watches), -1: none */
 };
 
 struct pstate {
@@ -107,13 +108,17 @@ static void change(struct pstate *ps, uint64_t *rng)
 		for (int i = 0; i < ps->nfds; i++)
 			if (ps->fds[i].fd >= fd)
 				fd = ps->fds[i].fd + 1;
-		ps->fds[ps->nfds++] = (struct pfd){ .fd = fd, .flags = 0x241, .type = IMG_FD_FILE, .path = 8 + (int)(rnd(rng) % 400) };
+		int epoll = rnd(rng) % 3 == 0; /* one with a payload string */
+		ps->fds[ps->nfds++] = (struct pfd){ .fd = fd, .flags = 0x241, .type = epoll ? IMG_FD_EPOLL : IMG_FD_FILE,
+						    .path = 8 + (int)(rnd(rng) % 400), .payload = epoll ? (int)(rnd(rng) % 50) : -1 };
 	} else if (k == 8 && ps->nfds > 0) {
 		int i = (int)(rnd(rng) % (uint64_t)ps->nfds);
 		ps->fds[i] = ps->fds[--ps->nfds];
 	} else if (k == 9 && ps->nfds > 0) {
 		struct pfd *f = &ps->fds[rnd(rng) % (uint64_t)ps->nfds];
 		f->pos += rnd(rng) % 5000, f->size = f->pos;
+		if (f->payload >= 0)
+			f->payload = (f->payload + 1) % 50; /* its watches changed */
 	} else if (k == 10) {
 		int p = (int)(rnd(rng) % 8), have = 0;
 		for (int i = 0; i < ps->nfiles; i++)
@@ -168,7 +173,12 @@ static void blob_of(const struct pstate *ps, struct img_buf *out)
 		const struct pfd *a = &ps->fds[i];
 		path_of(a->path, p, sizeof p);
 		struct img_fd e = { .fd = a->fd, .flags = a->flags, .pos = a->pos, .size = a->size, .type = a->type,
-				    .path = img_str(&str, p) };
+				    .path = img_str(&str, p), .payload = IMG_NONE };
+		if (a->payload >= 0) {
+			char w[64];
+			snprintf(w, sizeof w, " %d:19:%x", a->payload, 1000 + a->payload);
+			e.payload = img_str(&str, w);
+		}
 		img_buf_put(&f, &e, sizeof e);
 	}
 	for (int i = 0; i < ps->nfiles; i++) {
@@ -254,7 +264,9 @@ static int same_process(const void *ab, size_t al, const void *bb, size_t bl, ch
 	for (uint32_t i = 0; i < x->nfds; i++) {
 		if (!strs_eq(&a, fa[i].path, &b, fb[i].path))
 			return snprintf(why, whylen, "fd %d: path differs", fa[i].fd), -1;
-		fa[i].path = fb[i].path = 0;
+		if (!strs_eq(&a, fa[i].payload, &b, fb[i].payload))
+			return snprintf(why, whylen, "fd %d: payload differs", fa[i].fd), -1;
+		fa[i].path = fb[i].path = fa[i].payload = fb[i].payload = 0;
 		if (memcmp(&fa[i], &fb[i], sizeof fa[i]))
 			return snprintf(why, whylen, "fd %d differs", fa[i].fd), -1;
 	}

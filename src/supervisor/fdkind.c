@@ -1,0 +1,185 @@
+/* fdkind.c -- the table of fd kinds and the calls through it (fdkind.h). */
+#include "fdkind.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include "inject.h"
+#include "sup.h"
+
+extern const struct fd_kind fd_kind_epoll, fd_kind_pipe, fd_kind_socket, fd_kind_shm, fd_kind_fifo, fd_kind_file,
+	fd_kind_device, fd_kind_dir, fd_kind_other;
+
+/* Asked in this order: a kind that tests another's claim first comes after it (shared memory
+ * is a file to /proc; "other" takes what nobody claimed). */
+const struct fd_kind *const fd_kinds[] = {
+	&fd_kind_epoll, &fd_kind_pipe, &fd_kind_socket, &fd_kind_shm, &fd_kind_fifo,
+	&fd_kind_file, &fd_kind_device, &fd_kind_dir, &fd_kind_other,
+};
+const int fd_nkinds = (int)(sizeof fd_kinds / sizeof fd_kinds[0]);
+
+const struct fd_kind *fd_kind_of(uint32_t type)
+{
+	for (int k = 0; k < fd_nkinds; k++)
+		if (fd_kinds[k]->type == type)
+			return fd_kinds[k];
+	return NULL;
+}
+
+int fd_record(struct sup *s, const struct fd_info *fi, struct img_fd *e, struct img_buf *strings)
+{
+	*e = (struct img_fd){ .fd = fi->fd, .flags = fi->flags, .pos = fi->pos, .size = fi->size,
+			      .path = img_str(strings, fi->path), .payload = IMG_NONE };
+	if (e->path == IMG_NONE)
+		return -ENOMEM;
+	for (int k = 0; k < fd_nkinds; k++) {
+		const struct fd_kind *kind = fd_kinds[k];
+		if (!kind->claims(s, fi))
+			continue;
+		e->type = kind->type;
+		struct fd_capture c = { .s = s, .fi = fi, .e = e, .strings = strings };
+		return kind->record ? kind->record(&c) : 0;
+	}
+	return -EINVAL; /* unreachable: the last kind claims every fd */
+}
+
+enum refusal fd_check(const struct img *im, const struct tree_view *tv, char *why, size_t whylen)
+{
+	for (uint32_t i = 0; i < im->h->nfds; i++) {
+		const struct img_fd *f = &im->fds[i];
+		const struct fd_kind *kind = fd_kind_of(f->type);
+		if (!kind) {
+			snprintf(why, whylen, "fd %d: the checkpoint records it as a kind this version does not know (%u)", f->fd,
+				 f->type);
+			return REFUSE_POOL_CORRUPT;
+		}
+		enum refusal r = kind->check ? kind->check(im, tv, f, why, whylen) : 0;
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+int fd_reopen(struct fd_restore *r)
+{
+	const struct img *im = r->im;
+	struct sup *s = r->s;
+	r->top = 2;
+	for (uint32_t i = 0; i < im->h->nfds; i++)
+		if (im->fds[i].fd > r->top)
+			r->top = im->fds[i].fd;
+	r->next = r->top + 1;
+	int nf = 0;
+	if (proc_fds(s->pid, s->fds, MAX_FDS, &nf) != 0) {
+		snprintf(r->why, r->whylen, "cannot list the relaunched program's fds");
+		return -1;
+	}
+	/* what the fresh program has beyond stdio goes (the tree's premade objects are taken below) */
+	for (int j = 0; j < nf; j++)
+		if (s->fds[j].fd > 2 && !fd_is_premade(s->tree, s->fds[j].fd))
+			inject_syscall(r->in, SYS_close, s->fds[j].fd, 0, 0, 0, 0, 0);
+	int rc = 0;
+	for (int phase = 0; phase < FD_NPHASES && !rc; phase++)
+		for (uint32_t i = 0; i < im->h->nfds && !rc; i++) {
+			const struct fd_kind *kind = fd_kind_of(im->fds[i].type);
+			if (kind && kind->phase == phase && kind->reopen)
+				rc = kind->reopen(r, &im->fds[i]);
+		}
+	for (uint32_t i = 0; i < im->h->nfds && !rc; i++) {
+		const struct fd_kind *kind = fd_kind_of(im->fds[i].type);
+		if (kind && kind->after)
+			rc = kind->after(r, &im->fds[i]);
+	}
+	/* every fd is at its number: the objects made for them go, and the tree's premade ones */
+	for (int i = 0; i < r->nmade; i++) {
+		inject_syscall(r->in, SYS_close, r->made[i].rfd, 0, 0, 0, 0, 0);
+		if (r->made[i].wfd != r->made[i].rfd)
+			inject_syscall(r->in, SYS_close, r->made[i].wfd, 0, 0, 0, 0, 0);
+	}
+	for (int i = 0; i < s->tree->npremade; i++) {
+		inject_syscall(r->in, SYS_close, s->tree->premade[i].rfd, 0, 0, 0, 0, 0);
+		if (s->tree->premade[i].wfd != s->tree->premade[i].rfd)
+			inject_syscall(r->in, SYS_close, s->tree->premade[i].wfd, 0, 0, 0, 0, 0);
+	}
+	free(r->made);
+	r->made = NULL, r->nmade = r->made_cap = 0;
+	return rc ? -1 : 0;
+}
+
+void fd_warn_once(struct sup *s, int fd, const char *what, const char *path)
+{
+	if (fd < 0 || fd >= MAX_FDS || (s->warned_fds[fd / 64] >> (fd % 64) & 1))
+		return;
+	s->warned_fds[fd / 64] |= 1ull << (fd % 64);
+	fprintf(stderr, "prosper: warning: fd %d (%s) %s\n", fd, path, what);
+}
+
+const struct premade *fd_premade(const struct tree *t, uint32_t type, uint64_t object)
+{
+	for (int i = 0; i < t->npremade; i++)
+		if (t->premade[i].type == type && t->premade[i].object == object)
+			return &t->premade[i];
+	return NULL;
+}
+
+int fd_is_premade(const struct tree *t, int fd)
+{
+	for (int i = 0; i < t->npremade; i++)
+		if (t->premade[i].rfd == fd || t->premade[i].wfd == fd)
+			return 1;
+	return 0;
+}
+
+int fd_place(struct fd_restore *r, long from, const struct img_fd *f)
+{
+	if (from < 0 || inject_syscall(r->in, SYS_dup3, from, f->fd, (long)(f->flags & O_CLOEXEC), 0, 0, 0) != f->fd ||
+	    inject_syscall(r->in, SYS_fcntl, f->fd, F_SETFL, (long)(f->flags & O_NONBLOCK), 0, 0, 0) != 0)
+		return -1;
+	return 0;
+}
+
+long fd_scratch_str(struct fd_restore *r, const char *str)
+{
+	size_t n = strlen(str) + 1;
+	if (n > r->scratch_bytes || inject_write(r->in, r->scratch, str, n))
+		return 0;
+	return (long)r->scratch;
+}
+
+int fd_make_above(struct fd_restore *r, uint32_t type, uint64_t object, const long made[2])
+{
+	if (r->nmade == r->made_cap) {
+		int cap = r->made_cap ? 2 * r->made_cap : 8;
+		struct fd_made *more = realloc(r->made, (size_t)cap * sizeof *more);
+		if (!more)
+			return -1;
+		r->made = more, r->made_cap = cap;
+	}
+	int32_t hi[2] = { -1, -1 }, rc = 0;
+	for (int e = 0; e < 2; e++) {
+		if (made[e] < 0)
+			continue;
+		long at = inject_syscall(r->in, SYS_fcntl, made[e], F_DUPFD, r->next, 0, 0, 0);
+		inject_syscall(r->in, SYS_close, made[e], 0, 0, 0, 0, 0);
+		if (at < r->next) {
+			rc = -1;
+			continue;
+		}
+		hi[e] = (int32_t)at;
+		r->next = (int32_t)at + 1;
+	}
+	/* remembered even when half made, so that fd_reopen closes what was made */
+	r->made[r->nmade++] = (struct fd_made){ .type = type, .object = object, .rfd = hi[0] >= 0 ? hi[0] : hi[1],
+						.wfd = hi[1] >= 0 ? hi[1] : hi[0] };
+	return rc;
+}
+
+const struct fd_made *fd_made_here(const struct fd_restore *r, uint32_t type, uint64_t object)
+{
+	for (int i = 0; i < r->nmade; i++)
+		if (r->made[i].type == type && r->made[i].object == object)
+			return &r->made[i];
+	return NULL;
+}

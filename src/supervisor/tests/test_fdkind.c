@@ -1,0 +1,206 @@
+/* test_fdkind.c -- the table of fd kinds (fdkind.h): a real fd of every kind, held by this test
+ * process, is claimed by its kind and recorded with the kind's fields; the records decode and
+ * pass the resume's check; every damaged form of a record is refused (by img_decode or by its
+ * kind's check), never taken. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "fdkind.h"
+#include "sharedmem.h"
+#include "socketpairs.h"
+#include "sup.h"
+
+static int failures;
+#define MUST(c) do { if (!(c)) { fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); exit(1); } } while (0)
+#define CHECK(c) do { if (!(c)) { fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); failures++; } } while (0)
+
+static uint64_t ino_of(int fd)
+{
+	struct stat st;
+	MUST(fstat(fd, &st) == 0);
+	return (uint64_t)st.st_ino;
+}
+
+/* A blob of one process holding the n records (their strings in *strings, which is consumed). */
+static struct img_buf blob_of(const struct img_fd *fds, uint32_t n, struct img_buf *strings)
+{
+	struct img_hdr h = { .magic = IMG_MAGIC, .version = IMG_VERSION, .nfds = n, .argc = 1 };
+	h.exe_str = img_str(strings, "/bin/true");
+	h.args_str = img_str(strings, "true");
+	h.cwd_str = h.launch_cwd_str = h.kernel_str = IMG_NONE;
+	h.strings_bytes = (uint32_t)strings->len;
+	h.total_bytes = (uint32_t)(sizeof h + n * sizeof *fds + strings->len);
+	struct img_buf b = { 0 };
+	MUST(img_buf_put(&b, &h, sizeof h) == 0 && img_buf_put(&b, fds, n * sizeof *fds) == 0 &&
+	     img_buf_put(&b, strings->p, strings->len) == 0);
+	free(strings->p);
+	*strings = (struct img_buf){ 0 };
+	return b;
+}
+
+/* The refusal fd_check gives one record e (strings: its string table, copied). */
+static enum refusal check_one(struct img_fd e, const struct img_buf *strings, const char **decode_why)
+{
+	struct img_buf s = { 0 };
+	MUST(img_buf_put(&s, strings->p, strings->len) == 0);
+	struct img_buf b = blob_of(&e, 1, &s);
+	struct img im;
+	char why[300] = "";
+	enum refusal r;
+	*decode_why = NULL;
+	if (img_decode(b.p, b.len, &im, decode_why) != 0)
+		r = REFUSAL_COUNT; /* refused before any kind saw it */
+	else
+		r = fd_check(&im, NULL, why, sizeof why);
+	if (r && r != REFUSAL_COUNT && !why[0])
+		CHECK(!"a refusal without its reason");
+	free(b.p);
+	return r;
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/prosper-fdkind-XXXXXX";
+	MUST(mkdtemp(dir));
+	char file[300], fifo[300], shm[300];
+	snprintf(file, sizeof file, "%s/data", dir);
+	snprintf(fifo, sizeof fifo, "%s/q.fifo", dir);
+	snprintf(shm, sizeof shm, "/dev/shm/prosper-fdkind-%d", (int)getpid());
+
+	/* one fd of every kind */
+	int f_file = open(file, O_RDWR | O_CREAT | O_EXCL, 0600);
+	MUST(f_file >= 0 && write(f_file, "0123456789", 10) == 10);
+	int f_dev = open("/dev/null", O_WRONLY);
+	int f_dir = open(dir, O_RDONLY | O_DIRECTORY);
+	int f_pipe[2];
+	MUST(pipe(f_pipe) == 0);
+	MUST(mkfifo(fifo, 0600) == 0);
+	int f_fifo = open(fifo, O_RDWR | O_NONBLOCK);
+	int f_sock[2];
+	MUST(socketpair(AF_UNIX, SOCK_STREAM, 0, f_sock) == 0);
+	int f_ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 0x1234 };
+	MUST(f_ep >= 0 && epoll_ctl(f_ep, EPOLL_CTL_ADD, f_pipe[0], &ev) == 0);
+	int f_event = eventfd(0, 0);
+	int f_shm = open(shm, O_RDWR | O_CREAT | O_EXCL, 0600);
+	MUST(f_dev >= 0 && f_dir >= 0 && f_fifo >= 0 && f_event >= 0 && f_shm >= 0 && ftruncate(f_shm, 4096) == 0 &&
+	     unlink(shm) == 0);
+
+	/* a process of a tree that keeps the socketpair (socketpairs.h) and inherited no pipe */
+	struct tree t = { 0 };
+	snprintf(t.pool_path, sizeof t.pool_path, "%s/no-pool", dir);
+	struct sock_end kept = { .ino = ino_of(f_sock[0]) };
+	t.socks = &kept, t.nsocks = 1;
+	struct sup s = { .tree = &t, .pid = getpid() };
+	s.track.uffd = -1;
+	s.fds = calloc(MAX_FDS, sizeof *s.fds);
+	MUST(s.fds);
+	shm_begin(&t);
+	int n = 0;
+	MUST(proc_fds(getpid(), s.fds, MAX_FDS, &n) == 0);
+
+	struct { int fd; uint32_t type; uint64_t object; const char *payload; } want[] = {
+		{ f_file, IMG_FD_FILE, 0, NULL },
+		{ f_dev, IMG_FD_DEVICE, 0, NULL },
+		{ f_dir, IMG_FD_DIR, 0, NULL },
+		{ f_pipe[0], IMG_FD_PIPE, ino_of(f_pipe[0]), NULL },
+		{ f_pipe[1], IMG_FD_PIPE, ino_of(f_pipe[1]), NULL },
+		{ f_fifo, IMG_FD_FIFO, ino_of(f_fifo), NULL },
+		{ f_sock[0], IMG_FD_SOCKET, ino_of(f_sock[0]), NULL },
+		{ f_sock[1], IMG_FD_OTHER, 0, NULL }, /* an end the cut did not keep */
+		{ f_ep, IMG_FD_EPOLL, 0, NULL },
+		{ f_event, IMG_FD_OTHER, 0, NULL },
+		{ f_shm, IMG_FD_SHM, ino_of(f_shm), NULL },
+	};
+	char watch[64];
+	snprintf(watch, sizeof watch, " %d:19:1234", f_pipe[0]); /* the kernel adds EPOLLERR and EPOLLHUP */
+	want[8].payload = watch;
+	const int nwant = (int)(sizeof want / sizeof want[0]);
+
+	struct img_buf strings = { 0 };
+	struct img_fd recs[sizeof want / sizeof want[0]];
+	for (int w = 0; w < nwant; w++) {
+		const struct fd_info *fi = NULL;
+		for (int i = 0; i < n && !fi; i++)
+			if (s.fds[i].fd == want[w].fd)
+				fi = &s.fds[i];
+		MUST(fi);
+		struct img_fd *e = &recs[w];
+		CHECK(fd_record(&s, fi, e, &strings) == 0);
+		const struct fd_kind *k = fd_kind_of(e->type);
+		if (e->type != want[w].type || e->object != want[w].object) {
+			fprintf(stderr, "FAIL fd %d (%s): recorded as %s, object %llu; want type %u, object %llu\n", fi->fd, fi->path,
+				k ? k->name : "?", (unsigned long long)e->object, want[w].type, (unsigned long long)want[w].object);
+			failures++;
+		}
+		const char *payload = e->payload == IMG_NONE ? NULL : (const char *)strings.p + e->payload;
+		if (!payload != !want[w].payload || (payload && strcmp(payload, want[w].payload)))
+			fprintf(stderr, "FAIL fd %d: payload \"%s\", want \"%s\"\n", fi->fd, payload ? payload : "(none)",
+				want[w].payload ? want[w].payload : "(none)"), failures++;
+		CHECK(e->fd == fi->fd && e->pos == fi->pos && e->flags == fi->flags);
+		CHECK(!strcmp((const char *)strings.p + e->path, fi->path));
+	}
+	CHECK(recs[0].size == 10); /* a file open for writing: its size */
+	CHECK(fd_kind_of(IMG_FD_NTYPES) == NULL && fd_kind_of(0) == NULL);
+	for (int k = 0; k < fd_nkinds; k++) /* one row per type, every row a claim */
+		CHECK(fd_kinds[k]->claims && fd_kind_of(fd_kinds[k]->type) == fd_kinds[k] && fd_kinds[k]->name);
+
+	/* the records as a checkpoint holds them: they decode, and a resume's check takes them */
+	struct img_buf all_strings = { 0 };
+	MUST(img_buf_put(&all_strings, strings.p, strings.len) == 0);
+	struct img_buf b = blob_of(recs, (uint32_t)nwant, &all_strings);
+	struct img im;
+	const char *dw;
+	char why[300];
+	CHECK(img_decode(b.p, b.len, &im, &dw) == 0);
+	CHECK(fd_check(&im, NULL, why, sizeof why) == 0);
+	free(b.p);
+
+	/* damaged forms */
+	struct img_fd bad;
+	bad = recs[0], bad.type = 0; /* no kind */
+	CHECK(check_one(bad, &strings, &dw) == REFUSAL_COUNT);
+	bad = recs[0], bad.type = IMG_FD_NTYPES; /* a kind of a later version */
+	CHECK(check_one(bad, &strings, &dw) == REFUSAL_COUNT);
+	bad = recs[8], bad.payload = (uint32_t)strings.len + 1000; /* payload past the strings */
+	CHECK(check_one(bad, &strings, &dw) == REFUSAL_COUNT);
+	bad = recs[0], bad.path = (uint32_t)strings.len + 100; /* path past the strings */
+	CHECK(check_one(bad, &strings, &dw) == REFUSAL_COUNT);
+	CHECK(check_one(recs[8], &strings, &dw) == 0);
+	bad = recs[8], bad.payload = recs[8].path; /* epoll watches that are not watches */
+	CHECK(check_one(bad, &strings, &dw) == REFUSE_POOL_CORRUPT);
+	bad = recs[8], bad.payload = IMG_NONE; /* an epoll instance without its record */
+	CHECK(check_one(bad, &strings, &dw) == REFUSE_POOL_CORRUPT);
+	uint32_t cut = img_str(&strings, " 3:1");  /* a watch cut short */
+	bad = recs[8], bad.payload = cut;
+	CHECK(check_one(bad, &strings, &dw) == REFUSE_POOL_CORRUPT);
+	uint32_t neg = img_str(&strings, " -4:1:0"); /* no such fd number */
+	bad = recs[8], bad.payload = neg;
+	CHECK(check_one(bad, &strings, &dw) == REFUSE_POOL_CORRUPT);
+	bad = recs[3], bad.object = 0; /* a pipe that names no pipe */
+	CHECK(check_one(bad, &strings, &dw) == REFUSE_POOL_CORRUPT);
+	/* the world changed: a file written is shorter, a file is gone */
+	MUST(ftruncate(f_file, 4) == 0);
+	CHECK(check_one(recs[0], &strings, &dw) == REFUSE_FD_SHORTER);
+	MUST(unlink(file) == 0);
+	CHECK(check_one(recs[0], &strings, &dw) == REFUSE_FD_GONE);
+	CHECK(check_one(recs[2], &strings, &dw) == 0); /* the directory is still there */
+
+	unlink(fifo);
+	rmdir(dir);
+	free(strings.p);
+	free(s.fds);
+	if (failures) {
+		fprintf(stderr, "%d failures\n", failures);
+		return 1;
+	}
+	printf("fdkind: %d kinds, %d records checked, damaged forms refused\n", fd_nkinds, nwant);
+	return 0;
+}
