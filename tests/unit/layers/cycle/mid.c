@@ -1,0 +1,7 @@
+/* mid.c -- fixture of check_layers: the middle of a three-file cycle. */
+int low_work(int x);
+
+int mid_step(int x)
+{
+	return low_work(x) - 1;
+}
