@@ -1,17 +1,24 @@
 /* pool_internal.h -- the in-DRAM view of a pool shared by the files of src/pool.
  *
- * The files are layers: each calls only the ones above it in this list (no cycles).
- *   error.c    the thread-local error message          codec.c   on-media words encoded/decoded
- *   persist.c  the one door to durability (flush, drain, commit word; include/prosper/persist.h)
- *   validate.c superblock and metadata checks          pool_file.c  the pool file: create, map, reserve
- *   slots.c    slot allocator, segment bitmaps, region lookup, flushing runs of blocks in a slot
- *   redo.c     redo regions' logs (Prosper's two-step stack commit)
- *   direct.c   direct regions: copy-on-write into backups, stealing
- *   commit.c   buffered writes and the commit of an epoch        recover.c  recovery at open
- *   pool.c     create/open/close, queries, staged region changes (the top)
- *   rollback.c one epoch back (MPI restart)            inspect.c  `prosper inspect`, metadata only
- *   copy.c     one pool made to hold another's committed epoch (the durable replica)
- *   mutation.c protocol mutations: the testable build only (pool_testing.h)
+ * The files are layers, listed from the top: each calls only files listed below it, so their
+ * calls have no cycle (the unit test pool_layers, scripts/check_layers --order on this list).
+ *   copy.c      one pool made to hold another's committed epoch (the durable replica)
+ *   rollback.c  one epoch back (MPI restart)
+ *   inspect.c   `prosper inspect`, metadata only
+ *   pool.c      create/open/close, queries
+ *   region.c    staged region changes: add, resize, remove
+ *   recover.c   recovery at open
+ *   commit.c    buffered writes and the commit of an epoch
+ *   direct.c    direct regions: copy-on-write into backups, stealing
+ *   redo.c      redo regions' logs (Prosper's two-step stack commit)
+ *   slots.c     slot allocator, segment bitmaps, region lookup, flushing runs of blocks in a slot
+ *   pool_file.c the pool file: create, map, reserve
+ *   validate.c  superblock and metadata checks
+ *   persist.c   the one door to durability (flush, drain, commit word; include/prosper/persist.h)
+ *   codec.c     on-media words encoded/decoded
+ *   error.c     the thread-local error message
+ *   mutation.c  protocol mutations: the testable build only (pool_testing.h); it calls nothing,
+ *               every file reads its switch through POOL_MUTANT
  */
 #ifndef PROSPER_POOL_INTERNAL_H
 #define PROSPER_POOL_INTERNAL_H
@@ -109,7 +116,7 @@ struct prosper_pool {
 /* errors (error.c) */
 int pool_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* media helpers (media.c) */
+/* addresses in the mapping, from the superblock's offsets (layout.h) */
 static inline uint8_t *slot_addr(const struct prosper_pool *p, uint32_t slot)
 {
 	return p->base + p->sb.data_off + (uint64_t)slot * p->sb.seg_size;
@@ -172,9 +179,16 @@ void slot_freed(struct prosper_pool *p, uint32_t i);
 /* At a commit, after it is durable: the slots this commit freed become free, and the file space of
  * slots free for PUNCH_AFTER commits is given back (a hole). */
 void slots_after_commit(struct prosper_pool *p);
+/* The per-slot tables of p (slot_use, bound_to, ...), all slots free. */
+int pool_alloc_tables(struct prosper_pool *p);
 int seg_bitmaps_alloc(struct prosper_pool *p, struct seg *s);
 void region_free_segs(struct region *r, uint32_t from);
 struct region *region_by_id(struct prosper_pool *p, uint32_t id);
+/* The index among live regions of the one named name, or -1; the pool's last error stays as it
+ * was (an existence check is not an error). */
+int region_index(const struct prosper_pool *p, const char *name);
+/* Regions not being removed. */
+uint32_t regions_live(const struct prosper_pool *p);
 
 /* media_copy -- n bytes into the pool mapping at dst (slots.c).  A pool file on a disk is written
  * with pwrite: a store through the mapping would fault on every page write-back has made clean
@@ -182,7 +196,7 @@ struct region *region_by_id(struct prosper_pool *p, uint32_t id);
  * way.  An I/O error is kept in pp.error like a flush's. */
 void media_copy(struct prosper_pool *p, uint8_t *dst, const void *src, size_t n);
 
-/* commit (commit.c): flush every run of set bits of bm (blocks) within a slot */
+/* flush every run of set bits of bm (blocks) within a slot (slots.c) */
 void flush_runs(struct prosper_pool *p, int site, uint8_t *slot, const uint64_t *bm);
 
 /* redo mode (redo.c) */
@@ -217,9 +231,9 @@ int redo_log_is_committed(const struct prosper_pool *p, const struct region *r);
 
 /* recovery (recover.c) */
 int pool_load(struct prosper_pool *p);
-int pool_alloc_tables(struct prosper_pool *p);
-/* The pool being created/opened/rolled back, for pool_loading_abandon (pool_testing.h):
- * pool_loading_set(p) before, (NULL) after. */
+
+/* create/open/close (pool.c).  The pool being created/opened/rolled back, for
+ * pool_loading_abandon (pool_testing.h): pool_loading_set(p) before, (NULL) after. */
 void pool_loading_set(struct prosper_pool *p);
 
 /* bitmaps */

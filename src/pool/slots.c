@@ -1,10 +1,11 @@
 /* slots.c -- the data slots of a pool and the tables that describe them: the slot allocator,
- * the segments' block bitmaps, region lookup by id, and flushing runs of blocks within a slot.
+ * the segments' block bitmaps, region lookup (by id, by name, live count), and flushing runs of
+ * blocks within a slot.
  *
  * Slots freed by a staged change stay reserved until the commit (SLOT_RELEASED): the committed
  * epoch may still read them.  A pool file gives a freed slot's space back (a punched hole) once
- * it stayed free PUNCH_AFTER commits, so that the file holds about what the pool holds.  A layer below commit, direct, redo and recover (pool_internal.h),
- * above the persist layer.
+ * it stayed free PUNCH_AFTER commits, so that the file holds about what the pool holds.  A layer
+ * below every file that changes or loads a pool, above pool_file.c and persist.c (pool_internal.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -160,6 +161,27 @@ struct region *region_by_id(struct prosper_pool *p, uint32_t id)
 		if (p->regions[i].info.id == id && !p->regions[i].removed)
 			return &p->regions[i];
 	return NULL;
+}
+
+int region_index(const struct prosper_pool *p, const char *name)
+{
+	int n = 0;
+	for (uint32_t i = 0; i < p->nregions; i++) {
+		if (p->regions[i].removed)
+			continue;
+		if (strcmp(p->regions[i].info.name, name) == 0)
+			return n;
+		n++;
+	}
+	return -1;
+}
+
+uint32_t regions_live(const struct prosper_pool *p)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < p->nregions; i++)
+		n += !p->regions[i].removed;
+	return n;
 }
 
 /* flush_runs -- flush every run of set bits of bm (blocks) within a slot.  With page
