@@ -109,11 +109,11 @@ static enum refusal check(const struct img *im, const struct tree_view *tv, cons
 
 static int reopen(struct fd_restore *r, const struct img_fd *f)
 {
-	long ep = inject_syscall(r->in, SYS_epoll_create1, (f->flags & O_CLOEXEC) ? EPOLL_CLOEXEC : 0, 0, 0, 0, 0, 0);
+	long ep = inject_syscall(&r->j->in, SYS_epoll_create1, (f->flags & O_CLOEXEC) ? EPOLL_CLOEXEC : 0, 0, 0, 0, 0, 0);
 	long got = ep;
 	if (ep >= 0 && ep != f->fd) {
-		got = inject_syscall(r->in, SYS_dup3, ep, f->fd, (f->flags & O_CLOEXEC) ? O_CLOEXEC : 0, 0, 0, 0);
-		inject_syscall(r->in, SYS_close, ep, 0, 0, 0, 0, 0);
+		got = inject_syscall(&r->j->in, SYS_dup3, ep, f->fd, (f->flags & O_CLOEXEC) ? O_CLOEXEC : 0, 0, 0, 0);
+		inject_syscall(&r->j->in, SYS_close, ep, 0, 0, 0, 0, 0);
 	}
 	if (got == f->fd)
 		return 0;
@@ -129,8 +129,8 @@ static int rewatch(struct fd_restore *r, const struct img_fd *f)
 	unsigned long long data;
 	while (p && parse_watch(&p, &tfd, &events, &data)) {
 		struct epoll_event ev = { .events = events, .data.u64 = data };
-		long got = inject_write(r->in, r->scratch, &ev, sizeof ev) ? -EIO
-			   : inject_syscall(r->in, SYS_epoll_ctl, f->fd, EPOLL_CTL_ADD, tfd, (long)r->scratch, 0, 0);
+		long got = inject_write(&r->j->in, r->j->scratch, &ev, sizeof ev) ? -EIO
+			   : inject_syscall(&r->j->in, SYS_epoll_ctl, f->fd, EPOLL_CTL_ADD, tfd, (long)r->j->scratch, 0, 0);
 		if (got == -EBADF)
 			r->watches_left++; /* not back */
 		else if (got < 0) {

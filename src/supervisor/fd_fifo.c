@@ -31,12 +31,12 @@ static int reopen(struct fd_restore *r, const struct img_fd *f)
 	int end = !pm ? -1 : (f->flags & O_ACCMODE) == O_WRONLY ? pm->wfd : pm->rfd;
 	long fd = end;
 	if (pm && (f->flags & O_ACCMODE) == O_RDWR) { /* both ends in one: opened so again */
-		long p = fd_scratch_str(r, img_s(r->im, f->path));
-		fd = p ? inject_syscall(r->in, SYS_openat, AT_FDCWD, p, O_RDWR, 0, 0, 0) : -1;
+		long p = injector_str(r->j, img_s(r->im, f->path));
+		fd = p ? inject_syscall(&r->j->in, SYS_openat, AT_FDCWD, p, O_RDWR, 0, 0, 0) : -1;
 	}
 	int rc = fd_place(r, fd, f);
 	if (fd != end && fd >= 0)
-		inject_syscall(r->in, SYS_close, fd, 0, 0, 0, 0, 0);
+		inject_syscall(&r->j->in, SYS_close, fd, 0, 0, 0, 0, 0);
 	if (rc)
 		snprintf(r->why, r->whylen, "fd %d: cannot open the named pipe %s again", f->fd, img_s(r->im, f->path));
 	return rc;

@@ -101,16 +101,16 @@ static int reopen_path(struct fd_restore *r, const struct img_fd *f)
 		FAIL("cannot truncate %s to its checkpointed size", path);
 	unsigned keep = O_ACCMODE | O_APPEND | O_NONBLOCK | O_CLOEXEC | O_DIRECTORY | O_NOATIME | O_DSYNC | O_SYNC |
 			O_DIRECT | O_LARGEFILE | O_PATH;
-	long p = fd_scratch_str(r, path);
-	long fd = p ? inject_syscall(r->in, SYS_openat, AT_FDCWD, p, (long)(f->flags & keep), 0, 0, 0) : -1;
+	long p = injector_str(r->j, path);
+	long fd = p ? inject_syscall(&r->j->in, SYS_openat, AT_FDCWD, p, (long)(f->flags & keep), 0, 0, 0) : -1;
 	if (fd < 0)
 		FAIL("fd %d: cannot reopen %s", f->fd, path);
 	if (fd != f->fd) {
-		if (inject_syscall(r->in, SYS_dup3, fd, f->fd, (long)(f->flags & O_CLOEXEC), 0, 0, 0) != f->fd)
+		if (inject_syscall(&r->j->in, SYS_dup3, fd, f->fd, (long)(f->flags & O_CLOEXEC), 0, 0, 0) != f->fd)
 			FAIL("fd %d: cannot move %s to its number", f->fd, path);
-		inject_syscall(r->in, SYS_close, fd, 0, 0, 0, 0, 0);
+		inject_syscall(&r->j->in, SYS_close, fd, 0, 0, 0, 0, 0);
 	}
-	if (f->type == IMG_FD_FILE && inject_syscall(r->in, SYS_lseek, f->fd, (long)f->pos, SEEK_SET, 0, 0, 0) != (long)f->pos)
+	if (f->type == IMG_FD_FILE && inject_syscall(&r->j->in, SYS_lseek, f->fd, (long)f->pos, SEEK_SET, 0, 0, 0) != (long)f->pos)
 		FAIL("fd %d: cannot seek %s", f->fd, path);
 	return 0;
 }

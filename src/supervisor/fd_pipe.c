@@ -52,8 +52,8 @@ static int reopen(struct fd_restore *r, const struct img_fd *f)
 	} else {
 		int32_t pfd[2];
 		long made[2];
-		if (inject_syscall(r->in, SYS_pipe2, (long)r->scratch, 0, 0, 0, 0, 0) != 0 ||
-		    proc_mem_read(r->in->pid, r->scratch, pfd, sizeof pfd) != 0)
+		if (inject_syscall(&r->j->in, SYS_pipe2, (long)r->j->scratch, 0, 0, 0, 0, 0) != 0 ||
+		    proc_mem_read(r->j->in.pid, r->j->scratch, pfd, sizeof pfd) != 0)
 			goto fail;
 		made[0] = pfd[0], made[1] = pfd[1];
 		if (fd_make_above(r, IMG_FD_PIPE, f->object, made) != 0)

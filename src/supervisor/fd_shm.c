@@ -31,8 +31,8 @@ static int record(struct fd_capture *c)
 static int reopen(struct fd_restore *r, const struct img_fd *f)
 {
 	int shm_fd = shm_fd_of(r->s->tree, f->object);
-	if (shm_fd >= 0 && inject_syscall(r->in, SYS_dup3, shm_fd, f->fd, (long)(f->flags & O_CLOEXEC), 0, 0, 0) == f->fd &&
-	    inject_syscall(r->in, SYS_lseek, f->fd, (long)f->pos, SEEK_SET, 0, 0, 0) == (long)f->pos)
+	if (shm_fd >= 0 && inject_syscall(&r->j->in, SYS_dup3, shm_fd, f->fd, (long)(f->flags & O_CLOEXEC), 0, 0, 0) == f->fd &&
+	    inject_syscall(&r->j->in, SYS_lseek, f->fd, (long)f->pos, SEEK_SET, 0, 0, 0) == (long)f->pos)
 		return 0;
 	snprintf(r->why, r->whylen, "fd %d: cannot make the program's shared memory fd again", f->fd);
 	return -1;

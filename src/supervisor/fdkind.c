@@ -79,7 +79,7 @@ int fd_reopen(struct fd_restore *r)
 	/* what the fresh program has beyond stdio goes (the tree's premade objects are taken below) */
 	for (int j = 0; j < nf; j++)
 		if (s->fds[j].fd > 2 && !fd_is_premade(s->tree, s->fds[j].fd))
-			inject_syscall(r->in, SYS_close, s->fds[j].fd, 0, 0, 0, 0, 0);
+			inject_syscall(&r->j->in, SYS_close, s->fds[j].fd, 0, 0, 0, 0, 0);
 	int rc = 0;
 	for (int phase = 0; phase < FD_NPHASES && !rc; phase++)
 		for (uint32_t i = 0; i < im->h->nfds && !rc; i++) {
@@ -94,14 +94,14 @@ int fd_reopen(struct fd_restore *r)
 	}
 	/* every fd is at its number: the objects made for them go, and the tree's premade ones */
 	for (int i = 0; i < r->nmade; i++) {
-		inject_syscall(r->in, SYS_close, r->made[i].rfd, 0, 0, 0, 0, 0);
+		inject_syscall(&r->j->in, SYS_close, r->made[i].rfd, 0, 0, 0, 0, 0);
 		if (r->made[i].wfd != r->made[i].rfd)
-			inject_syscall(r->in, SYS_close, r->made[i].wfd, 0, 0, 0, 0, 0);
+			inject_syscall(&r->j->in, SYS_close, r->made[i].wfd, 0, 0, 0, 0, 0);
 	}
 	for (int i = 0; i < s->tree->npremade; i++) {
-		inject_syscall(r->in, SYS_close, s->tree->premade[i].rfd, 0, 0, 0, 0, 0);
+		inject_syscall(&r->j->in, SYS_close, s->tree->premade[i].rfd, 0, 0, 0, 0, 0);
 		if (s->tree->premade[i].wfd != s->tree->premade[i].rfd)
-			inject_syscall(r->in, SYS_close, s->tree->premade[i].wfd, 0, 0, 0, 0, 0);
+			inject_syscall(&r->j->in, SYS_close, s->tree->premade[i].wfd, 0, 0, 0, 0, 0);
 	}
 	free(r->made);
 	r->made = NULL, r->nmade = r->made_cap = 0;
@@ -134,18 +134,10 @@ int fd_is_premade(const struct tree *t, int fd)
 
 int fd_place(struct fd_restore *r, long from, const struct img_fd *f)
 {
-	if (from < 0 || inject_syscall(r->in, SYS_dup3, from, f->fd, (long)(f->flags & O_CLOEXEC), 0, 0, 0) != f->fd ||
-	    inject_syscall(r->in, SYS_fcntl, f->fd, F_SETFL, (long)(f->flags & O_NONBLOCK), 0, 0, 0) != 0)
+	if (from < 0 || inject_syscall(&r->j->in, SYS_dup3, from, f->fd, (long)(f->flags & O_CLOEXEC), 0, 0, 0) != f->fd ||
+	    inject_syscall(&r->j->in, SYS_fcntl, f->fd, F_SETFL, (long)(f->flags & O_NONBLOCK), 0, 0, 0) != 0)
 		return -1;
 	return 0;
-}
-
-long fd_scratch_str(struct fd_restore *r, const char *str)
-{
-	size_t n = strlen(str) + 1;
-	if (n > r->scratch_bytes || inject_write(r->in, r->scratch, str, n))
-		return 0;
-	return (long)r->scratch;
 }
 
 int fd_make_above(struct fd_restore *r, uint32_t type, uint64_t object, const long made[2])
@@ -161,8 +153,8 @@ int fd_make_above(struct fd_restore *r, uint32_t type, uint64_t object, const lo
 	for (int e = 0; e < 2; e++) {
 		if (made[e] < 0)
 			continue;
-		long at = inject_syscall(r->in, SYS_fcntl, made[e], F_DUPFD, r->next, 0, 0, 0);
-		inject_syscall(r->in, SYS_close, made[e], 0, 0, 0, 0, 0);
+		long at = inject_syscall(&r->j->in, SYS_fcntl, made[e], F_DUPFD, r->next, 0, 0, 0);
+		inject_syscall(&r->j->in, SYS_close, made[e], 0, 0, 0, 0, 0);
 		if (at < r->next) {
 			rc = -1;
 			continue;

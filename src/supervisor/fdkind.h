@@ -42,7 +42,7 @@
 struct sup;
 struct tree;
 struct tree_view;
-struct inject;
+struct injector;
 
 /* The order a resume makes fds in: those a kind opens by itself first, then those taken from
  * objects made for several fds (a pipe's ends), then every kind's `after`. */
@@ -66,9 +66,7 @@ struct fd_made {
 /* The fds of one relaunched process being made again. */
 struct fd_restore {
 	struct sup *s;
-	struct inject *in;         /* its system calls */
-	uint64_t scratch;          /* scratch memory in it: paths, results */
-	size_t scratch_bytes;
+	struct injector *j;        /* its system calls, and scratch memory in it for paths and results */
 	const struct img *im;
 	int32_t top;               /* the highest fd number of the checkpoint (at least 2) */
 	int32_t next;              /* the lowest number above top that no made object holds */
@@ -119,8 +117,6 @@ const struct premade *fd_premade(const struct tree *t, uint32_t type, uint64_t o
 int fd_is_premade(const struct tree *t, int fd);
 /* from (an fd of the process) duplicated to f->fd with f's O_CLOEXEC and O_NONBLOCK.  0 or -1. */
 int fd_place(struct fd_restore *r, long from, const struct img_fd *f);
-/* A string into the scratch memory: its address in the process, or 0. */
-long fd_scratch_str(struct fd_restore *r, const char *s);
 /* An object made in this process (made[0], made[1] its fds, -1 if one) moved above every number of
  * the checkpoint and remembered as (type, object).  0 or -1. */
 int fd_make_above(struct fd_restore *r, uint32_t type, uint64_t object, const long made[2]);

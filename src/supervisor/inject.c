@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -127,4 +128,12 @@ int inject_write(struct inject *in, uint64_t addr, const void *src, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+long injector_str(struct injector *j, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	if (!j->scratch || n > j->scratch_bytes || inject_write(&j->in, j->scratch, s, n))
+		return 0;
+	return (long)j->scratch;
 }

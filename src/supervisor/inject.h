@@ -43,4 +43,14 @@ long inject_syscall(struct inject *in, long nr, long a1, long a2, long a3, long 
 /* Write bytes into the child's memory (any protection). */
 int inject_write(struct inject *in, uint64_t addr, const void *src, size_t len);
 
+/* An injector with scratch memory in the tracee that is the supervisor's while it makes calls:
+ * where paths, small structs and results go.  The one shape every restore step uses. */
+struct injector {
+	struct inject in;
+	uint64_t scratch;        /* its address in the tracee, 0 until mapped */
+	size_t scratch_bytes;
+};
+/* s at the scratch's start: its address in the tracee, or 0 (does not fit, or cannot write). */
+long injector_str(struct injector *j, const char *s);
+
 #endif

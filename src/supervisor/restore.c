@@ -20,6 +20,9 @@
  *      names ps shows (thread names, and the kernel pointed at the checkpoint's argv);
  *   5. registers and extended state, with an interrupted system call set up to restart.
  *
+ * Files: restore_check.c holds the checks made before anything is launched; restore_map.c steps 2
+ * and 3; the fds of step 4 are made again by their kinds (fdkind.h); this file drives the rest.
+ *
  * Invariants
  *   - Everything that can refuse (files, kernel, CPU, layout) is checked before anything is
  *     changed on disk: a refused resume leaves the pool and every file as they were.
@@ -49,101 +52,13 @@
 #include "altstack.h"
 #include "fdkind.h"
 #include "fillcopy.h"
-#include "inject.h"
-#include "sup.h"
+#include "restore_internal.h"
 #include "rlimits.h"
 #include "pending.h"
 #include "timers.h"
 #include "sharedmem.h"
 #include "tree_image.h"
 
-#define SCRATCH_BYTES (64u << 10)
-
-#define FAIL(...) do { snprintf(why, whylen, __VA_ARGS__); return -1; } while (0)
-
-static int same_vma(const struct img *im, const struct img_vma *a, const struct vma *b)
-{
-	const char *path = img_s(im, a->path);
-	return a->start == b->start && a->end == b->end && !strncmp(a->perms, b->perms, 4) &&
-	       a->offset == b->offset && !strcmp(path ? path : "", b->path);
-}
-
-static int is_named(const struct img *im, const struct img_vma *v, const char *name)
-{
-	const char *p = img_s(im, v->path);
-	return p && !strcmp(p, name);
-}
-
-static int img_special(const struct img *im, const struct img_vma *v)
-{
-	return is_named(im, v, "[vvar]") || is_named(im, v, "[vdso]") || is_named(im, v, "[vsyscall]") ||
-	       is_named(im, v, "[vvar_vclock]");
-}
-
-static int prot_of(const char *perms)
-{
-	return (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) | (perms[2] == 'x' ? PROT_EXEC : 0);
-}
-
-/* Is every mapping of path in the checkpoint shared and writable?  *needs: the file length they
- * reach (offset + length of the farthest). */
-static int shared_writable_only(const struct img *im, const char *path, uint64_t *needs)
-{
-	int any = 0;
-	for (uint32_t i = 0; i < im->h->nvmas; i++) {
-		const struct img_vma *v = &im->vmas[i];
-		const char *p = img_s(im, v->path);
-		if (!p || strcmp(p, path))
-			continue;
-		if (v->perms[1] != 'w' || v->perms[3] != 's')
-			return 0;
-		any = 1;
-		if (v->offset + (v->end - v->start) > *needs)
-			*needs = v->offset + (v->end - v->start);
-	}
-	return any;
-}
-
-enum refusal sup_restore_check(const struct img *im, const struct tree_view *tv, int32_t pid, char *why, size_t whylen)
-{
-#define REFUSE(r, ...) do { snprintf(why, whylen, __VA_ARGS__); return r; } while (0)
-	for (uint32_t i = 0; i < im->h->nfiles; i++) {
-		const struct img_file *f = &im->files[i];
-		const char *path = img_s(im, f->path);
-		struct file_id now;
-		if (tree_shm_named(tv, path) >= 0)
-			continue; /* shared memory with a name: made again if gone, else as it is (sharedmem.h) */
-		if (file_identity(path, &now) != 0)
-			REFUSE(REFUSE_FILE_GONE, "%s is gone: the checkpoint needs it", path);
-		/* A file mapped only shared and writable is data the program writes through the mapping
-		 * (a JVM's hsperfdata counters), not rolled back (docs/limitations.md): it is mapped
-		 * again as it is now, so it only has to be long enough for its mappings. */
-		uint64_t needs = 0;
-		if (shared_writable_only(im, path, &needs)) {
-			if (now.size < needs)
-				REFUSE(REFUSE_FILE_CHANGED, "%s is shorter than the checkpoint maps it (%llu < %llu bytes): refusing to resume",
-				       path, (unsigned long long)now.size, (unsigned long long)needs);
-			continue;
-		}
-		if (now.size != f->size || now.mtime_ns != f->mtime_ns || now.build_id_len != f->build_id_len ||
-		    memcmp(now.build_id, f->build_id, f->build_id_len))
-			REFUSE(REFUSE_FILE_CHANGED, "%s changed since the checkpoint (size, mtime or build-id): refusing to resume", path);
-	}
-	const char *rel = kernel_release();
-	const char *was = img_s(im, im->h->kernel_str);
-	if (was && strcmp(was, rel))
-		REFUSE(REFUSE_KERNEL_CHANGED, "the kernel changed (%s, checkpoint taken under %s): refusing to resume", rel, was);
-	if (im->h->xcr0 != cpu_xcr0())
-		REFUSE(REFUSE_CPU_CHANGED, "the CPU's extended-state features differ from the checkpoint's (XCR0 %#llx vs %#llx)",
-		     (unsigned long long)cpu_xcr0(), (unsigned long long)im->h->xcr0);
-	for (uint32_t i = 0; i < im->h->nvmas; i++) {
-		const char *p = img_s(im, im->vmas[i].path);
-		if (p && p[0] == '/' && strstr(p, " (deleted)") && tree_shm_at(tv, pid, im->vmas[i].start) < 0)
-			REFUSE(REFUSE_MAPPED_DELETED, "the checkpoint maps a deleted file (%s)", p);
-	}
-	return fd_check(im, tv, why, whylen); /* each fd by its kind (fdkind.h) */
-#undef REFUSE
-}
 
 /* A 64 KiB hole free in both the checkpoint's layout and the fresh one. */
 static uint64_t find_hole(const struct img *im, const struct vma *fresh, int nf)
@@ -160,260 +75,22 @@ static uint64_t find_hole(const struct img *im, const struct vma *fresh, int nf)
 	return 0;
 }
 
-struct rctx {
-	struct inject in;
-	uint64_t scratch;  /* SCRATCH_BYTES of the program's memory, ours during the restore */
-	uint8_t *anon_new; /* per checkpoint mapping: mapped anonymous just now (reads as zeros) */
-	int uffd;          /* the program's userfaultfd (fillcopy.h), or -1 */
-	int lazy;          /* fill the anonymous mappings while the program runs (fillcopy.h) */
-	char *why;
-	size_t whylen;
-};
-
 /* The stack pointer for a call injected into a thread whose saved SP may lie on its alternate
  * signal stack (altstack.h): the scratch's last 64 bytes, clear of what is written at its start. */
 static uint64_t scratch_stack(const struct rctx *r)
 {
-	return r->scratch + SCRATCH_BYTES - 64;
+	return r->j.scratch + SCRATCH_BYTES - 64;
 }
 
-static long sys(struct rctx *r, long nr, long a1, long a2, long a3, long a4, long a5, long a6)
-{
-	return inject_syscall(&r->in, nr, a1, a2, a3, a4, a5, a6);
-}
-
-/* Put a string into the scratch page; its address in the child. */
 static long scratch_str(struct rctx *r, const char *str)
 {
-	size_t n = strlen(str) + 1;
-	if (n > SCRATCH_BYTES || inject_write(&r->in, r->scratch, str, n))
-		return 0;
-	return (long)r->scratch;
-}
-
-static int rebuild_map(struct sup *s, struct rctx *r, const struct img *im, struct vma *fresh, int nf)
-{
-	char *why = r->why;
-	size_t whylen = r->whylen;
-	/* kernel mappings must be where they were */
-	for (uint32_t i = 0; i < im->h->nvmas; i++) {
-		if (!img_special(im, &im->vmas[i]))
-			continue;
-		int found = 0;
-		for (int j = 0; j < nf; j++)
-			found |= same_vma(im, &im->vmas[i], &fresh[j]);
-		if (!found)
-			FAIL("the kernel's %s is not where it was at the checkpoint", img_s(im, im->vmas[i].path));
-	}
-	/* the gate must survive: the mapping holding it is in the checkpoint unchanged */
-	for (int j = 0; j < nf; j++) {
-		if (fresh[j].start > r->in.gate || r->in.gate >= fresh[j].end)
-			continue;
-		int kept = 0, near = -1;
-		for (uint32_t i = 0; i < im->h->nvmas; i++) {
-			kept |= same_vma(im, &im->vmas[i], &fresh[j]);
-			if (im->vmas[i].start <= r->in.gate && r->in.gate < im->vmas[i].end)
-				near = (int)i;
-		}
-		if (!kept) {
-			/* say which mapping differs: the next occurrence is data, not a guess */
-			const struct img_vma *c = near >= 0 ? &im->vmas[near] : NULL;
-			const char *cp = c ? img_s(im, c->path) : NULL;
-			if (!c)
-				FAIL("the preloaded libraries differ from the checkpoint's (now %#llx-%#llx %.4s %s +%#llx; "
-				     "the checkpoint has nothing mapped there)", (unsigned long long)fresh[j].start,
-				     (unsigned long long)fresh[j].end, fresh[j].perms, fresh[j].path,
-				     (unsigned long long)fresh[j].offset);
-			FAIL("the preloaded libraries differ from the checkpoint's (now %#llx-%#llx %.4s %s +%#llx; "
-			     "checkpoint %#llx-%#llx %.4s %s +%#llx)", (unsigned long long)fresh[j].start,
-			     (unsigned long long)fresh[j].end, fresh[j].perms, fresh[j].path, (unsigned long long)fresh[j].offset,
-			     (unsigned long long)c->start, (unsigned long long)c->end, c->perms, cp ? cp : "",
-			     (unsigned long long)c->offset);
-		}
-	}
-	if (s->start_brk != im->h->start_brk)
-		FAIL("the program break starts elsewhere than at the checkpoint");
-	/* 1. unmap what the checkpoint does not have exactly */
-	for (int j = 0; j < nf; j++) {
-		struct vma *f = &fresh[j];
-		if (vma_is_special(f) || vma_is_stack(f) || vma_is_heap(f) || f->start == r->scratch)
-			continue;
-		int kept = 0;
-		for (uint32_t i = 0; i < im->h->nvmas && !kept; i++)
-			kept = same_vma(im, &im->vmas[i], f);
-		f->seen = kept;
-		if (!kept && sys(r, SYS_munmap, (long)f->start, (long)(f->end - f->start), 0, 0, 0, 0) != 0)
-			FAIL("cannot unmap %#llx", (unsigned long long)f->start);
-	}
-	/* 2. the break */
-	uint64_t brk_to = im->h->start_brk, heap_end;
-	const struct img_vma *stack = NULL, *heap = NULL;
-	if (img_heap(im, &heap, &heap_end) == 0 && heap_end > brk_to)
-		brk_to = heap_end;
-	for (uint32_t i = 0; i < im->h->nvmas; i++)
-		if (is_named(im, &im->vmas[i], "[stack]"))
-			stack = &im->vmas[i];
-	long got = sys(r, SYS_brk, (long)brk_to, 0, 0, 0, 0, 0);
-	if ((uint64_t)got != brk_to)
-		FAIL("cannot restore the program break (%#llx)", (unsigned long long)brk_to);
-	/* The kernel shows an anonymous mapping just below the break (the executable's .bss past its
-	 * file) merged into [heap]; brk() only creates the part from start_brk up. */
-	if (heap && heap->start < im->h->start_brk &&
-	    (uint64_t)sys(r, SYS_mmap, (long)heap->start, (long)(im->h->start_brk - heap->start), prot_of(heap->perms),
-			  MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) != heap->start)
-		FAIL("cannot map the start of the heap (%#llx)", (unsigned long long)heap->start);
-	/* 3. the stack: grow it down to the saved range by a fault the kernel resolves */
-	const struct vma *fstack = NULL;
-	for (int j = 0; j < nf; j++)
-		if (vma_is_stack(&fresh[j]))
-			fstack = &fresh[j];
-	if (!stack || !fstack || stack->end != fstack->end)
-		FAIL("the stack is not where it was at the checkpoint");
-	if (stack->start < fstack->start) {
-		long rc = sys(r, SYS_clock_gettime, CLOCK_MONOTONIC, (long)stack->start, 0, 0, 0, 0);
-		if (rc != 0)
-			FAIL("cannot grow the stack to the checkpoint's size");
-	}
-	/* 4. map what is missing */
-	for (uint32_t i = 0; i < im->h->nvmas; i++) {
-		const struct img_vma *v = &im->vmas[i];
-		if (img_special(im, v) || is_named(im, v, "[heap]") || is_named(im, v, "[stack]"))
-			continue;
-		int kept = 0;
-		for (int j = 0; j < nf && !kept; j++)
-			kept = fresh[j].seen && same_vma(im, v, &fresh[j]);
-		if (kept)
-			continue;
-		const char *path = img_s(im, v->path);
-		int shared = v->perms[3] == 's';
-		long flags = MAP_FIXED | (shared ? MAP_SHARED : MAP_PRIVATE), fd = -1;
-		int shm_fd = shared && s->tree->view ? shm_fd_at(s->tree, s->own_pid, v->start) : -1;
-		if (shm_fd >= 0) {
-			/* the tree's shared memory, made again before the processes were forked (sharedmem.h) */
-			got = sys(r, SYS_mmap, (long)v->start, (long)(v->end - v->start), prot_of(v->perms), flags, shm_fd,
-				  (long)v->offset);
-			if ((uint64_t)got != v->start)
-				FAIL("cannot map the shared memory at %#llx again", (unsigned long long)v->start);
-			continue;
-		} else if (path && path[0] == '/') {
-			long p = scratch_str(r, path);
-			fd = p ? sys(r, SYS_openat, AT_FDCWD, p, shared && v->perms[1] == 'w' ? O_RDWR : O_RDONLY, 0, 0, 0) : -1;
-			if (fd < 0)
-				FAIL("cannot reopen mapped file %s", path);
-		} else {
-			flags |= MAP_ANONYMOUS;
-		}
-		got = sys(r, SYS_mmap, (long)v->start, (long)(v->end - v->start), prot_of(v->perms), flags, fd,
-			  fd >= 0 ? (long)v->offset : 0);
-		if (fd >= 0)
-			sys(r, SYS_close, fd, 0, 0, 0, 0, 0);
-		if ((uint64_t)got != v->start)
-			FAIL("cannot map %#llx-%#llx (%s)", (unsigned long long)v->start, (unsigned long long)v->end,
-			     path ? path : "anonymous");
-		r->anon_new[i] = fd < 0;
-	}
-	return 0;
-}
-
-/* Writable mappings are filled straight from the pool mapping with process_vm_writev (one copy,
- * batched); the few read-only ones that hold saved bytes (relocated data) through /proc/PID/mem,
- * which ignores protections.  Never-written pool segments are zeros: skipped where the mapping
- * was just created anonymous, written where the fresh process may have put something.
- *
- * The mappings just created anonymous are filled first, with UFFDIO_COPY on every core
- * (fillcopy.h); one it could not fill whole is written here like the rest. */
-#define FILL_BATCH 512
-/* Mappings the relaunch has already are emptied for a lazy fill from this size up (smaller ones
- * cost less to write than to empty). */
-#define LAZY_EMPTIED_MIN (1u << 20)
-
-struct fill {
-	struct iovec local[FILL_BATCH], remote[FILL_BATCH];
-	int n;
-};
-
-static int fill_flush(struct sup *s, struct fill *f)
-{
-	int rc = proc_mem_writev(s->pid, f->local, f->remote, (size_t)f->n, NULL);
-	f->n = 0;
-	return rc;
-}
-
-static int fill_memory(struct sup *s, struct rctx *r, const struct img *im)
-{
-	char *why = r->why;
-	size_t whylen = r->whylen;
-	static const uint8_t zeros[1u << 16];
-	static struct fill f;
-	f.n = 0;
-	static uint8_t *copied, *eligible; /* per mapping of the checkpoint */
-	static uint32_t cap;
-	if (im->h->nvmas + 1u > cap) {
-		uint8_t *c = realloc(copied, im->h->nvmas + 1u), *e = c ? realloc(eligible, im->h->nvmas + 1u) : NULL;
-		if (c)
-			copied = c;
-		if (!c || !e)
-			FAIL("out of memory");
-		eligible = e;
-		cap = im->h->nvmas + 1u;
-	}
-	memset(copied, 0, im->h->nvmas);
-	for (uint32_t i = 0; i < im->h->nvmas; i++) {
-		const struct img_vma *v = &im->vmas[i];
-		eligible[i] = v->region != IMG_NONE && v->perms[1] == 'w' && r->anon_new[i];
-		/* A large anonymous mapping the relaunch has already (the heap) is emptied, so that it
-		 * is filled lazily too: its pages are the relaunch's, all to be replaced. */
-		const char *path = img_s(im, v->path);
-		if (!eligible[i] && r->lazy && r->uffd >= 0 && v->region != IMG_NONE && !strncmp(v->perms, "rw-p", 4) &&
-		    (!path || !path[0] || !strcmp(path, "[heap]")) && v->end - v->start >= LAZY_EMPTIED_MIN &&
-		    sys(r, SYS_madvise, (long)v->start, (long)(v->end - v->start), MADV_DONTNEED, 0, 0, 0) == 0)
-			eligible[i] = r->anon_new[i] = 1;
-	}
-	if (r->uffd >= 0 && r->lazy)
-		s->fill = fillcopy_start(s, r->uffd, im, eligible, copied);
-	else if (r->uffd >= 0 && fillcopy_run(s, r->uffd, im, eligible, copied) != 0)
-		FAIL("cannot unregister the memory filled through the userfaultfd: %s", strerror(errno));
-	for (uint32_t i = 0; i < im->h->nvmas; i++) {
-		const struct img_vma *v = &im->vmas[i];
-		if (v->region == IMG_NONE || copied[i])
-			continue;
-		int writable = v->perms[1] == 'w';
-		for (uint64_t off = 0, len = v->end - v->start; off < len;) {
-			const void *src;
-			uint64_t n;
-			if (prosper_pool_region_view(s->tree->pool, v->region, off, len - off, &src, &n) != 0)
-				FAIL("pool: %s", prosper_pool_errormsg());
-			if (!src && r->anon_new[i]) {
-				off += n;
-				continue;
-			}
-			if (!src && n > sizeof zeros)
-				n = sizeof zeros;
-			const void *from = src ? src : zeros;
-			uint64_t at = v->start + off;
-			if (!writable) {
-				if (inject_write(&r->in, at, from, n) != 0)
-					FAIL("cannot write memory at %#llx", (unsigned long long)at);
-			} else {
-				f.local[f.n] = (struct iovec){ (void *)from, n };
-				f.remote[f.n] = (struct iovec){ (void *)(uintptr_t)at, n };
-				if (++f.n == FILL_BATCH && fill_flush(s, &f) != 0)
-					FAIL("cannot write memory near %#llx", (unsigned long long)at);
-			}
-			s->tree->stats.restored_bytes += n;
-			off += n;
-		}
-	}
-	if (fill_flush(s, &f) != 0)
-		FAIL("cannot write the memory of the checkpoint");
-	return 0;
+	return injector_str(&r->j, str);
 }
 
 /* The fds, each made again by its kind (fdkind.h). */
 static int reopen_fds(struct sup *s, struct rctx *r, const struct img *im)
 {
-	struct fd_restore fr = { .s = s, .in = &r->in, .scratch = r->scratch, .scratch_bytes = SCRATCH_BYTES - 64,
-				 .im = im, .why = r->why, .whylen = r->whylen };
+	struct fd_restore fr = { .s = s, .j = &r->j, .im = im, .why = r->why, .whylen = r->whylen };
 	int rc = fd_reopen(&fr);
 	s->tree->stats.epoll_watches_left += fr.watches_left;
 	return rc;
@@ -441,13 +118,13 @@ static int restore_process_state(struct sup *s, struct rctx *r, const struct img
 			FAIL("cannot restore the handler of signal %d", sig);
 	}
 	uint64_t mask = im->h->sigblk;
-	if (inject_write(&r->in, r->scratch, &mask, sizeof mask) ||
-	    sys(r, SYS_rt_sigprocmask, SIG_SETMASK, (long)r->scratch, 0, 8, 0, 0) != 0)
+	if (inject_write(&r->j.in, r->j.scratch, &mask, sizeof mask) ||
+	    sys(r, SYS_rt_sigprocmask, SIG_SETMASK, (long)r->j.scratch, 0, 8, 0, 0) != 0)
 		FAIL("cannot restore the signal mask");
-	if (altstack_restore(&r->in, &r->in, r->scratch, scratch_stack(r), &im->h->altstack) != 0)
+	if (altstack_restore(&r->j.in, &r->j.in, r->j.scratch, scratch_stack(r), &im->h->altstack) != 0)
 		FAIL("cannot restore the alternate signal stack");
 	s->thr[0].altstack = im->h->altstack; /* kept until the thread is asked again (altstack.h) */
-	int armed = timers_restore(s, &r->in);
+	int armed = timers_restore(s, &r->j.in);
 	if (armed < 0)
 		FAIL("cannot arm the interval timers again: %s", strerror(-armed));
 	s->tree->stats.timers_restored = (uint64_t)armed;
@@ -459,7 +136,7 @@ static int restore_process_state(struct sup *s, struct rctx *r, const struct img
 		struct iovec ol = { &old, 4 }, orm = { (void *)(uintptr_t)(im->h->regs.fs_base + im->h->tid_offset), 4 };
 		if (process_vm_readv(s->pid, &ol, 1, &orm, 1, 0) == 4)
 			s->old_main_tid = (pid_t)old; /* for the locks it held (lockowners.h) */
-		if (inject_write(&r->in, im->h->regs.fs_base + im->h->tid_offset, &tid, 4))
+		if (inject_write(&r->j.in, im->h->regs.fs_base + im->h->tid_offset, &tid, 4))
 			FAIL("cannot set the thread id");
 	}
 	return 0;
@@ -494,8 +171,8 @@ static void restore_names(struct sup *s, struct rctx *r, const struct img *im)
 				  .end_data = ps.end_data, .start_brk = ps.start_brk, .brk = (uint64_t)brk,
 				  .start_stack = ps.start_stack, .arg_start = im->h->arg_start, .arg_end = im->h->arg_end,
 				  .env_start = im->h->env_start, .env_end = im->h->env_end, .exe_fd = (uint32_t)-1 };
-	if (brk > 0 && inject_write(&r->in, r->scratch, &m, sizeof m) == 0 &&
-	    sys(r, SYS_prctl, PR_SET_MM, PR_SET_MM_MAP, (long)r->scratch, sizeof m, 0, 0) == 0)
+	if (brk > 0 && inject_write(&r->j.in, r->j.scratch, &m, sizeof m) == 0 &&
+	    sys(r, SYS_prctl, PR_SET_MM, PR_SET_MM_MAP, (long)r->j.scratch, sizeof m, 0, 0) == 0)
 		s->tree->stats.names_restored = 1;
 }
 
@@ -535,12 +212,12 @@ static int restore_threads(struct sup *s, struct rctx *r, const struct img *im)
 		uint64_t tcb_tid = im->h->tid_offset ? t->regs.fs_base + im->h->tid_offset : 0;
 		long flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM | CLONE_SETTLS |
 			     (tcb_tid ? CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID : 0);
-		r->in.cloned = 0;
+		r->j.in.cloned = 0;
 		if (s->tree->ns.on)
 			pidns_next(&s->tree->ns, t->tid); /* not free, or refused: the thread gets another id */
 		/* the call returns the id in the program's namespace, the event ours */
 		long own = sys(r, SYS_clone, flags, (long)t->regs.rsp, 0, (long)tcb_tid, (long)t->regs.fs_base, 0);
-		pid_t tid = r->in.cloned;
+		pid_t tid = r->j.in.cloned;
 		if (own <= 0 || tid <= 0 || pidns_own_id(tid) != own)
 			FAIL("cannot recreate thread %d of the checkpoint", (int)t->tid);
 		int st;
@@ -552,15 +229,15 @@ static int restore_threads(struct sup *s, struct rctx *r, const struct img *im)
 		th->own = (pid_t)own;
 		th->stopped = 1;
 		struct inject tin;
-		if (inject_open_thread(&tin, &r->in, (pid_t)tid) != 0)
+		if (inject_open_thread(&tin, &r->j.in, (pid_t)tid) != 0)
 			FAIL("cannot control the recreated thread %ld", (long)tid);
-		if (inject_write(&r->in, r->scratch, &t->sigmask, sizeof t->sigmask) ||
-		    inject_syscall(&tin, SYS_rt_sigprocmask, SIG_SETMASK, (long)r->scratch, 0, 8, 0, 0) != 0)
+		if (inject_write(&r->j.in, r->j.scratch, &t->sigmask, sizeof t->sigmask) ||
+		    inject_syscall(&tin, SYS_rt_sigprocmask, SIG_SETMASK, (long)r->j.scratch, 0, 8, 0, 0) != 0)
 			FAIL("cannot restore the signal mask of thread %ld", (long)tid);
 		if (t->robust_head && inject_syscall(&tin, SYS_set_robust_list, (long)t->robust_head, (long)t->robust_len, 0,
 						     0, 0, 0) != 0)
 			FAIL("cannot restore the robust-futex list of thread %ld", (long)tid);
-		if (altstack_restore(&tin, &r->in, r->scratch, scratch_stack(r), &t->altstack) != 0)
+		if (altstack_restore(&tin, &r->j.in, r->j.scratch, scratch_stack(r), &t->altstack) != 0)
 			FAIL("cannot restore the alternate signal stack of thread %ld", (long)tid);
 		th->altstack = t->altstack;
 		set_name(r, &tin, t->comm);
@@ -581,7 +258,7 @@ int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *he
 	struct rctx r = { .why = why, .whylen = whylen, .anon_new = calloc(im->h->nvmas + 1u, 1), .uffd = uffd, .lazy = lazy };
 	if (!r.anon_new)
 		FAIL("out of memory");
-	if (inject_open(&r.in, s->pid, hello->gate) != 0)
+	if (inject_open(&r.j.in, s->pid, hello->gate) != 0)
 		FAIL("cannot control the relaunched program");
 	int rc = -1;
 	struct proc_status ps;
@@ -590,18 +267,19 @@ int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *he
 		goto out;
 	}
 	s->start_brk = ps.start_brk;
-	r.scratch = find_hole(im, fresh, nf);
-	if (!r.scratch || sys(&r, SYS_mmap, (long)r.scratch, SCRATCH_BYTES, PROT_READ | PROT_WRITE,
-			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) != (long)r.scratch) {
+	r.j.scratch = find_hole(im, fresh, nf);
+	r.j.scratch_bytes = SCRATCH_BYTES - 64; /* the last 64 bytes: scratch_stack */
+	if (!r.j.scratch || sys(&r, SYS_mmap, (long)r.j.scratch, SCRATCH_BYTES, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) != (long)r.j.scratch) {
 		snprintf(why, whylen, "no room for the restorer's scratch page");
 		goto out;
 	}
-	if (rebuild_map(s, &r, im, fresh, nf) ||
-	    sup_nvm_restore(s, &r.in, (uint64_t)scratch_str(&r, s->tree->pool_path), why, whylen))
+	if (restore_rebuild_map(s, &r, im, fresh, nf) ||
+	    sup_nvm_restore(s, &r.j.in, (uint64_t)scratch_str(&r, s->tree->pool_path), why, whylen))
 		goto out;
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (fill_memory(s, &r, im))
+	if (restore_fill_memory(s, &r, im))
 		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	s->tree->stats.restore_memory_seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
@@ -611,8 +289,8 @@ int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *he
 	restore_names(s, &r, im);
 	if (restore_threads(s, &r, im))
 		goto out;
-	sys(&r, SYS_munmap, (long)r.scratch, SCRATCH_BYTES, 0, 0, 0, 0);
-	int queued = pending_restore(s, &r.in, im); /* the last call: pending.h */
+	sys(&r, SYS_munmap, (long)r.j.scratch, SCRATCH_BYTES, 0, 0, 0, 0);
+	int queued = pending_restore(s, &r.j.in, im); /* the last call: pending.h */
 	if (queued < 0) {
 		snprintf(why, whylen, "cannot queue the pending signals again: %s", strerror(-queued));
 		goto out;
@@ -620,7 +298,7 @@ int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *he
 	s->tree->stats.pending_restored = (uint64_t)queued;
 	rc = set_registers(s->pid, im->h->regs, im->xstate, im->h->xstate_bytes, why, whylen);
 out:
-	inject_close(&r.in);
+	inject_close(&r.j.in);
 	free(r.anon_new);
 	return rc;
 }

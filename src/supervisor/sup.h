@@ -6,7 +6,8 @@
  *   launch.c    fork + ptrace seize + exec with the shim, the shim's hello;  poolfile.c  pool lock, state
  *   exec.c      the program exec'd: the new image becomes the checkpointed program
  *   loop.c      the stop (cut) loop;  threads.c  the thread table;  worker.c  the commit thread
- *   capture.c   one checkpoint: registers, map, dirty memory, fds -> one pool epoch
+ *   capture.c   one checkpoint: registers, map, dirty memory, fds -> one pool epoch (mapfollow.c:
+ *               regions follow the map; blob.c: the epoch's record; ckpt_commit.c: its commit half)
  *   restore.c   rebuild a relaunched process from the committed epoch;  lockowners.c  loader + robust locks, new ids
  *   tree.c      the program as a tree of processes: one cut of all, one commit (tree_image.c: its
  *               blob; tree_restore.c: its resume -- every process forked again by its parent)
@@ -361,8 +362,9 @@ void sup_take_hello(struct sup *s, const struct shim_hello *hello);
 int sup_image_loads_shim(pid_t pid, char *why, size_t whylen);
 
 /* capture.c: a checkpoint of one process in two halves.  sup_capture() runs while the child is
- * stopped: map, tracker, the dirty bytes copied into s->batch, the blob; the pool is only asked to
- * add, resize or remove regions.  sup_write_batch() runs while the child goes on: the diff filter,
+ * stopped: map (mapfollow.c), tracker, the dirty bytes copied into s->batch, the blob (blob.c); the
+ * pool is only asked to add, resize or remove regions.  sup_write_batch() (ckpt_commit.c) runs
+ * while the child goes on: the diff filter,
  * the pool writes; tree_commit (tree.h) then commits the epoch.  The next sup_capture() waits.  Both return 0 or a negative errno
  * (s->track.err or the pool's message says more). */
 int sup_capture(struct sup *s);
