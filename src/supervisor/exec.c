@@ -280,6 +280,7 @@ static int forget_image(struct sup *s)
 
 void sup_take_hello(struct sup *s, const struct shim_hello *hello)
 {
+	s->hello = *hello; /* a child it forks says no hello of its own: it is given this one (tree.c) */
 	s->gate = hello->gate;
 	s->nvm_gate = hello->nvm_gate;
 	s->nvm_path_addr = hello->nvm_path;

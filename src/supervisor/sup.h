@@ -327,6 +327,7 @@ struct sup {
 	pid_t *children;
 	int nchildren, children_cap, children_lost;
 	/* NVM-resident memory (nvm.c) */
+	struct shim_hello hello;      /* what its image's shim said (sup_take_hello): the fields below */
 	uint64_t gate, nvm_gate, nvm_path_addr; /* the shim's syscall gate, NVM gate, path buffer */
 	uint64_t timers_addr;         /* the shim's interval-timer record (timers.h) */
 	uint64_t scratch_addr;        /* the shim's scratch for injected calls' results (altstack.h) */

@@ -156,12 +156,10 @@ struct sup *tree_add_child(struct tree *t, struct sup *parent, pid_t child)
 	m->nthr = 1;
 	m->own_pid = own;
 	snprintf(m->region_prefix, sizeof m->region_prefix, "p%d.", (int)m->own_pid);
-	/* the same image: the shim's records and glibc's layout where the parent has them */
-	m->gate = parent->gate, m->nvm_gate = parent->nvm_gate, m->nvm_path_addr = parent->nvm_path_addr;
-	m->timers_addr = parent->timers_addr, m->pending_addr = parent->pending_addr;
+	/* the same image: the shim's records, holding what the parent's hold, and glibc's layout */
+	sup_take_hello(m, &parent->hello);
 	m->pending_written = parent->pending_written;
-	m->limits_addr = parent->limits_addr, m->limits_written = parent->limits_written;
-	m->limits_seen = parent->limits_seen;
+	m->limits_written = parent->limits_written, m->limits_seen = parent->limits_seen;
 	m->tid_offset = parent->tid_offset;
 	memcpy(m->warned_fds, parent->warned_fds, sizeof m->warned_fds); /* its fds are its parent's */
 	m->start_brk = parent->start_brk;

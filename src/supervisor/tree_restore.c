@@ -551,11 +551,8 @@ int tree_relaunch(struct sup *s, char *why, size_t whylen)
 			}
 		}
 		rc = exec_image(t, child, parent->gate, im, &m->resume_hello, &m->resume_uffd, why, whylen);
-		if (!rc) {
-			const struct shim_hello *hl = &m->resume_hello;
-			m->gate = hl->gate, m->nvm_gate = hl->nvm_gate, m->nvm_path_addr = hl->nvm_path;
-			m->timers_addr = hl->timers, m->pending_addr = hl->pending, m->limits_addr = hl->limits;
-		}
+		if (!rc)
+			sup_take_hello(m, &m->resume_hello);
 	}
 	if (!rc && t->view->fg_pgid)
 		give_terminal(t, t->view->fg_pgid);

@@ -12,11 +12,12 @@ import time
 import pytest
 
 import programs
-from conftest import PROSPER, kill_at_epoch, prosper
+from conftest import BUILD, PROSPER, kill_at_epoch, prosper
 
 LONG = os.environ.get("PROSPER_LONG") == "1"
 KILLS = 60 if LONG else 30
 PATH = "/usr/bin:/bin"
+ALTCHILD = os.path.join(BUILD, "tests", "supervisor", "altchild")
 
 
 def torture(*prog, kills=KILLS):
@@ -217,6 +218,33 @@ def test_datagram_and_seqpacket_pairs_keep_their_messages(tmp_path, pool_dir):
     and the bytes of the one message it read)."""
     st, _ = tortured_and_kept(pool_dir, programs.message_pairs(tmp_path))
     assert st["tree_checkpoints"] >= 5, st
+
+
+def test_a_child_processes_alternate_signal_stacks_survive_two_resumes(tmp_path, pool_dir):
+    """A forked child's threads each set an alternate signal stack (sigaltstack) and look at it as
+    they work.  Each thread's is asked at the cuts (src/supervisor/altstack.h) through its shim's
+    scratch, whose address a forked child, and a process forked again by a resume, have from the
+    same hello as a first process.  Killed, resumed, killed again while threads born after the
+    first resume work, and resumed: the output is the native run's ("off 0 0 lost 0 0").  The
+    children were given every address of the hello but the scratch's, and were never asked: the
+    child's stacks were gone after the first resume, the new threads' after the second."""
+    prog = [ALTCHILD, "100", "1500"]
+    native = subprocess.run(prog, capture_output=True, text=True, timeout=300, check=True).stdout
+    assert native.endswith(" off 0 0 lost 0 0\nchild 0\n"), native
+    pool = os.path.join(pool_dir, "alt.prosper")
+    out, err = tmp_path / "out", tmp_path / "err"
+    with open(out, "w") as f, open(err, "a") as e:
+        p = subprocess.Popen([PROSPER, "run", "--fresh", "--pool", pool, "--", *prog], stdout=f, stderr=e,
+                             start_new_session=True, cwd=tmp_path, env=dict(os.environ, PATH=PATH))
+        kill_at_epoch(p, pool, 20)
+        epoch = json.loads(prosper("inspect", "--json", pool).stdout)["epoch"]
+        p = subprocess.Popen([PROSPER, "resume", "--pool", pool], stdout=f, stderr=e, start_new_session=True,
+                             cwd=tmp_path, env=dict(os.environ, PATH=PATH))
+        kill_at_epoch(p, pool, epoch + 20)  # some phases on: the child's threads are new ones
+        r = subprocess.run([PROSPER, "resume", "--pool", pool], stdout=f, stderr=e, cwd=tmp_path, timeout=300,
+                           env=dict(os.environ, PATH=PATH))
+    assert r.returncode == 0, err.read_text()
+    assert out.read_text() == native, err.read_text()
 
 
 def test_the_oracle_compares_every_process(tmp_path, pool_dir):
