@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -136,4 +137,25 @@ long injector_str(struct injector *j, const char *s)
 	if (!j->scratch || n > j->scratch_bytes || inject_write(&j->in, j->scratch, s, n))
 		return 0;
 	return (long)j->scratch;
+}
+
+int injector_open(struct injector *j, pid_t pid, uint64_t gate, size_t bytes)
+{
+	if (inject_open(&j->in, pid, gate) != 0)
+		return -1;
+	long a = inject_syscall(&j->in, SYS_mmap, 0, (long)bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (a < 0 && a > -4096) {
+		inject_close(&j->in);
+		return -1;
+	}
+	j->scratch = (uint64_t)a;
+	j->scratch_bytes = bytes;
+	return 0;
+}
+
+void injector_close(struct injector *j)
+{
+	inject_syscall(&j->in, SYS_munmap, (long)j->scratch, (long)j->scratch_bytes, 0, 0, 0, 0);
+	ptrace(PTRACE_SETREGS, j->in.pid, 0, &j->in.base); /* back where it was: its shim's stop */
+	inject_close(&j->in);
 }

@@ -52,5 +52,9 @@ struct injector {
 };
 /* s at the scratch's start: its address in the tracee, or 0 (does not fit, or cannot write). */
 long injector_str(struct injector *j, const char *s);
+/* inject_open, and `bytes` of scratch mapped anywhere in the tracee.  0 or -1. */
+int injector_open(struct injector *j, pid_t pid, uint64_t gate, size_t bytes);
+/* The scratch unmapped, the tracee's registers as they were at the open, inject_close. */
+void injector_close(struct injector *j);
 
 #endif

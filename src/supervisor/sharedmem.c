@@ -295,8 +295,10 @@ static long premake_named(struct inject *root, uint64_t scratch, const struct tr
 	return 0;
 }
 
-int shm_premake(struct tree *t, struct inject *root, uint64_t scratch, long *next, char *why, size_t whylen)
+int shm_premake(struct tree *t, struct injector *j, long *next, char *why, size_t whylen)
 {
+	struct inject *root = &j->in;
+	uint64_t scratch = j->scratch;
 	static const char name[] = "prosper-shared";
 	const struct tree_view *v = t->view;
 	if (!v->nshms)

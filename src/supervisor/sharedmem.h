@@ -45,8 +45,8 @@ int shm_capture(struct tree *t, struct img_buf *blob);
 
 /* Resume: make every object of the checkpoint (t->view) again in the first process, at fd numbers
  * from *next on (advanced), recorded in t->premade.  0, or -1 with why. */
-struct inject;
-int shm_premake(struct tree *t, struct inject *root, uint64_t scratch, long *next, char *why, size_t whylen);
+struct injector;
+int shm_premake(struct tree *t, struct injector *j, long *next, char *why, size_t whylen);
 /* The fd, in the process being restored, of the object its image maps at start, or of the
  * object of inode ino; -1: none made (a name that exists: the path is opened as it is). */
 int shm_fd_at(const struct tree *t, int32_t own_pid, uint64_t start);
