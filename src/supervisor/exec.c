@@ -306,7 +306,7 @@ static int sup_start_tracking_or_gone(struct sup *s, int uffd, const struct shim
 
 void sup_exec(struct sup *s, struct worker *w)
 {
-	static char why[VMA_PATH_MAX + 200];
+	char why[VMA_PATH_MAX + 200];
 	char reason[200] = "";
 	pid_t pid = s->pid;
 	if (!s->tree->enabled) {
@@ -362,7 +362,7 @@ void sup_exec(struct sup *s, struct worker *w)
 	}
 	if (rc == -ESRCH) {
 		s->tree->enabled = 0; /* it ended before its first instruction of its own: nothing to keep */
-		s->tree->disabled_reason = "the program ended";
+		snprintf(s->tree->disabled_reason, sizeof s->tree->disabled_reason, "the program ended");
 		return;
 	}
 	if (rc == 0) {

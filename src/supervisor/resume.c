@@ -318,7 +318,7 @@ void sup_fill_complete(struct sup *m)
 	if (!m->fill || fillcopy_complete(m->fill, why, sizeof why) == 0 || proc_gone(m->pid))
 		return; /* a copy into a process that was killed meanwhile fails: nothing lost */
 	struct tree *t = m->tree;
-	static char reason[300];
+	char reason[300];
 	snprintf(reason, sizeof reason, "%s; the program was killed", why);
 	sup_disable(m, reason);
 	t->memory_lost = 1;

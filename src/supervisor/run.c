@@ -116,20 +116,22 @@ static int already_exited(pid_t pid)
 
 void run_started(struct sup *s, int hello_rc, int uffd, const char *why)
 {
-	static char msg[VMA_PATH_MAX + 200];
+	char msg[VMA_PATH_MAX + 200];
 	if (hello_rc == -ENOEXEC) {
 		snprintf(msg, sizeof msg, "%s cannot be checkpointed (%s)", s->exe, why);
 		sup_disable(s, msg);
 	} else if (hello_rc == -ESRCH) {
 		s->tree->enabled = 0;
-		s->tree->disabled_reason = "the program ended before its first checkpoint";
+		snprintf(s->tree->disabled_reason, sizeof s->tree->disabled_reason, "%s",
+			 "the program ended before its first checkpoint");
 	} else if (hello_rc != 0)
 		sup_disable(s, hello_rc == -ENOSYS ? "userfaultfd is not available (vm.unprivileged_userfaultfd?)"
 						   : "the shim did not report");
 	else if (sup_start_tracking(s, uffd) != 0) {
 		if (already_exited(s->pid)) {
 			s->tree->enabled = 0;
-			s->tree->disabled_reason = "the program ended before its first checkpoint";
+			snprintf(s->tree->disabled_reason, sizeof s->tree->disabled_reason, "%s",
+				 "the program ended before its first checkpoint");
 		} else {
 			sup_disable(s, s->track.err);
 		}

@@ -129,7 +129,7 @@ int stats_write(const struct sup *s, const char *path)
 	json_u64(&j, "nvm_ahead_segments", st->nvm_ahead_segments);
 	json_u64(&j, "nvm_ahead_changed", st->nvm_ahead_changed);
 	json_num(&j, "nvm_fault_ms", "%.3f", 1e3 * st->nvm_fault_seconds);
-	json_str(&j, "disabled", s->tree->disabled_reason);
+	json_str(&j, "disabled", s->tree->disabled_reason[0] ? s->tree->disabled_reason : NULL);
 	json_end(&j);
 	return fclose(f) == 0 ? 0 : -1;
 }

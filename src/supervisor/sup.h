@@ -225,7 +225,7 @@ struct tree {
 	char pool_path[4096];        /* absolute path of `pool`: the program maps its NVM regions from it */
 	struct tiers tiers;          /* which checkpoints survive a power cut (tiers.h) */
 	int enabled;                 /* checkpointing still on */
-	const char *disabled_reason; /* why it is off (loop.c) */
+	char disabled_reason[VMA_PATH_MAX + 200]; /* why it is off: the first reason, copied (loop.c) */
 	/* how every image of the program is started and says hello (launch.h) */
 	char shim[VMA_PATH_MAX];
 	struct hello_channel channel;
@@ -345,7 +345,7 @@ struct sup {
 
 /* loop.c: the stop (cut) loop.  sup_supervise returns the program's wait status when it ended,
  * or -1 if it was lost.  sup_disable stops checkpointing (once, with a message on stderr): the
- * last checkpoint stays resumable, the program runs on. */
+ * last checkpoint stays resumable, the program runs on; why is copied, a later call keeps the first. */
 int sup_supervise(struct sup *s, int sigfd);
 void sup_disable(struct sup *s, const char *why);
 /* Checkpointing stops after a failed capture or commit (rc < 0): the reason given is the capture's

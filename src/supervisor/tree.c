@@ -129,7 +129,7 @@ struct sup *tree_add_child(struct tree *t, struct sup *parent, pid_t child)
 	for (int i = 0; i < t->nprocs; i++)
 		if (t->procs[i]->pid == child)
 			return t->procs[i];
-	static char why[120];
+	char why[120];
 	/* its id in the program's own pid namespace names its regions: no id, no record (a record of
 	 * a task we cannot see would hold every later cut waiting for it to stop) */
 	pid_t own = pidns_own_id(child);

@@ -377,6 +377,43 @@ def test_a_named_pipe_between_parent_and_child(tmp_path, pool_dir):
     assert st["tree_checkpoints"] >= 10 and st["pipe_bytes_in_flight"] > 0, st
 
 
+def test_the_reason_checkpointing_stopped_is_reported_whole(tmp_path, pool_dir):
+    """A child process the supervisor cannot give a userfaultfd (its parent forbade the call with a
+    seccomp filter, which the child inherits) stops checkpointing; the program runs on to its end.
+    --stats-json names the reason exactly as the one line on stderr did: the reason used to be kept
+    by a pointer into a buffer gone by the time the statistics were written (they read garbage)."""
+    prog = ["/usr/bin/python3", "-S", programs.script(f"{tmp_path}/nouffd.py", """import ctypes, os, struct, time
+libc = ctypes.CDLL(None)
+libc.prctl.argtypes = [ctypes.c_int] + [ctypes.c_ulong] * 4
+# a classic BPF filter: userfaultfd (323 on x86-64) fails with EPERM, every other call is allowed
+insns = [(0x20, 0, 0, 0), (0x15, 0, 1, 323), (0x06, 0, 0, 0x00050000 | 1), (0x06, 0, 0, 0x7fff0000)]
+code = ctypes.create_string_buffer(b"".join(struct.pack("HBBI", *i) for i in insns))
+fprog = ctypes.create_string_buffer(struct.pack("HxxxxxxQ", len(insns), ctypes.addressof(code)))
+assert libc.prctl(38, 1, 0, 0, 0) == 0  # PR_SET_NO_NEW_PRIVS
+assert libc.prctl(22, 2, ctypes.addressof(fprog), 0, 0) == 0  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+def work(s):
+    t, end = 0, time.monotonic() + s
+    while time.monotonic() < end:
+        t = (t * 31 + 1) % 1000003
+work(0.5)
+pid = os.fork()
+if pid == 0:
+    work(0.3)
+    os._exit(0)
+os.waitpid(pid, 0)
+work(0.3)
+print("done")
+""")]
+    st, r = stats_of(pool_dir, *prog)
+    assert r.stdout == "done\n", r.stderr
+    lines = [l for l in r.stderr.splitlines() if "checkpointing stopped" in l]
+    assert len(lines) == 1, r.stderr
+    why = lines[0].split(": ", 1)[1].split("; checkpointing stopped", 1)[0]
+    assert why.startswith("cannot give the child process ") and why.endswith(" a userfaultfd"), r.stderr
+    assert st["disabled"] == why, (st["disabled"], r.stderr)
+    assert st["epoch"] >= 1, st  # the checkpoints before the fork are kept
+
+
 def test_a_script_that_leaves_a_background_job_ends_and_the_job_goes_on(tmp_path, pool_dir):
     """`prosper run -- ./script` where the script starts `sleep &` and ends: run returns when the
     script does, and the sleeper runs on, as natively.  The supervisor used to wait for a stop
