@@ -34,6 +34,7 @@
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <unistd.h>
+#include "disable.h"
 #include "inject.h"
 #include "stage.h"
 #include "sup.h"

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "children.h"
+#include "disable.h"
 #include "stage.h"
 #include "threads.h"
 #include "tree.h"
@@ -37,25 +38,6 @@ static double now(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-void sup_disable(struct sup *s, const char *why)
-{
-	if (!s->tree->enabled)
-		return;
-	s->tree->enabled = 0;
-	/* copied: callers pass buffers of their own, and --stats-json reads it at the end of the run */
-	snprintf(s->tree->disabled_reason, sizeof s->tree->disabled_reason, "%s", why);
-	fprintf(stderr, "%s: %s; checkpointing stopped, the last checkpoint (epoch %llu) is kept\n", sup_command(), why,
-		(unsigned long long)(s->tree->pool ? prosper_pool_epoch(s->tree->pool) : 0));
-}
-
-void sup_checkpoint_failed(struct sup *s, int rc)
-{
-	char why[400];
-	snprintf(why, sizeof why, "checkpoint failed: %s (%s)", strerror(-rc),
-		 s->tree->cut_err[0] ? s->tree->cut_err : s->track.err[0] ? s->track.err : prosper_pool_errormsg());
-	sup_disable(s, why);
 }
 
 /* Every process's lazy fill (fillcopy.h): completed (in a cut's stop, before the capture), pending,

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include "disable.h"
 #include "fillcopy.h"
 #include "lockowners.h"
 #include "poolfile.h"

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "disable.h"
 #include "poolfile.h"
 #include "run.h"
 #include "settings.h"

@@ -6,6 +6,7 @@
  *   launch.c    fork + ptrace seize + exec with the shim, the shim's hello;  poolfile.c  pool lock, state
  *   exec.c      the program exec'd: the new image becomes the checkpointed program
  *   loop.c      the stop (cut) loop;  threads.c  the thread table;  worker.c  the commit thread
+ *   disable.c   checkpointing stopped, the program running on: the first reason kept
  *   capture.c   one checkpoint: registers, map, dirty memory, fds -> one pool epoch (mapfollow.c:
  *               regions follow the map; blob.c: the epoch's record; ckpt_commit.c: its commit half)
  *   restore.c   rebuild a relaunched process from the committed epoch;  lockowners.c  loader + robust locks, new ids
@@ -225,7 +226,7 @@ struct tree {
 	char pool_path[4096];        /* absolute path of `pool`: the program maps its NVM regions from it */
 	struct tiers tiers;          /* which checkpoints survive a power cut (tiers.h) */
 	int enabled;                 /* checkpointing still on */
-	char disabled_reason[VMA_PATH_MAX + 200]; /* why it is off: the first reason, copied (loop.c) */
+	char disabled_reason[VMA_PATH_MAX + 200]; /* why it is off: the first reason, copied (disable.c) */
 	/* how every image of the program is started and says hello (launch.h) */
 	char shim[VMA_PATH_MAX];
 	struct hello_channel channel;
@@ -344,13 +345,8 @@ struct sup {
 };
 
 /* loop.c: the stop (cut) loop.  sup_supervise returns the program's wait status when it ended,
- * or -1 if it was lost.  sup_disable stops checkpointing (once, with a message on stderr): the
- * last checkpoint stays resumable, the program runs on; why is copied, a later call keeps the first. */
+ * or -1 if it was lost.  A checkpoint error stops checkpointing (disable.h), never the program. */
 int sup_supervise(struct sup *s, int sigfd);
-void sup_disable(struct sup *s, const char *why);
-/* Checkpointing stops after a failed capture or commit (rc < 0): the reason given is the capture's
- * own (tree->cut_err), the tracker's, or the pool's last error, in that order. */
-void sup_checkpoint_failed(struct sup *s, int rc);
 
 /* exec.c: the program exec'd (its PTRACE_EVENT_EXEC stop): the new image is followed -- the next
  * checkpoint is of it -- or checkpointing stops with the reason.  The program goes on either way. */

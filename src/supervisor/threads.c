@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <unistd.h>
+#include "disable.h"
 
 int threads_same_process(pid_t pid, pid_t tid)
 {

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "children.h"
+#include "disable.h"
 #include "inject.h"
 #include "sharedmem.h"
 #include "stage.h"
