@@ -10,7 +10,7 @@
 #include "mapfollow.h"
 #include "sharedmem.h"
 #include "sup.h"
-#include "tree.h"
+#include "tree_fds.h"
 
 int capture_blob(struct sup *s, struct img_buf *out, int nmaps)
 {

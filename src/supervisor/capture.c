@@ -41,7 +41,7 @@
 #include "prosper/stackckpt.h"
 #include "stage.h"
 #include "sup.h"
-#include "tree.h"
+#include "tree_fds.h"
 
 /* A large mapping that a checkpoint finds mostly written (a hash table updated at random) costs a
  * write-protect fault per page per interval for nothing: it is then copied whole, unprotected, for

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "tree.h"
+#include "tree_fds.h"
 
 /* A unix stream socket of this network namespace, as sock_diag tells it. */
 struct diag_sock {

@@ -21,6 +21,7 @@
 #include "sharedmem.h"
 #include "stage.h"
 #include "threads.h"
+#include "tree_fds.h"
 #include "tree_image.h"
 #include "prosper/internal/uffd_abi.h"
 
@@ -203,22 +204,6 @@ int tree_start_child(struct sup *m, char *why, size_t whylen)
 	}
 	m->untracked = 0;
 	return 0;
-}
-
-int tree_read_fds(struct sup *m, int *n)
-{
-	if (!m->tree->cut_gen || m->fds_gen != m->tree->cut_gen) {
-		m->nfds_read = 0;
-		m->fds_rc = m->exited ? -ESRCH : proc_fds(m->pid, m->fds, MAX_FDS, &m->nfds_read);
-		m->fds_gen = m->tree->cut_gen;
-	}
-	*n = m->fds_rc ? 0 : m->nfds_read;
-	return m->fds_rc;
-}
-
-const struct fd_info *tree_proc_fds(struct sup *m, int *n)
-{
-	return tree_read_fds(m, n) ? NULL : m->fds;
 }
 
 int tree_cut_ready(struct tree *t, const char **why)

@@ -37,11 +37,6 @@ struct sup *tree_add_child(struct tree *t, struct sup *parent, pid_t child);
 /* At the first stop of a forked child: give it a tracker (a userfaultfd it makes by an injected
  * system call, taken with pidfd_getfd) unless it shares its parent's memory.  0 or -1 (why). */
 int tree_start_child(struct sup *m, char *why, size_t whylen);
-/* The fds of live process m now (in m->fds, *n of them): 0, or -errno (-ESRCH: it has exited).
- * Read once per cut (tree_capture): the socketpairs, the capture and the pipes share them. */
-int tree_read_fds(struct sup *m, int *n);
-/* The same as a list, or NULL when they cannot be read. */
-const struct fd_info *tree_proc_fds(struct sup *m, int *n);
 /* Can a cut include every process now?  1, or 0 with the first reason it cannot. */
 int tree_cut_ready(struct tree *t, const char **why);
 /* Processes that are gone (waited for): out of the tree, their regions out of the next epoch.
