@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include "children.h"
 #include "disable.h"
+#include "precopy.h"
 #include "stage.h"
 #include "threads.h"
 #include "tree.h"

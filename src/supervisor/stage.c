@@ -131,7 +131,7 @@ int stage_range(struct sup *s, struct vma *v, uint64_t a, uint64_t b)
 
 /* `stopped`: the process does not run meanwhile, so the read is shared out between the cores
  * (readers.h); a pass beside the running program reads on this thread alone. */
-static int read_staged(struct sup *s, uint64_t *bytes, int stopped)
+int read_staged(struct sup *s, uint64_t *bytes, int stopped)
 {
 	/* every range staged and not read yet, in one list: a random write pattern names thousands
 	 * of separate pages per interval, and proc_mem_readv moves many per system call */
@@ -292,57 +292,4 @@ void stage_judge_precopy(struct sup *s)
 			s->tree->stats.precopy_skips++;
 		}
 	}
-}
-
-int stage_precopy(struct sup *s)
-{
-	struct batch *bt = &s->batch;
-	if (bt->npre || s->exited || s->vforked || s->untracked || s->track.pagemap_fd < 0 ||
-	    s->track.kind != PROSPER_TRACK_PAGE || s->cfg.heap_mode == TRACK_MODE_FULL)
-		return 0;
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	stage_forget(s);
-	int rc = 0;
-	for (int i = 0; i < s->nvmas && !rc; i++) {
-		struct vma *v = &s->vmas[i];
-		if (v->sp)
-			continue; /* a stack: at the stop, from its SP */
-		if (v->pre_skip > 0) {
-			v->pre_skip--;
-			continue;
-		}
-		long k;
-		if (v->copy_whole) {
-			/* dense: protected again, read whole; the stop reads what is written after */
-			if (!v->pre_armed && prosper_track_rearm(&s->track, v->start, v->end) != 0)
-				continue; /* unmapped meanwhile: the stop copies it whole as it would have */
-			v->pre_armed = 1;
-			s->ranges[0] = (struct prosper_range){ v->start, v->end };
-			k = 1;
-		} else if ((k = prosper_track_collect_live(&s->track, v->start, v->end, s->ranges, MAX_RANGES)) < 0) {
-			/* the process ended or executed another program under the pass, or the scan failed
-			 * part way (what it had re-protected is lost to the tracker): the stop copies this
-			 * mapping whole and protects it again, as it does a dense one's last time */
-			v->copy_whole = 1;
-			s->track.err[0] = 0;
-			continue;
-		}
-		for (long j = 0; j < k && !rc; j++)
-			rc = stage(s, v, s->ranges[j].start, s->ranges[j].end, 0);
-	}
-	if (!rc) /* after the loop above: a mapping is staged once per pass */
-		rc = sup_adopt_new_maps(s);
-	uint64_t bytes = 0;
-	if (read_staged(s, &bytes, 0) != 0) {
-		bt->pre_stale = 1; /* a mapping went away under the pass: the stop reads them again */
-		s->tree->stats.precopy_stale++;
-		s->tree->cut_err[0] = 0;
-	}
-	bt->npre = bt->nchunks;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	s->tree->stats.precopies++;
-	s->tree->stats.precopy_bytes += bytes;
-	s->tree->stats.precopy_seconds += (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
-	return rc;
 }

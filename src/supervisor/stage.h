@@ -38,6 +38,9 @@ int stage_range(struct sup *s, struct vma *v, uint64_t a, uint64_t b);
 /* Read what was staged and not read yet (many ranges per system call).  0, or -EIO with the
  * cut's error said. */
 int stage_read(struct sup *s);
+/* The same for the stop (stopped = 1: shared out between the cores) or for a pass beside the
+ * running program (0: this thread alone), *bytes counting what it read. */
+int read_staged(struct sup *s, uint64_t *bytes, int stopped);
 
 /* After a commit, beside the running program: the batch's buffer grown and its pages faulted in
  * for what the next stops may read (twice the largest cut, at least `floor`, within the saved
@@ -62,9 +65,5 @@ void stage_judge_precopy(struct sup *s);
 
 /* Empty the batch, pre-copy included: the image it was read from is gone (exec). */
 void stage_forget(struct sup *s);
-
-/* The pre-copy pass (--copy precopy) over one stopped-or-running process; a no-op when the
- * batch is already pre-copied for the coming cut or nothing can be pre-copied. */
-int stage_precopy(struct sup *s);
 
 #endif

@@ -9,6 +9,7 @@
  *   disable.c   checkpointing stopped, the program running on: the first reason kept
  *   capture.c   one checkpoint: registers, map, dirty memory, fds -> one pool epoch (mapfollow.c:
  *               regions follow the map; blob.c: the epoch's record; ckpt_commit.c: its commit half)
+ *   precopy.c   --copy precopy: the pass that reads most of a cut's bytes before its stop (stage.c: the batch)
  *   restore.c   rebuild a relaunched process from the committed epoch;  lockowners.c  loader + robust locks, new ids
  *   tree.c      the program as a tree of processes: one cut of all, one commit (tree_image.c: its
  *               blob; tree_restore.c: its resume -- every process forked again by its parent)
