@@ -13,6 +13,7 @@
  *   restore.c   rebuild a relaunched process from the committed epoch;  lockowners.c  loader + robust locks, new ids
  *   tree.c      the program as a tree of processes: one cut of all, one commit (tree_image.c: its
  *               blob; tree_restore.c: its resume -- every process forked again by its parent)
+ *   tree_fds.c  each process's fds, read once per cut for the capture, the pipes and the socketpairs
  *   fdkind.c    the table of fd kinds: each fd recorded, checked and made again by its kind, one file
  *               each (fd_file.c, fd_pipe.c, fd_fifo.c, fd_socket.c, fd_shm.c, fd_epoll.c, fd_other.c)
  *   socketpairs.c  unix stream socketpairs between the program's processes
