@@ -7,7 +7,6 @@
 #include "inject.h"
 #include "procfs.h"
 #include "sup.h"
-#include "tree.h"
 
 /* Is thread t to be asked at this cut, and among how many?  A thread never asked, or that had none
  * at its first asks (a new thread sets its own a moment after it starts), is asked now, with every

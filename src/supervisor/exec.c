@@ -37,6 +37,7 @@
 #include "disable.h"
 #include "inject.h"
 #include "stage.h"
+#include "launch.h"
 #include "sup.h"
 #include "worker.h"
 
@@ -279,20 +280,6 @@ static int forget_image(struct sup *s)
 	return 0;
 }
 
-void sup_take_hello(struct sup *s, const struct shim_hello *hello)
-{
-	s->hello = *hello; /* a child it forks says no hello of its own: it is given this one (tree.c) */
-	s->gate = hello->gate;
-	s->nvm_gate = hello->nvm_gate;
-	s->nvm_path_addr = hello->nvm_path;
-	s->timers_addr = hello->timers;
-	s->scratch_addr = hello->scratch;
-	s->pending_addr = hello->pending;
-	s->pending_written = 0; /* a new image: its records are empty */
-	s->limits_addr = hello->limits;
-	s->limits_written = 0;
-}
-
 /* A child process's new image (tree.h): tracked like the first process's; 1 when it is tracked
  * or already gone (its exit comes next), 0 when tracking failed while it lives. */
 static int sup_start_tracking_or_gone(struct sup *s, int uffd, const struct shim_hello *hello)
@@ -355,7 +342,7 @@ void sup_exec(struct sup *s, struct worker *w)
 	ptrace(PTRACE_CONT, pid, 0, 0);
 	struct shim_hello hello = { 0 };
 	int uffd = -1;
-	rc = launch_wait_hello(&s->tree->channel, pid, &hello, &uffd);
+	rc = hello_wait(&s->tree->channel, pid, &hello, &uffd);
 	if (s != s->tree->procs[0] && (rc == -ESRCH || (rc == 0 && sup_start_tracking_or_gone(s, uffd, &hello)))) {
 		/* a child process that ended at once (a `$(readlink ...)`): nothing of it to keep; its
 		 * exit is reported next, and a child that did start is tracked */

@@ -84,7 +84,7 @@ int main(int argc, char **argv)
 	if (launch_shim_path(s->tree->shim, sizeof s->tree->shim) != 0)
 		return refuse(REFUSE_NOT_BUILT, "%s", "the shim libprosper-shim.so is not built (make build)");
 	children_note_inherited_pipes(s);
-	if ((rc = launch_channel_open(&s->tree->channel)) != 0)
+	if ((rc = hello_channel_open(&s->tree->channel)) != 0)
 		return refuse(REFUSE_SETUP, "cannot open the shim's socket: %s", strerror(-rc));
 	if (o.cfg.host_pids)
 		snprintf(s->tree->ns.why, sizeof s->tree->ns.why, "%s", "--host-pids");
@@ -126,7 +126,7 @@ int main(int argc, char **argv)
 	int uffd = -1;
 	char why[200] = "";
 	int hello_rc = o.cfg.resume || sup_image_loads_shim(c.pid, why, sizeof why) == 0
-			       ? launch_wait_hello(&s->tree->channel, c.pid, &hello, &uffd)
+			       ? hello_wait(&s->tree->channel, c.pid, &hello, &uffd)
 			       : -ENOEXEC; /* no hello will come: do not wait for it */
 	if (hello_rc == 0 || hello_rc == -ENOSYS || hello_rc == -EPROTO)
 		sup_take_hello(s, &hello);

@@ -17,7 +17,8 @@
 #include "fdkind.h"
 #include "inject.h"
 #include "sharedmem.h"
-#include "tree.h"
+#include "premake.h"
+#include "sup.h"
 #include "tree_image.h"
 
 #define FAIL(...) do { snprintf(why, whylen, __VA_ARGS__); return -1; } while (0)

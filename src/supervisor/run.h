@@ -12,7 +12,7 @@
 int run_start(struct sup *s, const struct opts *o, const char *pool_path, struct child *c);
 /* run, as soon as the program has exec'd: the launch record's executable (what /proc says). */
 void run_exec_done(struct sup *s);
-/* run, once the shim has said hello (hello_rc: launch_wait_hello's, or -ENOEXEC with why: the
+/* run, once the shim has said hello (hello_rc: hello_wait's, or -ENOEXEC with why: the
  * image cannot load the shim): tracking on -- or checkpointing off, with the reason (quietly if
  * the program has already exited). */
 void run_started(struct sup *s, int hello_rc, int uffd, const char *why);

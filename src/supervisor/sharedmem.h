@@ -25,7 +25,7 @@
 #define PROSPER_SUP_SHAREDMEM_H
 #include <stdint.h>
 #include "procfs.h"
-#include "tree.h"
+#include "sup.h"
 
 #define SHM_MAX_BYTES (64u << 20)
 

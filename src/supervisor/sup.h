@@ -37,13 +37,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "image.h"
-#include "launch.h"
+#include "hello_channel.h"
 #include "metalog.h"
 #include "pidns.h"
 #include "prosper/internal/shim_proto.h"
 #include "procfs.h"
 #include "refusal.h"
-#include "socketpairs.h"
 #include "stopclock.h"
 #include "tiers.h"
 #include "prosper/pool.h"
@@ -222,6 +221,7 @@ struct sup_stats {
 };
 
 /* The supervision of the program as a whole: what every process of it shares. */
+struct sock_end;
 struct tree {
 	struct sup_stats stats;
 	prosper_pool *pool;          /* where checkpoints are committed: the fast pool of two tiers */
@@ -354,7 +354,7 @@ int sup_supervise(struct sup *s, int sigfd);
  * checkpoint is of it -- or checkpointing stops with the reason.  The program goes on either way. */
 struct worker;
 void sup_exec(struct sup *s, struct worker *w);
-/* The addresses an image's shim said hello with (gate, records, scratch), its records empty. */
+/* hello.c: the addresses an image's shim said hello with (gate, records, scratch), its records empty. */
 void sup_take_hello(struct sup *s, const struct shim_hello *hello);
 /* Will the image process pid runs now (at its exec stop) load the shim: a dynamically linked
  * x86-64 ELF program?  0, or -1 with a one-line why. */

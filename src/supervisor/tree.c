@@ -1,5 +1,6 @@
 /* tree.c -- the program as a tree of processes (tree.h). */
 #include "tree.h"
+#include "socketpairs.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/kcmp.h>

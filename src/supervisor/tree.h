@@ -56,10 +56,6 @@ int tree_verify(struct tree *t);
  * stopped in its shim, the others are forked again by their parents and stopped in theirs,
  * tree->procs in the checkpoint's order, every pipe and socketpair made again.  0, or -1 with why. */
 int tree_relaunch(struct sup *s, char *why, size_t whylen);
-/* premake.c: the tree's pipes, FIFOs, unix sockets and shared memory made in the first process
- * (root), above every fd number of the checkpoint, as t->premade.  0, or -1 with why. */
-struct injector;
-int tree_premake(struct tree *t, struct injector *root, char *why, size_t whylen);
 /* The program ended: let the processes it left behind go on untraced. */
 void tree_release(struct tree *t);
 

@@ -33,8 +33,9 @@
 #include <unistd.h>
 #include "fdkind.h"
 #include "inject.h"
-#include "run.h"
+#include "hello_channel.h"
 #include "sharedmem.h"
+#include "premake.h"
 #include "tree.h"
 #include "tree_image.h"
 
@@ -117,7 +118,7 @@ static int exec_image(struct tree *t, pid_t child, uint64_t gate, const struct i
 	    waitpid(child, &st, __WALL) != child || !WIFSTOPPED(st) || (st >> 16) != PTRACE_EVENT_EXEC)
 		FAIL("cannot execute %s again", img_s(im, im->h->exe_str));
 	ptrace(PTRACE_CONT, child, 0, 0);
-	int rc = launch_wait_hello(&t->channel, child, hello, uffd);
+	int rc = hello_wait(&t->channel, child, hello, uffd);
 	if (rc != 0 || !hello->resume)
 		FAIL("%s did not reach the restorer (%s)", img_s(im, im->h->exe_str), rc ? strerror(-rc) : "not in resume mode");
 	while (waitpid(child, &st, __WALL) == child && WIFSTOPPED(st) && WSTOPSIG(st) != SIGSTOP)
