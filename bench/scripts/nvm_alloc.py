@@ -147,7 +147,7 @@ def main():
         "stop copy = bytes read out of the program while it was stopped; COW = bytes copied into backup slots; "
         "durable = bytes the commit wrote or flushed in the pool; us/fault (bound) = (wall - native) / NVM faults, "
         "everything the run cost beyond the native run charged to the faults (the stops and commits included); "
-        "ahead = segments a fault opened besides its own (copy-on-write in one batch, src/supervisor/nvm.c); "
+        "ahead = segments a fault opened besides its own (copy-on-write in one batch, src/supervisor/memory/nvm.c); "
         "x DRAM = wall time / the DRAM row's wall time of the same configuration."
         + (f" Rows `nvm-baseline` ran the supervisor and program of BUILD, a build of {baseline_commit}, "
            "right after the `nvm` row of the same configuration." if a.baseline else ""),

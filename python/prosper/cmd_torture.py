@@ -43,7 +43,7 @@ COMMIT_DELAY_US = 3000
 
 def refusal(stderr):
     """The refusal `prosper run/resume --json` printed as its last JSON line on stderr
-    (src/supervisor/refusal.h: {"refused": CODE, "message": ..., ["exit_code": N]}), or None."""
+    (src/supervisor/base/refusal.h: {"refused": CODE, "message": ..., ["exit_code": N]}), or None."""
     for line in reversed(stderr.splitlines()):
         if not line.startswith("{"):
             continue

@@ -2,7 +2,7 @@
  *
  * Under `prosper run` the preloaded shim defines prosper_shim_nvm_gate, a two-instruction
  * request gate (`int3; ret`) that stops the calling thread for the supervisor, which answers in
- * rax (src/shim/shim_proto.h, src/supervisor/nvm.c).  Without the shim the weak reference is
+ * rax (src/shim/shim_proto.h, src/supervisor/memory/nvm.c).  Without the shim the weak reference is
  * NULL and the memory is plain anonymous memory, as it is when the supervisor answers -ENOSYS
  * (it does not checkpoint).
  *

@@ -79,7 +79,7 @@ def test_a_mapping_replaced_in_place_among_others_is_saved_anew(tmp_path, copy):
 @pytest.mark.parametrize("tracker", ["page", "diff"])
 def test_a_stop_read_shared_between_cores_equals_live_memory(tmp_path, tracker):
     """scale writes 8-byte words at random all over 8 MiB: each stop reads more than 1 MiB, in
-    many separate ranges, and shares the read out between the cores (src/supervisor/readers.c,
+    many separate ranges, and shares the read out between the cores (src/supervisor/base/readers.c,
     a range cut in two where the shares meet); every checkpoint still equals live memory."""
     prog = os.path.join(BUILD, "bench", "scale")
     native = subprocess.run([prog, "8", "1000000"], capture_output=True, text=True)
@@ -109,7 +109,7 @@ print(sum(b[0:56 << 20:4096]))
 
 def test_the_staging_is_made_ready_before_a_burst_of_writes(tmp_path):
     """The pages a stop reads into are faulted in beside the running program after each commit
-    (stage_ahead, src/supervisor/stage.c): a burst that writes more than any checkpoint before it
+    (stage_ahead, src/supervisor/memory/stage.c): a burst that writes more than any checkpoint before it
     is read without a fault of the supervisor's per page (only the first checkpoints, which read
     the new mappings whole, fault), and the staging stays bounded -- 64 MiB or twice the largest
     checkpoint, not the 192 MiB the program maps.  Every checkpoint equals live memory."""

@@ -222,7 +222,7 @@ def test_datagram_and_seqpacket_pairs_keep_their_messages(tmp_path, pool_dir):
 
 def test_a_child_processes_alternate_signal_stacks_survive_two_resumes(tmp_path, pool_dir):
     """A forked child's threads each set an alternate signal stack (sigaltstack) and look at it as
-    they work.  Each thread's is asked at the cuts (src/supervisor/altstack.h) through its shim's
+    they work.  Each thread's is asked at the cuts (src/supervisor/objects/altstack.h) through its shim's
     scratch, whose address a forked child, and a process forked again by a resume, have from the
     same hello as a first process.  Killed, resumed, killed again while threads born after the
     first resume work, and resumed: the output is the native run's ("off 0 0 lost 0 0").  The

@@ -553,7 +553,7 @@ def killed_pool(tmp_path, pool_dir):
 
 def _refused(args, code, *words, cwd):
     """`prosper ARGS` is refused: exit 2, one line naming the words; with --json, the same refusal
-    is also one JSON line on stderr carrying its stable code (src/supervisor/refusal.h)."""
+    is also one JSON line on stderr carrying its stable code (src/supervisor/base/refusal.h)."""
     r = prosper(*args, cwd=cwd)
     assert r.returncode == 2, (r.returncode, r.stderr)
     assert r.stderr.count("\n") == 1, r.stderr

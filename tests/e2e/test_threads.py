@@ -42,7 +42,7 @@ def test_threads_come_and_go_and_write_each_others_stacks():
 def test_each_threads_alternate_signal_stack_survives_kills():
     """Two threads, each with an alternate signal stack of its own, send themselves signals whose
     handler counts whether it ran on it: a resume sets every thread's stack again (asked of each
-    thread by an injected sigaltstack, src/supervisor/altstack.h), so the counts stay the native
+    thread by an injected sigaltstack, src/supervisor/objects/altstack.h), so the counts stay the native
     ones ("off 0 0"); without it the first signal after a resume runs on the thread's own stack."""
     res = torture(ALTSTACK, "300000", kills=20 if LONG else 10)
     assert res["identical"], res["differences"]

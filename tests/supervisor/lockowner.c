@@ -2,10 +2,10 @@
  * mutex (an error-checking one, so that a foreign unlock is refused), compute, and unlock it.
  * The lock word of a robust mutex is its owner's thread id, and a resume gives threads new ids:
  * left with the old id, the unlock after a resume fails with EPERM and the next lock waits for
- * a thread that is gone (tests/e2e/test_threads.py; src/supervisor/lockowners.c).
+ * a thread that is gone (tests/e2e/test_threads.py; src/supervisor/objects/lockowners.c).
  * With `plain` the mutexes are error-checking but not robust: on no list the kernel keeps, they
  * cannot be found from outside, and only a resume that gives each thread its old id (the
- * program's own pid namespace, src/supervisor/pidns.c) lets them be unlocked.
+ * program's own pid namespace, src/supervisor/base/pidns.c) lets them be unlocked.
  *
  * usage: lockowner ROUNDS (1-16) [plain] */
 #include <errno.h>

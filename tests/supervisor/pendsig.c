@@ -3,7 +3,7 @@
  *   - three instances of a realtime signal queued to the process, with values (sigqueue): all
  *     three, in order;
  *   - SIGUSR2 sent to the worker thread alone (pthread_kill): taken by that thread.
- * A resume that dropped them waits forever (tests/e2e/test_run_resume.py; src/supervisor/pending.c).
+ * A resume that dropped them waits forever (tests/e2e/test_run_resume.py; src/supervisor/objects/pending.c).
  *
  * usage: pendsig PHASES (1-20) */
 #include <pthread.h>

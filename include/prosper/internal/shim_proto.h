@@ -12,12 +12,12 @@
  * struct shim_timers which ones the program armed (or inherited armed through exec); at every
  * checkpoint with one, the supervisor makes the program read them into `now` (getitimer, injected
  * before memory is saved), so the values travel in the checkpoint with the rest of the shim's
- * .bss, and a resume arms them again from there (src/supervisor/timers.c).
+ * .bss, and a resume arms them again from there (src/supervisor/objects/timers.c).
  *
  * Signals pending at a checkpoint (blocked ones, or ones that arrived while the program was
  * stopped) are kernel state too: the supervisor writes them into struct shim_pending before
  * memory is saved (an empty record when there are none), and a resume queues them again
- * (src/supervisor/pending.c).
+ * (src/supervisor/objects/pending.c).
  *
  * A resume also writes, into the same record, when its command began (resumed_ns): the shim's
  * bind() then removes a unix socket name the killed run bound after the cut -- a socket file
@@ -27,7 +27,7 @@
  * Resource limits likewise: the shim counts the program's setrlimit/prlimit calls; the supervisor
  * reads the limits (prlimit) at the first checkpoint of an image and whenever that count moved,
  * and writes them into struct shim_limits; a resume sets them again before it reopens the
- * program's files (src/supervisor/rlimits.c).
+ * program's files (src/supervisor/objects/rlimits.c).
  *
  * NVM requests (include/prosper/nvm.h): libprosper-nvm calls prosper_shim_nvm_gate(op, arg), an
  * `int3; ret` in the shim.  The supervisor sees the SIGTRAP stop with rip == nvm_gate + 1, reads

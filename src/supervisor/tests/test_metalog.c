@@ -10,7 +10,7 @@
  * forgets a removed VMA, must be caught.  Damaged regions (random bytes and words changed) are
  * refused or decode to a blob img_decode accepts, never read out of bounds (ASan in make test).
  * A tree run checkpoints two processes into one pool, each with its own metadata region, under
- * one commit of a tree blob naming both (src/supervisor/tree.h): every recovered epoch must hold
+ * one commit of a tree blob naming both (src/supervisor/cut/tree.h): every recovered epoch must hold
  * both processes of that same epoch.
  * PROSPER_LONG=1 explores more states.
  */

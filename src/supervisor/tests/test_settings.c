@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "../settings.h"
-#include "../metalog.h"
+#include "settings.h"
+#include "metalog.h"
 
 static int failures;
 #define MUST(c) do { if (!(c)) { fprintf(stderr, "FAIL %s:%d: %s (%s)\n", __FILE__, __LINE__, #c, prosper_pool_errormsg()); exit(1); } } while (0)

@@ -1,32 +1,18 @@
-/* sup.h -- the supervisor's state, shared by its parts.  The map (docs/architecture.md):
- *   main.c      dispatch: options, then run or resume, the loop, the end of the run
- *   options.c   the command line and --help;   refusal.c  every refusal, with its stable code
- *   run.c       `run`: the pool created (or refused), the program launched
- *   resume.c    `resume`: the admission check, the relaunch, the restore, tracking again
- *   launch.c    fork + ptrace seize + exec with the shim, the shim's hello;  poolfile.c  pool lock, state
- *   exec.c      the program exec'd: the new image becomes the checkpointed program
- *   loop.c      the stop (cut) loop;  threads.c  the thread table;  worker.c  the commit thread
- *   disable.c   checkpointing stopped, the program running on: the first reason kept
- *   capture.c   one checkpoint: registers, map, dirty memory, fds -> one pool epoch (mapfollow.c:
- *               regions follow the map; blob.c: the epoch's record; ckpt_commit.c: its commit half)
- *   precopy.c   --copy precopy: the pass that reads most of a cut's bytes before its stop (stage.c: the batch)
- *   restore.c   rebuild a relaunched process from the committed epoch;  lockowners.c  loader + robust locks, new ids
- *   tree.c      the program as a tree of processes: one cut of all, one commit (tree_image.c: its
- *               blob; tree_restore.c: its resume -- every process forked again by its parent)
- *   tree_fds.c  each process's fds, read once per cut for the capture, the pipes and the socketpairs
- *   fdkind.c    the table of fd kinds: each fd recorded, checked and made again by its kind, one file
- *               each (fd_file.c, fd_pipe.c, fd_fifo.c, fd_socket.c, fd_shm.c, fd_epoll.c, fd_other.c)
- *   socketpairs.c  unix stream socketpairs between the program's processes
- *   sharedmem.c    shared memory only the program's processes hold (semaphores, MAP_SHARED)
- *   children.c  without a pid namespace: child processes run untraced, when the cut waits
- *   pidns.c     the program's own pid namespace: a resume gives back every process and thread id
- *   timers.c    interval timers (setitimer, alarm): read at a checkpoint, armed again at a resume
- *   pending.c   signals pending at the cut: saved with the checkpoint, queued again at a resume
- *   rlimits.c   resource limits: saved with the checkpoint when they change, set again at a resume
- *   stats.c     --stats-json (json.c: the JSON writer)
- *   image.c     the epoch blob;  procfs.c  /proc readers;  inject.c  syscalls run by the child
- *   metalog.c   the epoch's metadata as a redo log of changes (--metadata log) or the blob whole
- *   nvm.c       NVM-resident memory (prosper_nvm_alloc): direct pool regions mapped into the child
+/* sup.h -- the supervisor's state, shared by its parts.  The parts are in layers, one folder each,
+ * bottom to top; a file calls only its own layer and those below (docs/architecture.md has every
+ * file; the build fails on a call upwards):
+ *   image/    the epoch's record of a process and of a tree, the metadata log: codecs only
+ *   base/     /proc, a process's memory, injected system calls, the hello channel, the pid
+ *             namespace, JSON and refusals, the clock
+ *   state/    this header; tiers and the pool file, threads, fds read per cut, the shim's hello,
+ *             checkpointing stopped, --stats-json
+ *   memory/   regions follow the map, the batch and its pre-copy, the commit half and the oracle,
+ *             a resume's fill, NVM-resident memory
+ *   objects/  the kinds of fd (fdkind.h), sockets, shared memory, children, timers, pending
+ *             signals, limits, alternate stacks, lock owners
+ *   cut/      one checkpoint of a process and of the tree, the commit thread; the restore of a
+ *             process and of a tree
+ *   control/  main, options, run, resume, launch, exec, the loop
  *
  * struct tree is what the whole program shares: the pool, stats (what a run measured, written out
  * by stats.c), whether checkpointing is on, the pid namespace and the shim's channel.  struct sup
