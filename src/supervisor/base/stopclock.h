@@ -1,5 +1,6 @@
-/* stopclock.h -- where the time of a stop goes: each step of a capture adds its wall time to one
- * of a few phases, summed over the run (`stop_us` in --stats-json: the mean per checkpoint).
+/* stopclock.h -- the supervisor's one clock (stopclock_now: CLOCK_MONOTONIC, in seconds), and
+ * where the time of a stop goes: each step of a capture adds its wall time to one of a few
+ * phases, summed over the run (`stop_us` in --stats-json: the mean per checkpoint).
  *
  * The phases partition the capture, so they add up to about mean_stop_ms; the fixed part of a
  * stop -- what it costs whatever the program wrote -- is all but `dirty` (the tracker's scans)

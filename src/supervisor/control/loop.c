@@ -33,13 +33,7 @@
 #include "threads.h"
 #include "tree.h"
 #include "worker.h"
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "stopclock.h"
 
 /* Every process's lazy fill (fillcopy.h): completed (in a cut's stop, before the capture), pending,
  * ended (with the program stopped after a capture: stopped = 1, or gone). */
@@ -75,7 +69,7 @@ static int checkpoint(struct sup *s, struct worker *w)
 		fill_end_all(s->tree, 1);
 		return 0;
 	}
-	double t0 = now();
+	double t0 = stopclock_now();
 	/* A lazy resume's fill ends with the program stopped: it must not write its first
 	 * checkpoint's worth of memory while the rest is filled, and the pool must not change under
 	 * the fill's reads. */
@@ -93,7 +87,7 @@ static int checkpoint(struct sup *s, struct worker *w)
 		if (!rc)
 			rc = tree_verify(s->tree);
 	}
-	double dt = now() - t0;
+	double dt = stopclock_now() - t0;
 	struct sup_stats *st = &s->tree->stats;
 	st->stop_total += dt;
 	if (dt > st->stop_max)
@@ -251,7 +245,7 @@ int sup_supervise(struct sup *s, int sigfd)
 	if (worker_start(&w, s) != 0)
 		sup_disable(s, "cannot start the commit thread");
 	int have_worker = w.done_fd[0] >= 0;
-	double iv = s->cfg.interval_ms / 1e3, next = now() + iv;
+	double iv = s->cfg.interval_ms / 1e3, next = stopclock_now() + iv;
 	double lead = s->cfg.copy_mode == COPY_PRECOPY ? iv * PRECOPY_LEAD : 0;
 	const char *lead_env = getenv("PROSPER_PRECOPY_LEAD"); /* for measuring the lead (docs/run-resume.md) */
 	if (lead && lead_env) {
@@ -359,19 +353,19 @@ int sup_supervise(struct sup *s, int sigfd)
 				if (tree->enabled && have_worker && ready)
 					ready = checkpoint(s, &w) != -EAGAIN;
 				s->tree->stats.waited_for_children += !ready;
-				next = now() + (ready ? iv : CHILD_POLL);
+				next = stopclock_now() + (ready ? iv : CHILD_POLL);
 				precopied = precopied && !ready;
 				interrupting = 0;
 				resume_all(tree);
 			}
 		}
-		double t = now();
+		double t = stopclock_now();
 		int busy = have_worker && worker_busy(&w);
 		if (lead && !precopied && s->tree->enabled && !interrupting && !busy && t >= next - lead &&
 		    !fill_pending(tree)) { /* the pass could add regions while the fill reads the pool */
 			precopy_all(s);
 			precopied = 1;
-			t = now();
+			t = stopclock_now();
 		}
 		if (s->tree->enabled && !interrupting && t >= next) {
 			if (!follow && children_any(s)) {

@@ -30,13 +30,7 @@
 #include "run.h"
 #include "stats.h"
 #include "tree.h"
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "stopclock.h"
 
 static struct sup *sup_new(const struct sup_config *cfg)
 {
@@ -57,7 +51,7 @@ int main(int argc, char **argv)
 	 * touch -- instead of glibc's adaptive one, which after the first free serves them from the
 	 * heap and clears them whole: ~10 MiB memset per fork or exec of the program. */
 	mallopt(M_MMAP_THRESHOLD, 128 << 10);
-	double t_command = now();
+	double t_command = stopclock_now();
 	struct timespec began;
 	clock_gettime(CLOCK_REALTIME, &began); /* a resume's: what the shim's bind() compares with */
 	struct opts o;
@@ -110,7 +104,7 @@ int main(int argc, char **argv)
 	s->pid = c.pid;
 	s->thr[0].tid = c.pid;
 	s->nthr = 1;
-	double t_start = now();
+	double t_start = stopclock_now();
 	int status = 0;
 	int ended = launch_wait_exec(c.pid, &status);
 	if (ended < 0)

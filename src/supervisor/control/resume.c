@@ -29,6 +29,7 @@
 #include "threads.h"
 #include "tree.h"
 #include "tree_image.h"
+#include "stopclock.h"
 
 /* A checkpoint of several processes (tree_image.h): every process's image decoded and checked. */
 static int admit_tree(struct sup *s, const char *pool_path, const void *blob, size_t blen, struct img *im)
@@ -162,13 +163,6 @@ int resume_start(struct sup *s, const struct img *im, struct child *c)
 	if (rc != 0)
 		return refuse(REFUSE_LAUNCH, "cannot relaunch %s: %s", exe, strerror(-rc));
 	return 0;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* The relaunched program did not reach the restorer: why, once it is gone. */
@@ -358,8 +352,8 @@ int resume_started(struct sup *s, const struct img *im, int hello_rc, const stru
 			return refuse(REFUSE_RESTORE, "process %d: %s", (int)m->own_pid, reason);
 		}
 	}
-	s->tree->stats.restore_seconds = now() - t_start;
-	s->tree->stats.resume_command_seconds = now() - s->tree->command_started;
+	s->tree->stats.restore_seconds = stopclock_now() - t_start;
+	s->tree->stats.resume_command_seconds = stopclock_now() - s->tree->command_started;
 	for (int i = 0; i < s->tree->nprocs; i++) { /* all at once: the main threads and every thread the restores made */
 		struct sup *m = s->tree->procs[i];
 		if (m->exited)

@@ -53,6 +53,7 @@
 #include "fdkind.h"
 #include "fillcopy.h"
 #include "restore_internal.h"
+#include "stopclock.h"
 #include "rlimits.h"
 #include "pending.h"
 #include "timers.h"
@@ -277,12 +278,10 @@ int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *he
 	if (restore_rebuild_map(s, &r, im, fresh, nf) ||
 	    sup_nvm_restore(s, &r.j.in, (uint64_t)scratch_str(&r, s->tree->pool_path), why, whylen))
 		goto out;
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	double t0 = stopclock_now();
 	if (restore_fill_memory(s, &r, im))
 		goto out;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	s->tree->stats.restore_memory_seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	s->tree->stats.restore_memory_seconds = stopclock_now() - t0;
 	s->tree->stats.limits_restored = (uint64_t)limits_restore(s); /* before the fds: one may be above the relaunch's limit */
 	if (reopen_fds(s, &r, im) || restore_process_state(s, &r, im, hello))
 		goto out;

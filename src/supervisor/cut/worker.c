@@ -1,22 +1,16 @@
 /* worker.c -- the commit thread (worker.h). */
 #include "worker.h"
 #include "tree.h"
+#include "stopclock.h"
 #include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 int worker_timed_commit(struct sup *s)
 {
-	double t0 = now();
+	double t0 = stopclock_now();
 	int rc = tree_commit(s->tree);
-	s->tree->stats.commit_total += now() - t0;
+	s->tree->stats.commit_total += stopclock_now() - t0;
 	if (!rc) {
 		tiers_after_commit(&s->tree->tiers, s->tree->pool, 0); /* outside commit_total: the copy is its own */
 		tree_stage_ahead(s->tree); /* with --verify in the stop, so that the oracle sees this path too */

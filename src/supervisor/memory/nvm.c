@@ -51,6 +51,7 @@
 #include "prosper/internal/shim_proto.h"
 #include "inject.h"
 #include "nvm_ahead.h"
+#include "stopclock.h"
 #include "sup.h"
 
 #ifndef MAP_FIXED_NOREPLACE
@@ -276,12 +277,10 @@ static int serve_fault(struct sup *s, pid_t tid, char *why, size_t whylen)
 int sup_nvm_serve(struct sup *s, pid_t tid, int sig, char *why, size_t whylen)
 {
 	snprintf(why, whylen, "cannot serve an NVM request of thread %d", (int)tid);
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	double t0 = stopclock_now();
 	int rc = sig == SIGTRAP ? serve_request(s, tid) : serve_fault(s, tid, why, whylen);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (sig != SIGTRAP)
-		s->tree->stats.nvm_fault_seconds += (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+		s->tree->stats.nvm_fault_seconds += stopclock_now() - t0;
 	if (rc == 0 && ptrace(PTRACE_CONT, tid, 0, 0) != 0)
 		rc = -1;
 	return rc;

@@ -2,6 +2,7 @@
 #include "precopy.h"
 #include <time.h>
 #include "stage.h"
+#include "stopclock.h"
 
 int stage_precopy(struct sup *s)
 {
@@ -9,8 +10,7 @@ int stage_precopy(struct sup *s)
 	if (bt->npre || s->exited || s->vforked || s->untracked || s->track.pagemap_fd < 0 ||
 	    s->track.kind != PROSPER_TRACK_PAGE || s->cfg.heap_mode == TRACK_MODE_FULL)
 		return 0;
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	double t0 = stopclock_now();
 	stage_forget(s);
 	int rc = 0;
 	for (int i = 0; i < s->nvmas && !rc; i++) {
@@ -49,9 +49,8 @@ int stage_precopy(struct sup *s)
 		s->tree->cut_err[0] = 0;
 	}
 	bt->npre = bt->nchunks;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	s->tree->stats.precopies++;
 	s->tree->stats.precopy_bytes += bytes;
-	s->tree->stats.precopy_seconds += (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	s->tree->stats.precopy_seconds += stopclock_now() - t0;
 	return rc;
 }

@@ -11,13 +11,7 @@
 #include <unistd.h>
 #include "fastpool.h"
 #include "sup.h"
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "stopclock.h"
 
 static const char *fs_name(long magic)
 {
@@ -170,7 +164,7 @@ int tiers_start_resume(struct tiers *t, prosper_pool **work, const struct prospe
 	t->durable_epoch = prosper_pool_epoch(t->durable);
 	*work = fast;
 	t->since = 0;             /* this handle has copied nothing yet: compare everything once */
-	t->last_copy = now();     /* the durable pool holds this very state already, or an older one */
+	t->last_copy = stopclock_now();     /* the durable pool holds this very state already, or an older one */
 	return 0;
 }
 
@@ -178,7 +172,7 @@ int tiers_start_resume(struct tiers *t, prosper_pool **work, const struct prospe
 static void commit_staged(struct tiers *t)
 {
 	int rc = prosper_pool_commit(t->durable, t->blob, t->blob_len);
-	double dt = now() - t->pending_t0;
+	double dt = stopclock_now() - t->pending_t0;
 	if (t->thread_started)
 		pthread_mutex_lock(&t->mu);
 	if (rc) {
@@ -234,7 +228,7 @@ void tiers_after_commit(struct tiers *t, prosper_pool *work, int force)
 {
 	if (t->kind != TIER_TWO || !t->durable)
 		return;
-	double t0 = now();
+	double t0 = stopclock_now();
 	if (!force && t->last_copy && t0 - t->last_copy < t->every_s)
 		return;
 	if (!no_pending(t, force) || t->failed)
@@ -255,7 +249,7 @@ void tiers_after_commit(struct tiers *t, prosper_pool *work, int force)
 	}
 	if (len)
 		memcpy(copy, blob, len);
-	double staged = now() - t0;
+	double staged = stopclock_now() - t0;
 	if (staged > t->stage_max_seconds)
 		t->stage_max_seconds = staged;
 	t->since = prosper_pool_epoch(work);
