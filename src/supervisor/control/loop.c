@@ -46,7 +46,7 @@ static void fill_complete_all(struct tree *t)
 static int fill_pending(const struct tree *t)
 {
 	for (int i = 0; i < t->nprocs; i++)
-		if (t->procs[i]->fill)
+		if (t->procs[i]->resume.fill)
 			return 1;
 	return 0;
 }

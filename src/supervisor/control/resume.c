@@ -37,40 +37,40 @@ static int admit_tree(struct sup *s, const char *pool_path, const void *blob, si
 	struct tree *t = s->tree;
 	const char *why;
 	void *copy = malloc(blen); /* aligned, and kept: the images point into it */
-	t->view = calloc(1, sizeof *t->view);
-	if (!copy || !t->view)
+	t->resume.view = calloc(1, sizeof *t->resume.view);
+	if (!copy || !t->resume.view)
 		return refuse(REFUSE_SETUP, "%s", "out of memory");
 	memcpy(copy, blob, blen);
-	if (tree_decode(copy, blen, t->view, &why) != 0)
+	if (tree_decode(copy, blen, t->resume.view, &why) != 0)
 		return refuse(REFUSE_POOL_CORRUPT, "%s: %s", pool_path, why);
-	t->imgs = calloc(t->view->nprocs, sizeof *t->imgs);
-	if (!t->imgs)
+	t->resume.imgs = calloc(t->resume.view->nprocs, sizeof *t->resume.imgs);
+	if (!t->resume.imgs)
 		return refuse(REFUSE_SETUP, "%s", "out of memory");
-	for (uint32_t i = 0; i < t->view->nprocs; i++) {
-		if (t->view->procs[i]->exited)
+	for (uint32_t i = 0; i < t->resume.view->nprocs; i++) {
+		if (t->resume.view->procs[i]->exited)
 			continue; /* a zombie: its status alone (tree_restore.c) */
-		const void *b = t->view->blobs[i];
-		size_t len = t->view->procs[i]->blob_len;
+		const void *b = t->resume.view->blobs[i];
+		size_t len = t->resume.view->procs[i]->blob_len;
 		void *rebuilt = NULL;
 		if (metalog_is_stub(b, len) && metalog_load(t->pool, b, len, &rebuilt, &len, &why) != 0)
-			return refuse(REFUSE_POOL_CORRUPT, "%s: process %d: %s", pool_path, (int)t->view->procs[i]->pid, why);
+			return refuse(REFUSE_POOL_CORRUPT, "%s: process %d: %s", pool_path, (int)t->resume.view->procs[i]->pid, why);
 		if (rebuilt)
 			b = rebuilt;
 		else if (((uintptr_t)b & 7) || !(rebuilt = malloc(len)))
-			return refuse(REFUSE_POOL_CORRUPT, "%s: process %d: misaligned image", pool_path, (int)t->view->procs[i]->pid);
+			return refuse(REFUSE_POOL_CORRUPT, "%s: process %d: misaligned image", pool_path, (int)t->resume.view->procs[i]->pid);
 		else
 			b = memcpy(rebuilt, b, len);
-		if (img_decode(b, len, &t->imgs[i], &why) != 0)
-			return refuse(REFUSE_POOL_CORRUPT, "%s: process %d: %s", pool_path, (int)t->view->procs[i]->pid, why);
+		if (img_decode(b, len, &t->resume.imgs[i], &why) != 0)
+			return refuse(REFUSE_POOL_CORRUPT, "%s: process %d: %s", pool_path, (int)t->resume.view->procs[i]->pid, why);
 		char reason[600];
-		enum refusal r = sup_restore_check(&t->imgs[i], t->view, t->view->procs[i]->pid, reason, sizeof reason);
+		enum refusal r = sup_restore_check(&t->resume.imgs[i], t->resume.view, t->resume.view->procs[i]->pid, reason, sizeof reason);
 		if (r)
 			return refuse(r, "%s", reason);
 	}
-	if (t->view->nprocs > 1 && !t->ns.on)
+	if (t->resume.view->nprocs > 1 && !t->ns.on)
 		return refuse(REFUSE_RESTORE, "the checkpoint holds %u processes, whose ids only a pid namespace of their own gives back (%s)",
-			      t->view->nprocs, t->ns.why);
-	*im = t->imgs[0];
+			      t->resume.view->nprocs, t->ns.why);
+	*im = t->resume.imgs[0];
 	return 0;
 }
 
@@ -131,8 +131,8 @@ int resume_start(struct sup *s, const struct img *im, struct child *c)
 	 * checkpoint; nothing reaches the pool if this one fails) */
 	if (settings_save(s->tree->pool, &s->cfg) != 0)
 		return refuse(REFUSE_POOL_CORRUPT, "%s", prosper_pool_errormsg());
-	if (s->tree->view)
-		metalog_attach_stub(s->meta, s->tree->pool, s->tree->view->blobs[0], s->tree->view->procs[0]->blob_len);
+	if (s->tree->resume.view)
+		metalog_attach_stub(s->meta, s->tree->pool, s->tree->resume.view->blobs[0], s->tree->resume.view->procs[0]->blob_len);
 	else
 		metalog_attach(s->meta, s->tree->pool);
 	const char *exe = img_s(im, im->h->exe_str);
@@ -215,7 +215,7 @@ static int retouch_tids(struct sup *s, const struct img *im)
 /* Did every thread get its checkpoint's id back?  If not, say so once, with why. */
 static void note_changed_ids(struct sup *s, const struct img *im)
 {
-	pid_t was = im->h->own_pid ? (pid_t)im->h->own_pid : s->old_main_tid;
+	pid_t was = im->h->own_pid ? (pid_t)im->h->own_pid : s->resume.old_main_tid;
 	uint64_t changed = was && was != s->thr[0].own;
 	for (int i = 1; i < s->nthr && i <= (int)im->h->nthreads; i++)
 		changed += im->threads[i - 1].tid != s->thr[i].own;
@@ -239,7 +239,7 @@ static int retag_lock_owners(struct sup *s, const struct img *im)
 		if (syscall(SYS_get_robust_list, s->pid, &head, &len) == 0)
 			heads[0] = (uint64_t)(uintptr_t)head;
 		/* ids as the program sees them: in its own namespace, mostly the same ones again */
-		old[0] = s->old_main_tid, now[0] = s->thr[0].own ? s->thr[0].own : s->pid;
+		old[0] = s->resume.old_main_tid, now[0] = s->thr[0].own ? s->thr[0].own : s->pid;
 		for (int i = 1; i < n; i++)
 			old[i] = im->threads[i - 1].tid, now[i] = s->thr[i].own ? s->thr[i].own : s->thr[i].tid,
 			heads[i] = im->threads[i - 1].robust_head;
@@ -273,7 +273,7 @@ static int restore_one(struct sup *s, const struct img *im, const struct shim_he
 		*sv = (struct vma){ .start = v->start, .end = v->end, .offset = v->offset, .region = (int)v->region };
 		memcpy(sv->perms, v->perms, sizeof sv->perms);
 		snprintf(sv->path, sizeof sv->path, "%s", img_s(im, v->path) ? img_s(im, v->path) : "");
-		if (fillcopy_pending(s->fill, v->start))
+		if (fillcopy_pending(s->resume.fill, v->start))
 			continue; /* registered by the fill already, for write-protect too (fillcopy.h) */
 		if (prosper_track_add(&s->track, v->start, v->end) != 0) {
 			snprintf(why, whylen, "%s", s->track.err);
@@ -302,15 +302,15 @@ static void kill_all(struct tree *t)
 
 void sup_fill_end(struct sup *m, int stopped)
 {
-	if (m->fill)
-		fillcopy_end(m->fill, stopped ? m->pid : 0);
-	m->fill = NULL;
+	if (m->resume.fill)
+		fillcopy_end(m->resume.fill, stopped ? m->pid : 0);
+	m->resume.fill = NULL;
 }
 
 void sup_fill_complete(struct sup *m)
 {
 	char why[200];
-	if (!m->fill || fillcopy_complete(m->fill, why, sizeof why) == 0 || proc_gone(m->pid))
+	if (!m->resume.fill || fillcopy_complete(m->resume.fill, why, sizeof why) == 0 || proc_gone(m->pid))
 		return; /* a copy into a process that was killed meanwhile fails: nothing lost */
 	struct tree *t = m->tree;
 	char reason[300];
@@ -335,7 +335,7 @@ int resume_started(struct sup *s, const struct img *im, int hello_rc, const stru
 		return refuse(REFUSE_RESTORE, "%s", "the relaunched program ended before the restore");
 	}
 	/* a tree: its other processes forked again from their parents, each stopped in its shim */
-	if (s->tree->view && tree_relaunch(s, reason, sizeof reason) != 0) {
+	if (s->tree->resume.view && tree_relaunch(s, reason, sizeof reason) != 0) {
 		kill_all(s->tree);
 		return refuse(REFUSE_RESTORE, "%s", reason);
 	}
@@ -347,7 +347,7 @@ int resume_started(struct sup *s, const struct img *im, int hello_rc, const stru
 		struct sup *m = s->tree->procs[i];
 		if (m->exited)
 			continue; /* made a zombie again already (tree_restore.c) */
-		if (restore_one(m, m->resume_img, &m->resume_hello, m->resume_uffd, reason, sizeof reason) != 0) {
+		if (restore_one(m, m->resume.img, &m->resume.hello, m->resume.uffd, reason, sizeof reason) != 0) {
 			kill_all(s->tree);
 			return refuse(REFUSE_RESTORE, "process %d: %s", (int)m->own_pid, reason);
 		}
@@ -359,7 +359,7 @@ int resume_started(struct sup *s, const struct img *im, int hello_rc, const stru
 		if (m->exited)
 			continue;
 		m->thr[0].stopped = 1;
-		if (!m->fill) {
+		if (!m->resume.fill) {
 			threads_resume_all(m);
 			continue;
 		}
@@ -367,7 +367,7 @@ int resume_started(struct sup *s, const struct img *im, int hello_rc, const stru
 		 * ends the fill before the call runs (fillcopy.h) */
 		s->tree->stats.restore_lazy = 1;
 		threads_resume_all_as(m, PTRACE_SYSCALL);
-		fillcopy_go(m->fill);
+		fillcopy_go(m->resume.fill);
 	}
 	return 0;
 }

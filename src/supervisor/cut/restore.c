@@ -136,7 +136,7 @@ static int restore_process_state(struct sup *s, struct rctx *r, const struct img
 		uint32_t tid = (uint32_t)(s->thr[0].own ? s->thr[0].own : s->pid), old = 0;
 		struct iovec ol = { &old, 4 }, orm = { (void *)(uintptr_t)(im->h->regs.fs_base + im->h->tid_offset), 4 };
 		if (process_vm_readv(s->pid, &ol, 1, &orm, 1, 0) == 4)
-			s->old_main_tid = (pid_t)old; /* for the locks it held (lockowners.h) */
+			s->resume.old_main_tid = (pid_t)old; /* for the locks it held (lockowners.h) */
 		if (inject_write(&r->j.in, im->h->regs.fs_base + im->h->tid_offset, &tid, 4))
 			FAIL("cannot set the thread id");
 	}

@@ -135,7 +135,7 @@ int restore_rebuild_map(struct sup *s, struct rctx *r, const struct img *im, str
 		const char *path = img_s(im, v->path);
 		int shared = v->perms[3] == 's';
 		long flags = MAP_FIXED | (shared ? MAP_SHARED : MAP_PRIVATE), fd = -1;
-		int shm_fd = shared && s->tree->view ? shm_fd_at(s->tree, s->own_pid, v->start) : -1;
+		int shm_fd = shared && s->tree->resume.view ? shm_fd_at(s->tree, s->own_pid, v->start) : -1;
 		if (shm_fd >= 0) {
 			/* the tree's shared memory, made again before the processes were forked (sharedmem.h) */
 			got = sys(r, SYS_mmap, (long)v->start, (long)(v->end - v->start), prot_of(v->perms), flags, shm_fd,
@@ -218,7 +218,7 @@ int restore_fill_memory(struct sup *s, struct rctx *r, const struct img *im)
 			eligible[i] = r->anon_new[i] = 1;
 	}
 	if (r->uffd >= 0 && r->lazy)
-		s->fill = fillcopy_start(s, r->uffd, im, eligible, copied);
+		s->resume.fill = fillcopy_start(s, r->uffd, im, eligible, copied);
 	else if (r->uffd >= 0 && fillcopy_run(s, r->uffd, im, eligible, copied) != 0)
 		FAIL("cannot unregister the memory filled through the userfaultfd: %s", strerror(errno));
 	for (uint32_t i = 0; i < im->h->nvmas; i++) {

@@ -346,14 +346,14 @@ static int pipe_contents(const struct seen_pipe *p, uint8_t **buf, uint32_t *len
  * meanwhile (and may move when it grows). */
 static int cut_members(struct tree *t)
 {
-	if (t->nprocs > t->cut_cap) {
-		struct sup **c = realloc(t->cut, (size_t)t->procs_cap * sizeof *c);
+	if (t->nprocs > t->cut.cap) {
+		struct sup **c = realloc(t->cut.members, (size_t)t->procs_cap * sizeof *c);
 		if (!c)
 			return -ENOMEM;
-		t->cut = c, t->cut_cap = t->procs_cap;
+		t->cut.members = c, t->cut.cap = t->procs_cap;
 	}
-	memcpy(t->cut, t->procs, (size_t)t->nprocs * sizeof *t->cut);
-	t->ncut = t->nprocs;
+	memcpy(t->cut.members, t->procs, (size_t)t->nprocs * sizeof *t->cut.members);
+	t->cut.n = t->nprocs;
 	return 0;
 }
 
@@ -374,8 +374,8 @@ static int32_t own_id(const struct tree *t, pid_t host)
 /* tree_capture's steps; *clock is the start of the lap under way (stopclock.h). */
 static int capture_cut(struct tree *t, double *clock)
 {
-	t->cut_err[0] = 0;
-	t->cut_gen++; /* each process's fds are read once in this cut: by the first who asks */
+	t->cut.err[0] = 0;
+	t->cut.gen++; /* each process's fds are read once in this cut: by the first who asks */
 	double *phase = t->stats.stop_phase_seconds;
 	*clock = stopclock_now();
 	int rc = tree_drop_gone(t);
@@ -403,7 +403,7 @@ static int capture_cut(struct tree *t, double *clock)
 	 * cut instead of committing it. */
 	for (int i = 0; i < t->nprocs && !rc; i++)
 		if (t->procs[i]->captured && proc_gone(t->procs[i]->pid)) {
-			snprintf(t->cut_err, sizeof t->cut_err, "process %d ended during the checkpoint", (int)t->procs[i]->pid);
+			snprintf(t->cut.err, sizeof t->cut.err, "process %d ended during the checkpoint", (int)t->procs[i]->pid);
 			rc = -ESRCH;
 		}
 	if (!t->procs[0]->own_pid)
@@ -424,13 +424,13 @@ static int capture_cut(struct tree *t, double *clock)
 			close(r);
 	}
 	int shared = shm_scan(t);
-	t->blob.len = 0;
-	if (t->nprocs == 1 && !full && t->nsocks == 0 && !shared && !fifos)
+	t->cut.blob.len = 0;
+	if (t->nprocs == 1 && !full && t->cut.nsocks == 0 && !shared && !fifos)
 		return 0; /* a FIFO is made again before the restore: its open would wait for its peer */
-	if ((rc = tree_begin(&t->blob)) != 0)
+	if ((rc = tree_begin(&t->cut.blob)) != 0)
 		return rc;
 	pid_t fg = proc_tty_pgrp(t->procs[0]->pid); /* the init's group is never the terminal's */
-	tree_set_fg(&t->blob, fg && !(t->ns.on && fg == t->ns.init) ? own_id(t, fg) : 0);
+	tree_set_fg(&t->cut.blob, fg && !(t->ns.on && fg == t->ns.init) ? own_id(t, fg) : 0);
 	for (int i = 0; i < t->nprocs && !rc; i++) {
 		struct sup *m = t->procs[i];
 		pid_t parent = 0;
@@ -446,52 +446,52 @@ static int capture_cut(struct tree *t, double *clock)
 			e.exited = TREE_EXITED | ((uint32_t)m->exit_status & 0xffffu);
 			t->stats.zombies_kept++;
 		}
-		rc = m->captured ? tree_add_proc(&t->blob, &e, m->batch.blob.p, m->batch.blob.len) : tree_add_proc(&t->blob, &e, "", 0);
+		rc = m->captured ? tree_add_proc(&t->cut.blob, &e, m->batch.blob.p, m->batch.blob.len) : tree_add_proc(&t->cut.blob, &e, "", 0);
 	}
 	for (int i = 0; i < np && !rc; i++) {
 		uint8_t *bytes;
 		struct tree_pipe e = { .ino = seen[i].ino, .mode = seen[i].mode };
 		rc = pipe_contents(&seen[i], &bytes, &e.bytes, &e.capacity);
 		if (!rc)
-			rc = tree_add_pipe(&t->blob, &e, seen[i].path[0] ? seen[i].path : NULL, bytes);
+			rc = tree_add_pipe(&t->cut.blob, &e, seen[i].path[0] ? seen[i].path : NULL, bytes);
 		t->stats.pipe_bytes_in_flight += e.bytes;
 		free(bytes);
 	}
-	for (int i = 0; i < t->nsocks && !rc; i++) {
+	for (int i = 0; i < t->cut.nsocks && !rc; i++) {
 		uint8_t *bytes;
-		struct tree_sock e = { .ino = t->socks[i].ino, .peer = t->socks[i].peer };
-		if (t->socks[i].listener) { /* its name, not bytes in flight */
-			e.flags = TREE_SOCK_LISTENER | (t->socks[i].name_gone ? TREE_SOCK_NAME_GONE : 0u);
-			e.bytes = t->socks[i].name_len;
-			rc = tree_add_sock(&t->blob, &e, t->socks[i].name);
+		struct tree_sock e = { .ino = t->cut.socks[i].ino, .peer = t->cut.socks[i].peer };
+		if (t->cut.socks[i].listener) { /* its name, not bytes in flight */
+			e.flags = TREE_SOCK_LISTENER | (t->cut.socks[i].name_gone ? TREE_SOCK_NAME_GONE : 0u);
+			e.bytes = t->cut.socks[i].name_len;
+			rc = tree_add_sock(&t->cut.blob, &e, t->cut.socks[i].name);
 			continue;
 		}
-		uint32_t type = t->socks[i].type == SOCK_DGRAM ? TREE_SOCK_DGRAM
-				: t->socks[i].type == SOCK_SEQPACKET ? TREE_SOCK_SEQPACKET : 0u;
-		if (t->socks[i].unconnected) { /* made again so, bound to its name if it has one */
-			int named = t->socks[i].name_len && !t->socks[i].name_gone;
+		uint32_t type = t->cut.socks[i].type == SOCK_DGRAM ? TREE_SOCK_DGRAM
+				: t->cut.socks[i].type == SOCK_SEQPACKET ? TREE_SOCK_SEQPACKET : 0u;
+		if (t->cut.socks[i].unconnected) { /* made again so, bound to its name if it has one */
+			int named = t->cut.socks[i].name_len && !t->cut.socks[i].name_gone;
 			e.flags = TREE_SOCK_UNCONNECTED | type;
-			e.bytes = named ? t->socks[i].name_len : 0;
-			rc = tree_add_sock(&t->blob, &e, t->socks[i].name);
+			e.bytes = named ? t->cut.socks[i].name_len : 0;
+			rc = tree_add_sock(&t->cut.blob, &e, t->cut.socks[i].name);
 			continue;
 		}
 		if (type) { /* its messages, taken at the scan */
 			e.flags = type;
-			e.bytes = t->socks[i].msgs_len;
-			rc = tree_add_sock(&t->blob, &e, t->socks[i].msgs);
+			e.bytes = t->cut.socks[i].msgs_len;
+			rc = tree_add_sock(&t->cut.blob, &e, t->cut.socks[i].msgs);
 			t->stats.pipe_bytes_in_flight += e.bytes;
 			continue;
 		}
-		rc = socketpairs_queued(t->socks[i].pid, t->socks[i].fd, &bytes, &e.bytes);
+		rc = socketpairs_queued(t->cut.socks[i].pid, t->cut.socks[i].fd, &bytes, &e.bytes);
 		if (!rc)
-			rc = tree_add_sock(&t->blob, &e, bytes);
+			rc = tree_add_sock(&t->cut.blob, &e, bytes);
 		t->stats.pipe_bytes_in_flight += e.bytes;
 		free(bytes);
 	}
 	if (!rc)
-		rc = shm_capture(t, &t->blob);
+		rc = shm_capture(t, &t->cut.blob);
 	if (!rc)
-		tree_end(&t->blob);
+		tree_end(&t->cut.blob);
 	return rc;
 }
 
@@ -507,24 +507,24 @@ int tree_capture(struct tree *t)
 
 int tree_commit(struct tree *t)
 {
-	struct ckpt_stats each[t->ncut], cs = { 0 };
+	struct ckpt_stats each[t->cut.n], cs = { 0 };
 	memset(each, 0, sizeof each);
-	for (int i = 0; i < t->ncut; i++) {
+	for (int i = 0; i < t->cut.n; i++) {
 		/* a process that exits while its cut is committed is still in that cut */
-		int rc = t->cut[i]->captured ? sup_write_batch(t->cut[i], &each[i]) : 0;
+		int rc = t->cut.members[i]->captured ? sup_write_batch(t->cut.members[i], &each[i]) : 0;
 		if (rc)
 			return rc;
 	}
-	struct sup *first = t->cut[0];
+	struct sup *first = t->cut.members[0];
 	if (first->cfg.commit_delay_us)
 		usleep((useconds_t)first->cfg.commit_delay_us);
-	const struct img_buf *blob = t->blob.len ? &t->blob : &first->batch.blob;
+	const struct img_buf *blob = t->cut.blob.len ? &t->cut.blob : &first->batch.blob;
 	int rc = prosper_pool_commit(t->pool, blob->p, blob->len);
 	if (rc)
 		return rc;
-	for (int i = 0; i < t->ncut; i++) {
-		if (t->cut[i]->captured)
-			sup_committed(t->cut[i], &each[i]);
+	for (int i = 0; i < t->cut.n; i++) {
+		if (t->cut.members[i]->captured)
+			sup_committed(t->cut.members[i], &each[i]);
 		cs.stack += each[i].stack, cs.stack_pages += each[i].stack_pages, cs.stack_exact += each[i].stack_exact;
 		cs.other += each[i].other, cs.other_pages += each[i].other_pages, cs.new_bytes += each[i].new_bytes;
 	}
@@ -532,9 +532,9 @@ int tree_commit(struct tree *t)
 	if (!st->checkpoints)
 		st->meta_first_bytes = st->meta.bytes;
 	st->checkpoints++;
-	st->trees += t->ncut > 1;
-	if ((uint64_t)t->ncut > st->max_processes)
-		st->max_processes = (uint64_t)t->ncut;
+	st->trees += t->cut.n > 1;
+	if ((uint64_t)t->cut.n > st->max_processes)
+		st->max_processes = (uint64_t)t->cut.n;
 	st->bytes.stack += cs.stack;
 	st->bytes.stack_pages += cs.stack_pages;
 	st->bytes.stack_exact += cs.stack_exact;
@@ -551,9 +551,9 @@ int tree_commit(struct tree *t)
 void tree_stage_ahead(struct tree *t)
 {
 	uint64_t in_place = 0;
-	for (int i = 0; i < t->ncut; i++)
-		if (t->cut[i]->captured)
-			in_place += stage_ahead(t->cut[i], STAGING_AHEAD_FLOOR / (uint64_t)t->ncut);
+	for (int i = 0; i < t->cut.n; i++)
+		if (t->cut.members[i]->captured)
+			in_place += stage_ahead(t->cut.members[i], STAGING_AHEAD_FLOOR / (uint64_t)t->cut.n);
 	if (in_place > t->stats.staging_bytes)
 		t->stats.staging_bytes = in_place;
 }

@@ -190,7 +190,7 @@ static int take_record(struct sup *m, const struct img *im)
  * file -- one offset, as they shared it at the cut (restore.c then leaves it). */
 static int reopen_shared_stdio(struct tree *t, struct injector *root, char *why, size_t whylen)
 {
-	const struct img *im = &t->imgs[0];
+	const struct img *im = &t->resume.imgs[0];
 	for (uint32_t i = 0; i < im->h->nfds; i++) {
 		const struct img_fd *f = &im->fds[i];
 		const char *path = img_s(im, f->path);
@@ -205,7 +205,7 @@ static int reopen_shared_stdio(struct tree *t, struct injector *root, char *why,
 		    inject_syscall(&root->in, SYS_lseek, f->fd, (long)f->pos, SEEK_SET, 0, 0, 0) != (long)f->pos)
 			FAIL("fd %d: cannot reopen %s", f->fd, path);
 		inject_syscall(&root->in, SYS_close, fd, 0, 0, 0, 0, 0);
-		t->stdio_shared |= 1u << f->fd;
+		t->resume.stdio_shared |= 1u << f->fd;
 	}
 	return 0;
 }
@@ -258,16 +258,16 @@ static void give_terminal(struct tree *t, int32_t pgid)
 int tree_relaunch(struct sup *s, char *why, size_t whylen)
 {
 	struct tree *t = s->tree;
-	s->own_pid = t->view->procs[0]->pid;
+	s->own_pid = t->resume.view->procs[0]->pid;
 	struct injector root;
 	if (injector_open(&root, s->pid, s->gate, SCRATCH) != 0)
 		FAIL("cannot control the relaunched program");
 	int rc = reopen_shared_stdio(t, &root, why, whylen);
 	if (!rc)
 		rc = tree_premake(t, &root, why, whylen);
-	for (uint32_t i = 1; i < t->view->nprocs && !rc; i++) {
-		const struct tree_proc *e = t->view->procs[i];
-		const struct img *im = &t->imgs[i];
+	for (uint32_t i = 1; i < t->resume.view->nprocs && !rc; i++) {
+		const struct tree_proc *e = t->resume.view->procs[i];
+		const struct img *im = &t->resume.imgs[i];
 		/* an orphan (parent 0) is forked by the first process as a sibling: a child of the
 		 * namespace's init, as it had become */
 		struct sup *parent = e->parent == 0 ? s : NULL;
@@ -303,16 +303,16 @@ int tree_relaunch(struct sup *s, char *why, size_t whylen)
 			m->exited = m->memory_dropped = 1, m->exit_status = (int)(e->exited & 0xffffu);
 			continue;
 		}
-		metalog_attach_stub(m->meta, t->pool, t->view->blobs[i], e->blob_len);
-		m->resume_img = im;
-		m->resume_uffd = -1;
+		metalog_attach_stub(m->meta, t->pool, t->resume.view->blobs[i], e->blob_len);
+		m->resume.img = im;
+		m->resume.uffd = -1;
 		/* its session and process group again (before its exec, as a shell does): a leader
 		 * leads again; a member of a group other than its parent's (a pipeline's, joined by a
 		 * job-control shell) joins it, its leader being made before it or not at all */
 		const struct tree_proc *pe = NULL;
 		for (uint32_t j = 0; j < i && !pe; j++)
-			if (t->view->procs[j]->pid == e->parent)
-				pe = t->view->procs[j];
+			if (t->resume.view->procs[j]->pid == e->parent)
+				pe = t->resume.view->procs[j];
 		int lead_session = e->sid == e->pid, own_group = e->pgid && (!pe || e->pgid != pe->pgid);
 		if (lead_session || own_group) {
 			struct inject ci;
@@ -325,12 +325,12 @@ int tree_relaunch(struct sup *s, char *why, size_t whylen)
 				inject_close(&ci);
 			}
 		}
-		rc = exec_image(t, child, parent->gate, im, &m->resume_hello, &m->resume_uffd, why, whylen);
+		rc = exec_image(t, child, parent->gate, im, &m->resume.hello, &m->resume.uffd, why, whylen);
 		if (!rc)
-			sup_take_hello(m, &m->resume_hello);
+			sup_take_hello(m, &m->resume.hello);
 	}
-	if (!rc && t->view->fg_pgid)
-		give_terminal(t, t->view->fg_pgid);
+	if (!rc && t->resume.view->fg_pgid)
+		give_terminal(t, t->resume.view->fg_pgid);
 	injector_close(&root);
 	return rc;
 }

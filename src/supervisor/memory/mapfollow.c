@@ -97,7 +97,7 @@ static int add_saved_region(struct sup *s, const struct vma *nv, struct vma **ou
 	struct vma *v = &s->vmas[s->nvmas++];
 	*v = *nv;
 	v->region = id;
-	v->added_gen = s->tree->cut_gen;
+	v->added_gen = s->tree->cut.gen;
 	*out = v;
 	return 0;
 }

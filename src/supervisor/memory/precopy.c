@@ -46,7 +46,7 @@ int stage_precopy(struct sup *s)
 	if (read_staged(s, &bytes, 0) != 0) {
 		bt->pre_stale = 1; /* a mapping went away under the pass: the stop reads them again */
 		s->tree->stats.precopy_stale++;
-		s->tree->cut_err[0] = 0;
+		s->tree->cut.err[0] = 0;
 	}
 	bt->npre = bt->nchunks;
 	s->tree->stats.precopies++;

@@ -165,7 +165,7 @@ int read_staged(struct sup *s, uint64_t *bytes, int stopped)
 						   (uint64_t)(after.ru_majflt - before.ru_majflt);
 	}
 	if (got < 0) {
-		snprintf(s->tree->cut_err, sizeof s->tree->cut_err,
+		snprintf(s->tree->cut.err, sizeof s->tree->cut.err,
 			 "cannot read the program's memory at %#llx (pid %d): %s", (unsigned long long)bad, (int)s->pid,
 			 strerror(errno));
 		rc = -EIO;
@@ -254,7 +254,7 @@ int stage_keep_precopied(struct sup *s)
 		for (j = i; j < bt->npre && bt->chunks[j].region == bt->chunks[i].region; j++)
 			;
 		struct vma *v = by_region(s, bt->chunks[i].region);
-		int gone = !v || v->added_gen == s->tree->cut_gen; /* removed, or replaced at this stop */
+		int gone = !v || v->added_gen == s->tree->cut.gen; /* removed, or replaced at this stop */
 		for (size_t k = i; k < j; k++) {
 			struct chunk *c = &bt->chunks[k];
 			uint64_t keep = gone || c->addr >= v->end ? 0 : c->addr + c->len > v->end ? v->end - c->addr : c->len;

@@ -43,7 +43,7 @@ static int ask(struct sup *s, struct inject *proc, int i)
 	}
 	if (i > 0)
 		inject_close(&in);
-	t->altstack_asked = s->tree->cut_gen;
+	t->altstack_asked = s->tree->cut.gen;
 	t->altstack_asks++;
 	return rc;
 }
@@ -52,7 +52,7 @@ int altstack_ask(struct sup *s)
 {
 	if (!s->gate || !s->scratch_addr)
 		return 0;
-	uint64_t cut = s->tree->cut_gen;
+	uint64_t cut = s->tree->cut.gen;
 	int one = -1, now = 0;
 	for (int i = 0; i < s->nthr; i++) {
 		int d = due(&s->thr[i], cut);

@@ -94,7 +94,7 @@ static int reopen_path(struct fd_restore *r, const struct img_fd *f)
 	/* stdio that is not the checkpointed file is this run's own; in a tree, stdio the first
 	 * process opened again for all (tree_restore.c) */
 	if (stdio_as_given(f, path) ||
-	    (f->fd <= 2 && !(f->flags & IMG_FD_REDIRECTED) && (r->s->tree->stdio_shared >> f->fd & 1)))
+	    (f->fd <= 2 && !(f->flags & IMG_FD_REDIRECTED) && (r->s->tree->resume.stdio_shared >> f->fd & 1)))
 		return 0;
 	int writing = (f->flags & O_ACCMODE) != O_RDONLY;
 	if (f->type == IMG_FD_FILE && writing && truncate(path, (off_t)f->size) != 0)

@@ -98,10 +98,10 @@ int fd_reopen(struct fd_restore *r)
 		if (r->made[i].wfd != r->made[i].rfd)
 			inject_syscall(&r->j->in, SYS_close, r->made[i].wfd, 0, 0, 0, 0, 0);
 	}
-	for (int i = 0; i < s->tree->npremade; i++) {
-		inject_syscall(&r->j->in, SYS_close, s->tree->premade[i].rfd, 0, 0, 0, 0, 0);
-		if (s->tree->premade[i].wfd != s->tree->premade[i].rfd)
-			inject_syscall(&r->j->in, SYS_close, s->tree->premade[i].wfd, 0, 0, 0, 0, 0);
+	for (int i = 0; i < s->tree->resume.npremade; i++) {
+		inject_syscall(&r->j->in, SYS_close, s->tree->resume.premade[i].rfd, 0, 0, 0, 0, 0);
+		if (s->tree->resume.premade[i].wfd != s->tree->resume.premade[i].rfd)
+			inject_syscall(&r->j->in, SYS_close, s->tree->resume.premade[i].wfd, 0, 0, 0, 0, 0);
 	}
 	free(r->made);
 	r->made = NULL, r->nmade = r->made_cap = 0;
@@ -118,16 +118,16 @@ void fd_warn_once(struct sup *s, int fd, const char *what, const char *path)
 
 const struct premade *fd_premade(const struct tree *t, uint32_t type, uint64_t object)
 {
-	for (int i = 0; i < t->npremade; i++)
-		if (t->premade[i].type == type && t->premade[i].object == object)
-			return &t->premade[i];
+	for (int i = 0; i < t->resume.npremade; i++)
+		if (t->resume.premade[i].type == type && t->resume.premade[i].object == object)
+			return &t->resume.premade[i];
 	return NULL;
 }
 
 int fd_is_premade(const struct tree *t, int fd)
 {
-	for (int i = 0; i < t->npremade; i++)
-		if (t->premade[i].rfd == fd || t->premade[i].wfd == fd)
+	for (int i = 0; i < t->resume.npremade; i++)
+		if (t->resume.premade[i].rfd == fd || t->resume.premade[i].wfd == fd)
 			return 1;
 	return 0;
 }

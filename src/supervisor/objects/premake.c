@@ -82,20 +82,20 @@ static int open_fifo(struct injector *root, const char *path, uint32_t mode, int
 int tree_premake(struct tree *t, struct injector *root, char *why, size_t whylen)
 {
 	int top = 2;
-	for (uint32_t i = 0; i < t->view->nprocs; i++)
-		for (uint32_t k = 0; t->imgs[i].h && k < t->imgs[i].h->nfds; k++)
-			if (t->imgs[i].fds[k].fd > top)
-				top = t->imgs[i].fds[k].fd;
-	t->premade = calloc(t->view->npipes + 1u, sizeof *t->premade);
-	if (!t->premade)
+	for (uint32_t i = 0; i < t->resume.view->nprocs; i++)
+		for (uint32_t k = 0; t->resume.imgs[i].h && k < t->resume.imgs[i].h->nfds; k++)
+			if (t->resume.imgs[i].fds[k].fd > top)
+				top = t->resume.imgs[i].fds[k].fd;
+	t->resume.premade = calloc(t->resume.view->npipes + 1u, sizeof *t->resume.premade);
+	if (!t->resume.premade)
 		FAIL("out of memory");
 	long next = top + 1;
-	for (uint32_t i = 0; i < t->view->npipes; i++) {
-		const struct tree_pipe *p = t->view->pipes[i];
+	for (uint32_t i = 0; i < t->resume.view->npipes; i++) {
+		const struct tree_pipe *p = t->resume.view->pipes[i];
 		int32_t fds[2];
-		if (t->view->pipe_paths[i]) {
-			if (open_fifo(root, t->view->pipe_paths[i], p->mode, fds) != 0)
-				FAIL("cannot open the named pipe %s again", t->view->pipe_paths[i]);
+		if (t->resume.view->pipe_paths[i]) {
+			if (open_fifo(root, t->resume.view->pipe_paths[i], p->mode, fds) != 0)
+				FAIL("cannot open the named pipe %s again", t->resume.view->pipe_paths[i]);
 		} else if (inject_syscall(&root->in, SYS_pipe2, (long)root->scratch, 0, 0, 0, 0, 0) != 0 ||
 			   proc_mem_read(root->in.pid, root->scratch, fds, sizeof fds) != 0) {
 			FAIL("cannot make the program's pipes again");
@@ -108,7 +108,7 @@ int tree_premake(struct tree *t, struct injector *root, char *why, size_t whylen
 				FAIL("cannot make the program's pipes again (fd numbers)");
 			next = hi[e] + 1;
 		}
-		t->premade[t->npremade++] = (struct premade){ .type = t->view->pipe_paths[i] ? IMG_FD_FIFO : IMG_FD_PIPE,
+		t->resume.premade[t->resume.npremade++] = (struct premade){ .type = t->resume.view->pipe_paths[i] ? IMG_FD_FIFO : IMG_FD_PIPE,
 							      .object = p->ino, .rfd = hi[0], .wfd = hi[1] };
 		if (p->capacity > 65536)
 			inject_syscall(&root->in, SYS_fcntl, hi[0], F_SETPIPE_SZ, p->capacity, 0, 0, 0);
@@ -116,7 +116,7 @@ int tree_premake(struct tree *t, struct injector *root, char *why, size_t whylen
 			char path[64];
 			snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)root->in.pid, hi[1]);
 			int w = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-			ssize_t put = w >= 0 ? write(w, t->view->bytes[i], p->bytes) : -1;
+			ssize_t put = w >= 0 ? write(w, t->resume.view->bytes[i], p->bytes) : -1;
 			if (w >= 0)
 				close(w);
 			if (put != (ssize_t)p->bytes)
@@ -165,7 +165,7 @@ static int premake_named(struct tree *t, struct injector *root, const struct tre
 	if (hi < *next)
 		FAIL("cannot make the program's socket %s again (fd numbers)", shown);
 	*next = hi + 1;
-	t->premade[t->npremade++] = (struct premade){ .type = IMG_FD_SOCKET, .object = s->ino, .rfd = (int)hi, .wfd = (int)hi };
+	t->resume.premade[t->resume.npremade++] = (struct premade){ .type = IMG_FD_SOCKET, .object = s->ino, .rfd = (int)hi, .wfd = (int)hi };
 	return 0;
 }
 
@@ -173,16 +173,16 @@ static int premake_named(struct tree *t, struct injector *root, const struct tre
  * at each end are sent again from its peer, so they wait at that end, in order. */
 static int premake_socketpairs(struct tree *t, struct injector *root, long *next, char *why, size_t whylen)
 {
-	struct premade *more = realloc(t->premade, ((size_t)t->npremade + t->view->nsocks + 1) * sizeof *more);
+	struct premade *more = realloc(t->resume.premade, ((size_t)t->resume.npremade + t->resume.view->nsocks + 1) * sizeof *more);
 	if (!more)
 		FAIL("out of memory");
-	t->premade = more;
-	for (uint32_t i = 0; i < t->view->nsocks; i++) {
-		const struct tree_sock *s = t->view->socks[i];
+	t->resume.premade = more;
+	for (uint32_t i = 0; i < t->resume.view->nsocks; i++) {
+		const struct tree_sock *s = t->resume.view->socks[i];
 		if (fd_premade(t, IMG_FD_SOCKET, s->ino))
 			continue; /* made with its peer */
 		if (s->flags & (TREE_SOCK_LISTENER | TREE_SOCK_UNCONNECTED)) {
-			if (premake_named(t, root, s, t->view->sock_bytes[i], next, why, whylen) != 0)
+			if (premake_named(t, root, s, t->resume.view->sock_bytes[i], next, why, whylen) != 0)
 				return -1;
 			continue;
 		}
@@ -197,25 +197,25 @@ static int premake_socketpairs(struct tree *t, struct injector *root, long *next
 				FAIL("cannot make the program's socketpairs again (fd numbers)");
 			*next = hi[e] + 1;
 		}
-		t->premade[t->npremade++] = (struct premade){ .type = IMG_FD_SOCKET, .object = s->ino, .rfd = hi[0], .wfd = hi[0] };
+		t->resume.premade[t->resume.npremade++] = (struct premade){ .type = IMG_FD_SOCKET, .object = s->ino, .rfd = hi[0], .wfd = hi[0] };
 		if (s->peer) {
-			t->premade[t->npremade++] = (struct premade){ .type = IMG_FD_SOCKET, .object = s->peer, .rfd = hi[1], .wfd = hi[1] };
+			t->resume.premade[t->resume.npremade++] = (struct premade){ .type = IMG_FD_SOCKET, .object = s->peer, .rfd = hi[1], .wfd = hi[1] };
 			continue;
 		}
 		/* its peer was closed: the queued bytes come from the other end, which is closed then */
-		if (s->bytes && put_from(root->in.pid, hi[1], t->view->sock_bytes[i], s->bytes) != 0)
+		if (s->bytes && put_from(root->in.pid, hi[1], t->resume.view->sock_bytes[i], s->bytes) != 0)
 			FAIL("cannot queue %u bytes again at a socket of the program", s->bytes);
 		inject_syscall(&root->in, SYS_close, hi[1], 0, 0, 0, 0, 0);
 	}
-	for (uint32_t i = 0; i < t->view->nsocks; i++) {
-		const struct tree_sock *s = t->view->socks[i];
+	for (uint32_t i = 0; i < t->resume.view->nsocks; i++) {
+		const struct tree_sock *s = t->resume.view->socks[i];
 		if (!s->bytes || !s->peer || (s->flags & TREE_SOCK_LISTENER))
 			continue;
 		const struct premade *pm = fd_premade(t, IMG_FD_SOCKET, s->peer);
 		int peer_fd = pm ? pm->rfd : -1;
 		int put = peer_fd < 0 ? -1
-			  : sock_type(s) == SOCK_STREAM ? put_from(root->in.pid, peer_fd, t->view->sock_bytes[i], s->bytes)
-							: put_messages(root->in.pid, peer_fd, t->view->sock_bytes[i], s->bytes);
+			  : sock_type(s) == SOCK_STREAM ? put_from(root->in.pid, peer_fd, t->resume.view->sock_bytes[i], s->bytes)
+							: put_messages(root->in.pid, peer_fd, t->resume.view->sock_bytes[i], s->bytes);
 		if (put != 0)
 			FAIL("cannot queue %u bytes again at a socketpair of the program", s->bytes);
 	}

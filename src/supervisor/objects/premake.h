@@ -5,7 +5,7 @@
 
 struct tree;
 /* The tree's pipes, FIFOs, unix sockets and shared memory made in the first process
- * (root), above every fd number of the checkpoint, as t->premade.  0, or -1 with why. */
+ * (root), above every fd number of the checkpoint, as t->resume.premade.  0, or -1 with why. */
 struct injector;
 int tree_premake(struct tree *t, struct injector *root, char *why, size_t whylen);
 

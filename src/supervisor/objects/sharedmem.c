@@ -300,15 +300,15 @@ int shm_premake(struct tree *t, struct injector *j, long *next, char *why, size_
 	struct inject *root = &j->in;
 	uint64_t scratch = j->scratch;
 	static const char name[] = "prosper-shared";
-	const struct tree_view *v = t->view;
+	const struct tree_view *v = t->resume.view;
 	if (!v->nshms)
 		return 0;
-	struct premade *more = realloc(t->premade, ((size_t)t->npremade + v->nshms + 1) * sizeof *more);
+	struct premade *more = realloc(t->resume.premade, ((size_t)t->resume.npremade + v->nshms + 1) * sizeof *more);
 	if (!more) {
 		snprintf(why, whylen, "out of memory");
 		return -1;
 	}
-	t->premade = more;
+	t->resume.premade = more;
 	for (uint32_t i = 0; i < v->nshms; i++) {
 		const struct tree_shm *e = v->shms[i];
 		const char *failed = "";
@@ -345,7 +345,7 @@ int shm_premake(struct tree *t, struct injector *j, long *next, char *why, size_
 				return -1;
 			}
 		}
-		t->premade[t->npremade++] = (struct premade){ .type = IMG_FD_SHM, .object = i, .rfd = (int)hi, .wfd = (int)hi };
+		t->resume.premade[t->resume.npremade++] = (struct premade){ .type = IMG_FD_SHM, .object = i, .rfd = (int)hi, .wfd = (int)hi };
 	}
 	return 0;
 }
@@ -358,10 +358,10 @@ static int premade_object(const struct tree *t, int o)
 
 int shm_fd_at(const struct tree *t, int32_t own_pid, uint64_t start)
 {
-	return premade_object(t, tree_shm_at(t->view, own_pid, start));
+	return premade_object(t, tree_shm_at(t->resume.view, own_pid, start));
 }
 
 int shm_fd_of(const struct tree *t, uint64_t ino)
 {
-	return premade_object(t, tree_shm_of(t->view, ino));
+	return premade_object(t, tree_shm_of(t->resume.view, ino));
 }

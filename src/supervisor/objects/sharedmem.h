@@ -43,8 +43,8 @@ int shm_scan(struct tree *t);
 /* Append the objects found by shm_scan to the tree blob being built. 0 or -errno. */
 int shm_capture(struct tree *t, struct img_buf *blob);
 
-/* Resume: make every object of the checkpoint (t->view) again in the first process, at fd numbers
- * from *next on (advanced), recorded in t->premade.  0, or -1 with why. */
+/* Resume: make every object of the checkpoint (t->resume.view) again in the first process, at fd numbers
+ * from *next on (advanced), recorded in t->resume.premade.  0, or -1 with why. */
 struct injector;
 int shm_premake(struct tree *t, struct injector *j, long *next, char *why, size_t whylen);
 /* The fd, in the process being restored, of the object its image maps at start, or of the

@@ -278,9 +278,9 @@ out:
 
 int socketpairs_scan(struct tree *t)
 {
-	for (int i = 0; i < t->nsocks; i++)
-		free(t->socks[i].msgs);
-	t->nsocks = 0;
+	for (int i = 0; i < t->cut.nsocks; i++)
+		free(t->cut.socks[i].msgs);
+	t->cut.nsocks = 0;
 	struct sock_end *held = NULL;
 	int nheld = 0, rc = held_sockets(t, &held, &nheld);
 	if (rc || nheld == 0) {
@@ -290,9 +290,9 @@ int socketpairs_scan(struct tree *t)
 	struct diag_sock *all = NULL;
 	int nall = 0;
 	if ((rc = diag_pairs(&all, &nall)) == 0) {
-		free(t->socks);
-		t->socks = calloc((size_t)nall + 1, sizeof *t->socks);
-		if (!t->socks)
+		free(t->cut.socks);
+		t->cut.socks = calloc((size_t)nall + 1, sizeof *t->cut.socks);
+		if (!t->cut.socks)
 			rc = -ENOMEM;
 		for (int i = 0; i < nall && !rc; i++) {
 			const struct diag_sock *d = &all[i];
@@ -310,7 +310,7 @@ int socketpairs_scan(struct tree *t)
 				}
 				e.peer = d->backlog, e.listener = 1;
 				if (bound_name(&e, d) == 0)
-					t->socks[t->nsocks++] = e;
+					t->cut.socks[t->cut.nsocks++] = e;
 			} else if (!d->connected) {
 				/* made and not connected yet (bound to a name, maybe): made again so; one that
 				 * holds datagrams from senders it did not connect to is not kept */
@@ -318,7 +318,7 @@ int socketpairs_scan(struct tree *t)
 					continue;
 				e.unconnected = 1;
 				if (!d->name_len || bound_name(&e, d) == 0)
-					t->socks[t->nsocks++] = e;
+					t->cut.socks[t->cut.nsocks++] = e;
 			} else if (d->peer && !ph) {
 				continue; /* its peer is outside the program */
 			} else if (d->type == SOCK_STREAM || !d->peer) {
@@ -329,7 +329,7 @@ int socketpairs_scan(struct tree *t)
 				if (d->type != SOCK_STREAM && d->queued)
 					continue;
 				e.peer = d->peer;
-				t->socks[t->nsocks++] = e;
+				t->cut.socks[t->cut.nsocks++] = e;
 			} else {
 				/* a datagram or seqpacket pair, both ends the program's: message by message */
 				e.peer = d->peer;
@@ -337,7 +337,7 @@ int socketpairs_scan(struct tree *t)
 				if (r < 0)
 					rc = r;
 				else if (r == 0)
-					t->socks[t->nsocks++] = e;
+					t->cut.socks[t->cut.nsocks++] = e;
 			}
 		}
 	}
@@ -351,8 +351,8 @@ int socketpairs_kept(const struct tree *t, const char *link)
 	unsigned long long ino;
 	if (sscanf(link, "socket:[%llu]", &ino) != 1)
 		return 0;
-	for (int i = 0; i < t->nsocks; i++)
-		if (t->socks[i].ino == ino)
+	for (int i = 0; i < t->cut.nsocks; i++)
+		if (t->cut.socks[i].ino == ino)
 			return 1;
 	return 0;
 }

@@ -18,6 +18,6 @@ void sup_checkpoint_failed(struct sup *s, int rc)
 {
 	char why[400];
 	snprintf(why, sizeof why, "checkpoint failed: %s (%s)", strerror(-rc),
-		 s->tree->cut_err[0] ? s->tree->cut_err : s->track.err[0] ? s->track.err : prosper_pool_errormsg());
+		 s->tree->cut.err[0] ? s->tree->cut.err : s->track.err[0] ? s->track.err : prosper_pool_errormsg());
 	sup_disable(s, why);
 }

@@ -11,7 +11,7 @@
  * resumable, the program runs on; why is copied, a later call keeps the first. */
 void sup_disable(struct sup *s, const char *why);
 /* Checkpointing stops after a failed capture or commit (rc < 0): the reason given is the capture's
- * own (tree->cut_err), the tracker's, or the pool's last error, in that order. */
+ * own (tree->cut.err), the tracker's, or the pool's last error, in that order. */
 void sup_checkpoint_failed(struct sup *s, int rc);
 
 #endif

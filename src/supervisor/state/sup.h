@@ -103,7 +103,7 @@ struct thr {
 	uint64_t sigmask, robust_head, robust_len;
 	char comm[16];  /* its name (other threads; the main thread's comes with proc_status) */
 	struct img_altstack altstack;  /* asked now and then, not at every stop (altstack.h) */
-	uint64_t altstack_asked;       /* the cut (tree->cut_gen) it was last asked at; 0: never */
+	uint64_t altstack_asked;       /* the cut (tree->cut.gen) it was last asked at; 0: never */
 	uint32_t altstack_asks;
 	size_t xlen;
 	uint8_t xstate[4096 * 4];
@@ -206,8 +206,35 @@ struct sup_stats {
 	double nvm_fault_seconds;         /* serving write faults (copy-on-write, mprotect), summed */
 };
 
-/* The supervision of the program as a whole: what every process of it shares. */
 struct sock_end;
+struct tree_view;
+struct premade;
+
+/* The cut of a tree being taken or committed (tree.c). */
+struct tree_cut {
+	/* its processes: the commit thread reads only these, while the loop goes on adding the
+	 * children forked meanwhile to procs */
+	struct sup **members;
+	int n, cap;
+	char err[200];               /* why its capture failed, when not the pool's error */
+	uint64_t gen;                /* counts cuts: what was read of a process at this cut (fds_gen) */
+	struct img_buf blob;         /* the epoch blob of a cut of several processes (tree_image.h) */
+	struct sock_end *socks;      /* the unix sockets kept at this cut (socketpairs.h) */
+	int nsocks;
+};
+
+/* A resume of a tree (tree_restore.c): the checkpoint's processes and the objects made for them. */
+struct tree_resume {
+	struct tree_view *view;
+	struct img *imgs;            /* view->nprocs decoded images */
+	struct premade *premade;
+	int npremade;
+	unsigned stdio_shared;       /* bit n: fd n, the checkpointed stdout-like file, opened again
+	                              * in the first process before the others were forked: all of
+	                              * them share it, as they shared it at the cut (tree_restore.c) */
+};
+
+/* The supervision of the program as a whole: what every process of it shares. */
 struct tree {
 	struct sup_stats stats;
 	prosper_pool *pool;          /* where checkpoints are committed: the fast pool of two tiers */
@@ -228,25 +255,10 @@ struct tree {
 	/* the program's processes (tree.h): procs[0] is the first, parents before their children */
 	struct sup **procs;
 	int nprocs, procs_cap;
-	/* the processes of the cut being committed: the commit thread reads only these, while the
-	 * loop goes on adding the children forked meanwhile to procs (tree.c) */
-	struct sup **cut;
-	int ncut, cut_cap;
-	char cut_err[200];           /* why the capture of the cut failed, when not the pool's error */
-	uint64_t cut_gen;            /* counts cuts: what was read of a process at this cut (fds_gen) */
-	struct img_buf blob;         /* the epoch blob of a cut of several processes (tree_image.h) */
-	struct sock_end *socks;      /* the socketpairs kept at this cut (socketpairs.h) */
-	int nsocks;
+	struct tree_cut cut;         /* the cut being taken or committed */
 	int warned_tree;             /* the note on why a cut waits, given once */
 	int warned_shm;              /* shared memory too large to keep: said once (sharedmem.h) */
-	/* resume of a tree (tree_restore.c): the checkpoint's processes and the pipes made for them */
-	struct tree_view *view;
-	struct img *imgs;            /* view->nprocs decoded images */
-	struct premade *premade;
-	int npremade;
-	unsigned stdio_shared;       /* bit n: fd n, the checkpointed stdout-like file, opened again
-	                              * in the first process before the others were forked: all of
-	                              * them share it, as they shared it at the cut (tree_restore.c) */
+	struct tree_resume resume;   /* a resume of it, until every process runs again */
 };
 
 /* An object of the checkpoint made again before the processes are forked (a pipe, a socket,
@@ -256,6 +268,15 @@ struct premade {
 	uint32_t type;   /* enum img_fd_type of the fds that take it */
 	uint64_t object; /* their img_fd.object; shared memory: its index in the tree view */
 	int rfd, wfd;    /* in every process of the resumed tree, until its restore; one fd: rfd == wfd */
+};
+
+/* A resume of one process, from the admission until its memory is filled. */
+struct sup_resume {
+	const struct img *img;       /* its checkpoint */
+	struct shim_hello hello;     /* its shim's hello (gate, records) */
+	int uffd;
+	struct fillcopy *fill;       /* its memory still being filled while it runs (fillcopy.h) */
+	pid_t old_main_tid;          /* the main thread's id at the checkpoint (restore.c), 0: unknown */
 };
 
 /* The supervision of one process: the options (the tree's, copied), and its state. */
@@ -273,10 +294,7 @@ struct sup {
 	int captured;                /* its memory is in the cut being committed: decided at the capture,
 	                              * for it may exit while the commit runs (tree_commit) */
 	int untracked;               /* not tracked (yet): no cut can include it */
-	const struct img *resume_img;    /* resume: its checkpoint */
-	struct shim_hello resume_hello;  /* resume: its shim's hello (gate, records) */
-	int resume_uffd;
-	struct fillcopy *fill;       /* resume: its memory still being filled while it runs (fillcopy.h) */
+	struct sup_resume resume;    /* a resume of it (resume.c, restore.c) */
 	struct prosper_track track;
 	struct metalog *meta;
 	uint64_t sp;                 /* the main thread's, at this stop */
@@ -293,7 +311,7 @@ struct sup {
 	int nprev;
 	int new_image;               /* no checkpoint of this image yet (a run, or after an exec) */
 	struct fd_info *fds;         /* scratch: the fds at this stop */
-	int nfds_read, fds_rc;       /* how many, and the read's result, when fds_gen == tree->cut_gen */
+	int nfds_read, fds_rc;       /* how many, and the read's result, when fds_gen == tree->cut.gen */
 	uint64_t fds_gen;
 	struct prosper_range *ranges;
 	/* the launch record, written into every epoch: the image the program runs now (exec.c) */
@@ -307,7 +325,6 @@ struct sup {
 	struct known_file *files;
 	int nfiles;
 	uint32_t tid_offset;
-	pid_t old_main_tid;          /* resume: the main thread's id at the checkpoint (restore.c), 0: unknown */
 	uint64_t start_brk;
 	/* warnings given once */
 	uint64_t warned_fds[MAX_FDS / 64];

@@ -4,10 +4,10 @@
 
 int tree_read_fds(struct sup *m, int *n)
 {
-	if (!m->tree->cut_gen || m->fds_gen != m->tree->cut_gen) {
+	if (!m->tree->cut.gen || m->fds_gen != m->tree->cut.gen) {
 		m->nfds_read = 0;
 		m->fds_rc = m->exited ? -ESRCH : proc_fds(m->pid, m->fds, MAX_FDS, &m->nfds_read);
-		m->fds_gen = m->tree->cut_gen;
+		m->fds_gen = m->tree->cut.gen;
 	}
 	*n = m->fds_rc ? 0 : m->nfds_read;
 	return m->fds_rc;

@@ -97,7 +97,7 @@ int main(void)
 	struct tree t = { 0 };
 	snprintf(t.pool_path, sizeof t.pool_path, "%s/no-pool", dir);
 	struct sock_end kept = { .ino = ino_of(f_sock[0]) };
-	t.socks = &kept, t.nsocks = 1;
+	t.cut.socks = &kept, t.cut.nsocks = 1;
 	struct sup s = { .tree = &t, .pid = getpid() };
 	s.track.uffd = -1;
 	s.fds = calloc(MAX_FDS, sizeof *s.fds);
