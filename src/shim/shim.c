@@ -58,6 +58,7 @@ extern char prosper_shim_nvm_gate[];
 static char prosper_shim_nvm_path[SHIM_NVM_PATH_MAX];
 
 static struct shim_sigtab prosper_shim_sigtab;
+static struct shim_pending prosper_shim_pending; /* written by the supervisor only */
 
 static void record_signal(int sig)
 {
@@ -71,14 +72,31 @@ static void record_signal(int sig)
 		prosper_shim_sigtab.installed |= 1ull << (sig - 1);
 }
 
+/* Which resume this image is in: every resume writes a new stamp (pending.h). */
+static int64_t resume_stamp(void)
+{
+	return *(volatile const int64_t *)&prosper_shim_pending.resumed_ns;
+}
+
+/* The kernel takes a new disposition before the table above records it, and a cut can fall
+ * between the two (even at the very return of the system call).  A resume from that cut gives the
+ * kernel the table's older disposition back (restore.c), and record_signal would then read that
+ * back: the program's handler lost for good, in it and in every child it forks later (they die
+ * of a signal they handle).  So the wrappers below note the stamp before the call, and when a
+ * resume came in between, they make the same change again, then record it. */
 int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	static int (*real)(int, const struct sigaction *, struct sigaction *);
 	if (!real)
 		real = (int (*)(int, const struct sigaction *, struct sigaction *))dlsym(RTLD_NEXT, "sigaction");
+	int64_t seen = resume_stamp();
 	int rc = real(sig, act, old);
-	if (rc == 0 && act)
+	for (int64_t now; rc == 0 && act; seen = now) {
 		record_signal(sig);
+		if ((now = resume_stamp()) == seen)
+			break;
+		real(sig, act, NULL); /* old already holds what was there before this call */
+	}
 	return rc;
 }
 
@@ -87,15 +105,19 @@ sighandler_t signal(int sig, sighandler_t handler)
 	static sighandler_t (*real)(int, sighandler_t);
 	if (!real)
 		real = (sighandler_t(*)(int, sighandler_t))dlsym(RTLD_NEXT, "signal");
+	int64_t seen = resume_stamp();
 	sighandler_t rc = real(sig, handler);
-	if (rc != SIG_ERR)
+	for (int64_t now; rc != SIG_ERR; seen = now) {
 		record_signal(sig);
+		if ((now = resume_stamp()) == seen)
+			break;
+		real(sig, handler); /* rc already holds what was there before this call */
+	}
 	return rc;
 }
 
 static struct shim_timers prosper_shim_timers;
-static struct shim_pending prosper_shim_pending; /* written by the supervisor only */
-static struct shim_limits prosper_shim_limits;   /* likewise, but for the count of changes */
+static struct shim_limits prosper_shim_limits;   /* the supervisor's too, but for the count of changes */
 /* where system calls the supervisor injects write what they return (struct shim_hello) */
 static uint64_t prosper_shim_scratch[SHIM_SCRATCH_BYTES / 8];
 
