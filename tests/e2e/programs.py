@@ -388,6 +388,69 @@ print("parent", t)
 """)]
 
 
+def groups_leader_first(d):
+    """groups(), but the parent waits (a byte over a pipe) until its first child leads its own
+    group before it forks the others, as a shell that makes a job's group before its members:
+    the member always joins a group that exists, and the parent's signal to the group by its id
+    reaches two children whose SIGUSR1 handler was installed before any fork."""
+    return ["/usr/bin/python3", "-S", script(f"{d}/groups_leader_first.py", """import os, signal, time
+def work(n, seed):
+    t = seed
+    for i in range(n):
+        t = (t * 31 + i) % 1000003
+    return t
+got = []
+signal.signal(signal.SIGUSR1, lambda s, f: got.append(1))
+def wait_for_signal():  # at most 30 s: a child of a parent that failed does not linger
+    for _ in range(30000):
+        if got:
+            return
+        time.sleep(0.001)
+led_r, led_w = os.pipe()
+a = os.fork()
+if a == 0:
+    os.close(led_r)
+    os.setpgrp()
+    os.write(led_w, b"x")
+    os.close(led_w)
+    work(5000000, 1)
+    wait_for_signal()
+    os._exit(1 + 2 * (os.getpgrp() == os.getpid()))
+def setpgid(pid, pgid):  # as a shell does in the parent: the child may have executed already
+    try:
+        os.setpgid(pid, pgid)
+    except PermissionError:
+        pass
+os.close(led_w)
+os.read(led_r, 1)  # a leads its group now
+os.close(led_r)
+setpgid(a, a)
+c = os.fork()
+if c == 0:
+    os.setsid()
+    t = work(5000000, 2)
+    os._exit(4 + 8 * (os.getsid(0) == os.getpid()) + 16 * (os.getpgrp() == os.getpid()))
+r, w = os.pipe()
+m = os.fork()
+if m == 0:
+    os.close(w)
+    os.setpgid(0, a)
+    os.read(r, 1)
+    work(5000000, 3)
+    wait_for_signal()
+    os._exit(32 + 64 * (os.getpgrp() == a))
+os.close(r)
+setpgid(m, a)
+os.write(w, b"x")
+t = work(9000000, 4)
+os.killpg(a, signal.SIGUSR1)
+for k in (a, c, m):
+    _, st = os.waitpid(k, 0)
+    print("child exit", os.waitstatus_to_exitcode(st), flush=True)
+print("parent", t)
+""")]
+
+
 def foreground_job(d):
     """What a job-control shell does: the parent puts its child in a group of its own and gives it
     the terminal; the child works, then reads a line from the terminal (from the background it
