@@ -1,4 +1,5 @@
-/* tree.c -- the program as a tree of processes (tree.h). */
+/* tree.c -- the program as a tree of processes (tree.h): one cut of all of them, one commit, the
+ * end (tree_procs.c: the processes; pipes.c: their pipes' bytes in flight). */
 #include "tree.h"
 #include "socketpairs.h"
 #include <errno.h>
@@ -17,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "children.h"
+#include "pipes.h"
 #include "disable.h"
 #include "inject.h"
 #include "sharedmem.h"
@@ -25,317 +27,6 @@
 #include "tree_fds.h"
 #include "tree_image.h"
 #include "prosper/internal/uffd_abi.h"
-
-static void proc_free(struct sup *s);
-
-struct sup *tree_proc_new(struct tree *t, const struct sup_config *cfg)
-{
-	if (t->nprocs == t->procs_cap) {
-		int cap = t->procs_cap ? 2 * t->procs_cap : 8;
-		struct sup **p = realloc(t->procs, (size_t)cap * sizeof *p);
-		if (!p)
-			return NULL;
-		t->procs = p, t->procs_cap = cap;
-	}
-	struct sup *s = calloc(1, sizeof *s);
-	if (!s)
-		return NULL;
-	s->tree = t;
-	s->cfg = *cfg;
-	s->vmas = calloc(MAX_VMAS, sizeof *s->vmas);
-	s->now = calloc(MAX_VMAS, sizeof *s->now);
-	s->prev = calloc(MAX_VMAS, sizeof *s->prev);
-	s->new_image = 1;
-	s->fds = calloc(MAX_FDS, sizeof *s->fds);
-	s->files = calloc(MAX_FILES, sizeof *s->files);
-	s->ranges = malloc(MAX_RANGES * sizeof *s->ranges);
-	s->thr = calloc(MAX_THREADS, sizeof *s->thr);
-	s->nvm_seg = SUP_SEG_SIZE;
-	s->track.uffd = s->track.pagemap_fd = -1;
-	if (!s->vmas || !s->now || !s->prev || !s->fds || !s->files || !s->ranges || !s->thr) {
-		proc_free(s);
-		return NULL;
-	}
-	t->procs[t->nprocs++] = s;
-	return s;
-}
-
-static void proc_free(struct sup *s)
-{
-	prosper_track_close(&s->track);
-	metalog_delete(&s->meta);
-	free(s->vmas), free(s->now), free(s->prev), free(s->fds), free(s->files), free(s->ranges), free(s->thr);
-	stage_free(&s->batch);
-	free(s->batch.chunks), free(s->batch.blob.p), free(s->old);
-	free(s->exec_mem.args_buf), free(s->exec_mem.env_buf), free(s->exec_mem.argv);
-	if (s->exec_mem.envp)
-		for (int i = s->exec_mem.own_from; s->exec_mem.envp[i]; i++)
-			free(s->exec_mem.envp[i]);
-	free(s->exec_mem.envp);
-	free(s);
-}
-
-struct sup *tree_find(struct tree *t, pid_t tid, struct thr **thr)
-{
-	for (int i = 0; i < t->nprocs; i++) {
-		struct thr *th = threads_find(t->procs[i], tid);
-		if (th) {
-			if (thr)
-				*thr = th;
-			return t->procs[i];
-		}
-	}
-	return NULL;
-}
-
-/* The child runs the image its parent runs: the same launch record, copied (the parent may exec
- * later and free its own). */
-static int copy_record(struct sup *m, const struct sup *p)
-{
-	size_t alen = 0;
-	for (int i = 0; i < p->argc; i++)
-		alen += strlen(p->argv[i]) + 1;
-	char *args = malloc(alen + 1);
-	char **argv = calloc((size_t)p->argc + 1, sizeof *argv);
-	char **envp = calloc((size_t)p->envc + 1, sizeof *envp);
-	if (!args || !argv || !envp) {
-		free(args), free(argv), free(envp);
-		return -1;
-	}
-	size_t at = 0;
-	for (int i = 0; i < p->argc; i++) {
-		argv[i] = args + at;
-		at += (size_t)sprintf(args + at, "%s", p->argv[i]) + 1;
-	}
-	for (int i = 0; i < p->envc; i++)
-		if (!(envp[i] = strdup(p->envp[i]))) {
-			while (i--)
-				free(envp[i]);
-			free(args), free(argv), free(envp);
-			return -1;
-		}
-	m->exec_mem = (struct exec_mem){ .args_buf = args, .argv = argv, .envp = envp, .own_from = 0 };
-	m->argv = argv, m->argc = p->argc, m->envp = envp, m->envc = p->envc;
-	snprintf(m->exe, sizeof m->exe, "%s", p->exe);
-	snprintf(m->launch_cwd, sizeof m->launch_cwd, "%s", p->launch_cwd);
-	return 0;
-}
-
-/* The last record of the tree, made by tree_proc_new and not filled: out again. */
-static void drop_last(struct tree *t)
-{
-	proc_free(t->procs[--t->nprocs]);
-}
-
-struct sup *tree_add_child(struct tree *t, struct sup *parent, pid_t child)
-{
-	for (int i = 0; i < t->nprocs; i++)
-		if (t->procs[i]->pid == child)
-			return t->procs[i];
-	char why[120];
-	/* its id in the program's own pid namespace names its regions: no id, no record (a record of
-	 * a task we cannot see would hold every later cut waiting for it to stop) */
-	pid_t own = pidns_own_id(child);
-	if (!own) {
-		snprintf(why, sizeof why, "cannot follow the program's child process %d: %s", (int)child,
-			 task_exists(child) ? "its /proc entry cannot be read" : "it is gone");
-		sup_disable(parent, why);
-		return NULL;
-	}
-	struct sup *m = tree_proc_new(t, &parent->cfg);
-	if (!m) {
-		sup_disable(parent, "out of memory for the program's child process");
-		return NULL;
-	}
-	char name[40];
-	snprintf(name, sizeof name, "%s.%d", META_REGION_NAME, (int)own);
-	if (copy_record(m, parent) != 0 || !(m->meta = metalog_new_named(name))) {
-		drop_last(t);
-		sup_disable(parent, "out of memory for the program's child process");
-		return NULL;
-	}
-	m->pid = child;
-	m->thr[0].tid = child;
-	m->nthr = 1;
-	m->own_pid = own;
-	snprintf(m->region_prefix, sizeof m->region_prefix, "p%d.", (int)m->own_pid);
-	/* the same image: the shim's records, holding what the parent's hold, and glibc's layout */
-	sup_take_hello(m, &parent->hello);
-	m->pending_written = parent->pending_written;
-	m->limits_written = parent->limits_written, m->limits_seen = parent->limits_seen;
-	m->tid_offset = parent->tid_offset;
-	memcpy(m->warned_fds, parent->warned_fds, sizeof m->warned_fds); /* its fds are its parent's */
-	m->start_brk = parent->start_brk;
-	m->untracked = 1;
-	/* vfork and posix_spawn: the child runs in its parent's memory until it execs */
-	m->vforked = syscall(SYS_kcmp, parent->pid, child, KCMP_VM, 0, 0) == 0;
-	return m;
-}
-
-int tree_start_child(struct sup *m, char *why, size_t whylen)
-{
-	if (m->vforked || !m->untracked)
-		return 0;
-	struct inject in;
-	if (inject_open(&in, m->pid, m->gate) != 0) {
-		snprintf(why, whylen, "cannot control the child process %d", (int)m->pid);
-		return -1;
-	}
-	long fd = inject_syscall(&in, SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK, 0, 0, 0, 0, 0);
-	int uffd = -1;
-	if (fd >= 0) {
-		int pidfd = (int)syscall(SYS_pidfd_open, m->pid, 0);
-		if (pidfd >= 0) {
-			uffd = (int)syscall(SYS_pidfd_getfd, pidfd, (int)fd, 0);
-			close(pidfd);
-		}
-		inject_syscall(&in, SYS_close, fd, 0, 0, 0, 0, 0);
-	}
-	ptrace(PTRACE_SETREGS, m->pid, 0, &in.base); /* it goes on where it was */
-	inject_close(&in);
-	if (uffd < 0) {
-		snprintf(why, whylen, "cannot give the child process %d a userfaultfd", (int)m->pid);
-		return -1;
-	}
-	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED };
-	if (ioctl(uffd, UFFDIO_API, &api) != 0 || sup_start_tracking(m, uffd) != 0) {
-		snprintf(why, whylen, "cannot track the child process %d: %s", (int)m->pid,
-			 m->track.err[0] ? m->track.err : strerror(errno));
-		return -1;
-	}
-	m->untracked = 0;
-	return 0;
-}
-
-int tree_cut_ready(struct tree *t, const char **why)
-{
-	for (int i = 0; i < t->nprocs; i++) {
-		struct sup *m = t->procs[i];
-		if (m->exited)
-			continue; /* waited for: it leaves the tree with this cut; or a zombie: its status is kept */
-		if (m->vforked) {
-			*why = "a child process runs in its parent's memory (vfork) until it executes a program";
-			return 0;
-		}
-		if (m->untracked) {
-			*why = "a child process is not tracked yet";
-			return 0;
-		}
-	}
-	if (t->nprocs > 1 && t->procs[0]->nnvm > 0) {
-		*why = "the program holds NVM memory and has child processes";
-		return 0;
-	}
-	return 1;
-}
-
-int tree_drop_gone(struct tree *t)
-{
-	for (int i = 1; i < t->nprocs; i++) {
-		struct sup *m = t->procs[i];
-		if (!m->exited)
-			continue;
-		if (!m->memory_dropped) { /* its memory is gone: a zombie is kept by its status alone */
-			for (int v = 0; v < m->nvmas; v++)
-				if (prosper_pool_region_remove(t->pool, (uint32_t)m->vmas[v].region) != 0)
-					return -EIO;
-			m->nvmas = 0;
-			char name[48];
-			snprintf(name, sizeof name, "%s.%d", META_REGION_NAME, (int)m->own_pid);
-			struct prosper_region_info info;
-			int at = prosper_pool_region_find(t->pool, name);
-			if (at >= 0 && prosper_pool_region_get(t->pool, at, &info) == 0 &&
-			    prosper_pool_region_remove(t->pool, info.id) != 0)
-				return -EIO;
-			m->memory_dropped = 1;
-		}
-		if (task_exists(m->pid))
-			continue; /* a zombie its parent has not waited for */
-		proc_free(m);
-		memmove(&t->procs[i], &t->procs[i + 1], (size_t)(t->nprocs - i - 1) * sizeof *t->procs);
-		t->nprocs--, i--;
-	}
-	return 0;
-}
-
-/* ------------------------------------------------------------------ pipes in flight */
-
-/* A pipe of the program's own (not one it inherited at launch), or a named pipe (FIFO) it has
- * open, seen at the cut: where to reach it. */
-struct seen_pipe {
-	uint64_t ino;
-	pid_t pid;
-	int fd;
-	uint32_t mode;           /* a FIFO's permission bits */
-	char path[VMA_PATH_MAX]; /* a FIFO's name; "" for an anonymous pipe */
-};
-
-/* The program's own pipes and its FIFOs, each once, with a process and fd that holds it. */
-static int own_pipes(struct tree *t, struct seen_pipe *out, int max, int *fifos)
-{
-	int n = 0;
-	*fifos = 0;
-	for (int i = 0; i < t->nprocs; i++) {
-		struct sup *m = t->procs[i];
-		int nf;
-		const struct fd_info *fds = tree_proc_fds(m, &nf);
-		for (int j = 0; fds && j < nf; j++) {
-			const struct fd_info *fi = &fds[j];
-			unsigned long long ino;
-			int fifo = fi->type == IMG_FD_FIFO;
-			if (fifo)
-				ino = fi->ino;
-			else if (sscanf(fi->path, "pipe:[%llu]", &ino) != 1 || !children_pipe_is_own(m, fi->path))
-				continue;
-			int k = 0;
-			while (k < n && !(out[k].ino == ino && !out[k].path[0] == !fifo))
-				k++;
-			if (k < n || n == max)
-				continue;
-			out[n] = (struct seen_pipe){ .ino = ino, .pid = m->pid, .fd = fi->fd };
-			if (fifo) {
-				struct stat st;
-				char p[64];
-				snprintf(p, sizeof p, "/proc/%d/fd/%d", (int)m->pid, fi->fd);
-				out[n].mode = stat(p, &st) == 0 ? (uint32_t)(st.st_mode & 07777) : 0600;
-				snprintf(out[n].path, sizeof out[n].path, "%s", fi->path);
-				(*fifos)++;
-			}
-			n++;
-		}
-	}
-	return n;
-}
-
-/* Read the bytes in flight out of the pipe and put them back (the program is stopped: nothing
- * else reads or writes it meanwhile).  *len bytes into *buf (malloc'd), *cap its capacity. */
-static int pipe_contents(const struct seen_pipe *p, uint8_t **buf, uint32_t *len, uint32_t *cap)
-{
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)p->pid, p->fd);
-	*buf = NULL, *len = 0, *cap = 0;
-	int r = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (r < 0)
-		return -errno;
-	int n = 0, rc = 0;
-	long size = fcntl(r, F_GETPIPE_SZ);
-	if (ioctl(r, FIONREAD, &n) != 0 || size <= 0) {
-		close(r);
-		return -EIO;
-	}
-	*cap = (uint32_t)size;
-	if (n > 0) {
-		int w = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-		*buf = malloc((size_t)n);
-		if (w < 0 || !*buf || read(r, *buf, (size_t)n) != n || write(w, *buf, (size_t)n) != n)
-			rc = -EIO; /* a pipe we emptied and could not fill again: the program's data is lost */
-		if (w >= 0)
-			close(w);
-		*len = (uint32_t)n;
-	}
-	close(r);
-	return rc;
-}
 
 /* ------------------------------------------------------------------ the cut */
 
@@ -411,7 +102,7 @@ static int capture_cut(struct tree *t, double *clock)
 	if (rc)
 		return rc;
 	static struct seen_pipe seen[MAX_SEEN_PIPES];
-	int fifos = 0, np = own_pipes(t, seen, MAX_SEEN_PIPES, &fifos);
+	int fifos = 0, np = pipes_own(t, seen, MAX_SEEN_PIPES, &fifos);
 	/* one process and no bytes in flight: its own blob, as always */
 	int full = 0;
 	for (int i = 0; i < np && !full; i++) {
@@ -451,7 +142,7 @@ static int capture_cut(struct tree *t, double *clock)
 	for (int i = 0; i < np && !rc; i++) {
 		uint8_t *bytes;
 		struct tree_pipe e = { .ino = seen[i].ino, .mode = seen[i].mode };
-		rc = pipe_contents(&seen[i], &bytes, &e.bytes, &e.capacity);
+		rc = pipes_contents(&seen[i], &bytes, &e.bytes, &e.capacity);
 		if (!rc)
 			rc = tree_add_pipe(&t->cut.blob, &e, seen[i].path[0] ? seen[i].path : NULL, bytes);
 		t->stats.pipe_bytes_in_flight += e.bytes;

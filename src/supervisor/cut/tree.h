@@ -1,4 +1,4 @@
-/* tree.h -- the program as a tree of processes (tree.c; docs/run-resume.md "Process trees").
+/* tree.h -- the program as a tree of processes (tree.c, tree_procs.c; docs/run-resume.md "Process trees").
  *
  * Every process the program forks is traced and checkpointed with it: one checkpoint is one cut
  * of every process (all stopped), written as one pool epoch under one commit.  tree->procs[0] is
