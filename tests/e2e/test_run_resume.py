@@ -614,7 +614,7 @@ def test_a_refusal_naming_quotes_and_backslashes_is_valid_json(tmp_path):
 
 def test_every_refusal_code_is_documented():
     """The codes scripts branch on are listed in docs/run-resume.md; a new one must be added there."""
-    table = open(os.path.join(ROOT, "src", "supervisor", "refusal.c")).read()
+    table = open(os.path.join(ROOT, "src", "supervisor", "base", "refusal.c")).read()
     codes = re.findall(r'\[REFUSE_[A-Z_]+\] = "([a-z-]+)"', table)
     assert len(codes) >= 20, codes
     doc = open(os.path.join(ROOT, "docs", "run-resume.md")).read()

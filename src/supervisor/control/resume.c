@@ -219,7 +219,7 @@ static void note_changed_ids(struct sup *s, const struct img *im)
 	uint64_t changed = was && was != s->thr[0].own;
 	for (int i = 1; i < s->nthr && i <= (int)im->h->nthreads; i++)
 		changed += im->threads[i - 1].tid != s->thr[i].own;
-	s->tree->stats.ids_changed = changed;
+	s->tree->stats.resume.ids_changed = changed;
 	if (changed)
 		fprintf(stderr, "%s: the program's process and thread ids changed (%s); docs/limitations.md says what that means\n",
 			sup_command(), s->tree->ns.on ? "not free in its namespace" : s->tree->ns.why);
@@ -245,7 +245,7 @@ static int retag_lock_owners(struct sup *s, const struct img *im)
 			heads[i] = im->threads[i - 1].robust_head;
 		int k = lock_owners_retag(s->pid, im, heads, old, now, n);
 		if (k >= 0) {
-			s->tree->stats.lock_owners_retagged += (uint64_t)k;
+			s->tree->stats.resume.lock_owners_retagged += (uint64_t)k;
 			rc = 0;
 		}
 	}
@@ -352,8 +352,8 @@ int resume_started(struct sup *s, const struct img *im, int hello_rc, const stru
 			return refuse(REFUSE_RESTORE, "process %d: %s", (int)m->own_pid, reason);
 		}
 	}
-	s->tree->stats.restore_seconds = stopclock_now() - t_start;
-	s->tree->stats.resume_command_seconds = stopclock_now() - s->tree->command_started;
+	s->tree->stats.resume.restore_seconds = stopclock_now() - t_start;
+	s->tree->stats.resume.resume_command_seconds = stopclock_now() - s->tree->command_started;
 	for (int i = 0; i < s->tree->nprocs; i++) { /* all at once: the main threads and every thread the restores made */
 		struct sup *m = s->tree->procs[i];
 		if (m->exited)
@@ -365,7 +365,7 @@ int resume_started(struct sup *s, const struct img *im, int hello_rc, const stru
 		}
 		/* its memory is still being filled: it stops at its first system call, where the loop
 		 * ends the fill before the call runs (fillcopy.h) */
-		s->tree->stats.restore_lazy = 1;
+		s->tree->stats.resume.restore_lazy = 1;
 		threads_resume_all_as(m, PTRACE_SYSCALL);
 		fillcopy_go(m->resume.fill);
 	}

@@ -93,7 +93,7 @@ static int reopen_fds(struct sup *s, struct rctx *r, const struct img *im)
 {
 	struct fd_restore fr = { .s = s, .j = &r->j, .im = im, .why = r->why, .whylen = r->whylen };
 	int rc = fd_reopen(&fr);
-	s->tree->stats.epoll_watches_left += fr.watches_left;
+	s->tree->stats.resume.epoll_watches_left += fr.watches_left;
 	return rc;
 }
 
@@ -128,7 +128,7 @@ static int restore_process_state(struct sup *s, struct rctx *r, const struct img
 	int armed = timers_restore(s, &r->j.in);
 	if (armed < 0)
 		FAIL("cannot arm the interval timers again: %s", strerror(-armed));
-	s->tree->stats.timers_restored = (uint64_t)armed;
+	s->tree->stats.resume.timers_restored = (uint64_t)armed;
 	/* glibc's cached thread id: the one the program sees now (its checkpoint's, in its own
 	 * pid namespace -- resume.c asked for it) */
 	s->thr[0].own = pidns_own_id(s->pid);
@@ -174,7 +174,7 @@ static void restore_names(struct sup *s, struct rctx *r, const struct img *im)
 				  .env_start = im->h->env_start, .env_end = im->h->env_end, .exe_fd = (uint32_t)-1 };
 	if (brk > 0 && inject_write(&r->j.in, r->j.scratch, &m, sizeof m) == 0 &&
 	    sys(r, SYS_prctl, PR_SET_MM, PR_SET_MM_MAP, (long)r->j.scratch, sizeof m, 0, 0) == 0)
-		s->tree->stats.names_restored = 1;
+		s->tree->stats.resume.names_restored = 1;
 }
 
 /* A thread's registers and extended state, with a system call the checkpoint interrupted set up
@@ -281,8 +281,8 @@ int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *he
 	double t0 = stopclock_now();
 	if (restore_fill_memory(s, &r, im))
 		goto out;
-	s->tree->stats.restore_memory_seconds = stopclock_now() - t0;
-	s->tree->stats.limits_restored = (uint64_t)limits_restore(s); /* before the fds: one may be above the relaunch's limit */
+	s->tree->stats.resume.restore_memory_seconds = stopclock_now() - t0;
+	s->tree->stats.resume.limits_restored = (uint64_t)limits_restore(s); /* before the fds: one may be above the relaunch's limit */
 	if (reopen_fds(s, &r, im) || restore_process_state(s, &r, im, hello))
 		goto out;
 	restore_names(s, &r, im);
@@ -294,7 +294,7 @@ int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *he
 		snprintf(why, whylen, "cannot queue the pending signals again: %s", strerror(-queued));
 		goto out;
 	}
-	s->tree->stats.pending_restored = (uint64_t)queued;
+	s->tree->stats.resume.pending_restored = (uint64_t)queued;
 	rc = set_registers(s->pid, im->h->regs, im->xstate, im->h->xstate_bytes, why, whylen);
 out:
 	inject_close(&r.j.in);

@@ -248,7 +248,7 @@ int restore_fill_memory(struct sup *s, struct rctx *r, const struct img *im)
 				if (++f.n == FILL_BATCH && fill_flush(s, &f) != 0)
 					FAIL("cannot write memory near %#llx", (unsigned long long)at);
 			}
-			s->tree->stats.restored_bytes += n;
+			s->tree->stats.resume.restored_bytes += n;
 			off += n;
 		}
 	}

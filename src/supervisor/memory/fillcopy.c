@@ -289,8 +289,8 @@ static int helpers_wanted(const struct fillcopy *f, int besides)
 
 static void count_bytes(struct fillcopy *f)
 {
-	f->s->tree->stats.restored_bytes += atomic_load(&f->bytes);
-	f->s->tree->stats.restore_copied_bytes += atomic_load(&f->bytes);
+	f->s->tree->stats.resume.restored_bytes += atomic_load(&f->bytes);
+	f->s->tree->stats.resume.restore_copied_bytes += atomic_load(&f->bytes);
 }
 
 int fillcopy_run(struct sup *s, int uffd, const struct img *im, const uint8_t *eligible, uint8_t *done)
@@ -376,7 +376,7 @@ int fillcopy_complete(struct fillcopy *f, char *why, size_t whylen)
 		if (!atomic_load(&f->holes_done))
 			protect_holes(f); /* a chunk of a failed range was skipped uncounted */
 		atomic_store(&f->complete, 1);
-		f->s->tree->stats.restore_memory_seconds = f->t_filled - f->t0;
+		f->s->tree->stats.resume.restore_memory_seconds = f->t_filled - f->t0;
 	}
 	int e = atomic_load(&f->first_errno);
 	if (e)
@@ -430,6 +430,6 @@ void fillcopy_end(struct fillcopy *f, pid_t stopped)
 	close(f->wake_fd);
 	close(f->pagemap_fd);
 	count_bytes(f);
-	f->s->tree->stats.restore_fill_faults += atomic_load(&f->faults);
+	f->s->tree->stats.resume.restore_fill_faults += atomic_load(&f->faults);
 	release(f);
 }

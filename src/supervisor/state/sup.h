@@ -155,6 +155,23 @@ struct sup_config {
 	unsigned given;              /* enum settings_given: the checkpoint options the command line gave */
 };
 
+/* What a resume measured (a part of struct sup_stats). */
+struct resume_stats {
+	uint64_t lock_owners_retagged;    /* held locks given their thread's new id (lockowners.c) */
+	uint64_t pending_restored;        /* signals queued again (pending.c) */
+	uint64_t limits_restored;         /* resource limits set back to the checkpoint's (rlimits.c) */
+	uint64_t timers_restored;         /* interval timers armed again (timers.c) */
+	uint64_t epoll_watches_left;      /* watches of epoll instances whose fd is not back (fd_epoll.c) */
+	uint64_t names_restored;          /* ps shows the checkpoint's argv again (restore.c) */
+	uint64_t ids_changed;             /* the program's process and thread ids that are not the checkpoint's */
+	double restore_seconds, restore_memory_seconds;
+	double resume_command_seconds;    /* from the command's start (admission included) to running */
+	uint64_t restore_copied_bytes;    /* of restored_bytes, put in place by UFFDIO_COPY (restore.c) */
+	uint64_t restored_bytes;
+	uint64_t restore_fill_faults;     /* first touches of pages not yet in place, answered at once (fillcopy.h) */
+	int restore_lazy;                 /* the program ran while its memory was filled */
+};
+
 /* What a run measured; written out by stats.c, read by nothing else. */
 struct sup_stats {
 	uint64_t checkpoints, late;       /* late: ticks that found the previous commit still running */
@@ -165,15 +182,9 @@ struct sup_stats {
 	uint64_t waited_for_children;     /* looks at a due checkpoint that found the program with a child */
 	uint64_t cuts_given_up;           /* cuts abandoned because a thread did not stop in time */
 	uint64_t execs_followed;          /* new images the checkpoints went on with (exec.c) */
-	uint64_t lock_owners_retagged;    /* resume: held locks given their thread's new id (lockowners.c) */
 	uint64_t pending_saved, pending_lost;  /* signals pending at the cuts (kept; beyond the record's room) */
-	uint64_t pending_restored;        /* resume: signals queued again (pending.c) */
-	uint64_t limits_restored;         /* resume: resource limits set back to the checkpoint's (rlimits.c) */
-	uint64_t timers_restored;         /* resume: interval timers armed again (timers.c) */
-	uint64_t epoll_watches_left;      /* resume: watches of epoll instances whose fd is not back (fd_epoll.c) */
 	uint64_t timers_stale;            /* checkpoints that kept the previous timer values (main thread group-stopped) */
-	uint64_t names_restored;          /* resume: ps shows the checkpoint's argv again (restore.c) */
-	uint64_t ids_changed;             /* resume: the program's process and thread ids that are not the checkpoint's */
+	struct resume_stats resume;       /* resume: what it put back, and how long it took */
 	struct ckpt_stats bytes;          /* summed over checkpoints */
 	struct metalog_stats meta;
 	uint64_t meta_first_bytes;        /* meta.bytes after the first checkpoint (a full layout in log mode) */
@@ -192,15 +203,9 @@ struct sup_stats {
 	uint64_t precopy_stale;           /* passes whose read failed (a mapping went away under it) */
 	uint64_t precopy_skips;           /* mappings left out of the next passes: mostly read again */
 	double precopy_seconds;
-	double restore_seconds, restore_memory_seconds;
-	double resume_command_seconds;    /* resume: from the command's start (admission included) to running */
 	double stop_phase_seconds[STOP_NPHASES]; /* where the stops' time went (stopclock.h) */
 	double thread_capture_seconds;    /* registers, xstate, mask, robust list of every thread */
-	uint64_t restore_copied_bytes;    /* resume: of restored_bytes, put in place by UFFDIO_COPY (restore.c) */
 	uint64_t thread_captures;         /* threads captured, summed over checkpoints */
-	uint64_t restored_bytes;
-	uint64_t restore_fill_faults;     /* resume: first touches of pages not yet in place, answered at once (fillcopy.h) */
-	int restore_lazy;                 /* resume: the program ran while its memory was filled */
 	uint64_t nvm_faults, nvm_dirty_bytes;
 	uint64_t nvm_ahead_segments, nvm_ahead_changed; /* made writable ahead of a fault; of them, changed */
 	double nvm_fault_seconds;         /* serving write faults (copy-on-write, mprotect), summed */
