@@ -27,6 +27,7 @@ static const char *const codes[REFUSAL_COUNT] = {
 	[REFUSE_LAUNCH] = "launch",
 	[REFUSE_NO_USERFAULTFD] = "no-userfaultfd",
 	[REFUSE_RESTORE] = "restore",
+	[REFUSE_FD_UNSUPPORTED] = "fd-unsupported",
 };
 
 static const char *command = "prosper run";

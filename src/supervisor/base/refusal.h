@@ -38,6 +38,7 @@ enum refusal {
 	REFUSE_LAUNCH,           /* the program cannot be started or relaunched */
 	REFUSE_NO_USERFAULTFD,   /* resume: userfaultfd is not available */
 	REFUSE_RESTORE,          /* resume: the relaunched program could not be rebuilt */
+	REFUSE_FD_UNSUPPORTED,   /* resume: the checkpoint holds an fd of a kind, or in a state, not kept yet */
 	REFUSAL_COUNT
 };
 

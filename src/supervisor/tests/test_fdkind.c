@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/inotify.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -20,6 +23,21 @@
 static int failures;
 #define MUST(c) do { if (!(c)) { fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); exit(1); } } while (0)
 #define CHECK(c) do { if (!(c)) { fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); failures++; } } while (0)
+
+/* An eventfd's id, as /proc shows it. */
+static uint64_t eventfd_id(int fd)
+{
+	char p[64], line[128];
+	unsigned long long id = ~0ull;
+	snprintf(p, sizeof p, "/proc/self/fdinfo/%d", fd);
+	FILE *f = fopen(p, "re");
+	MUST(f);
+	while (fgets(line, sizeof line, f))
+		sscanf(line, "eventfd-id: %llu", &id);
+	fclose(f);
+	MUST(id != ~0ull);
+	return id;
+}
 
 static uint64_t ino_of(int fd)
 {
@@ -88,9 +106,11 @@ int main(void)
 	int f_ep = epoll_create1(EPOLL_CLOEXEC);
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 0x1234 };
 	MUST(f_ep >= 0 && epoll_ctl(f_ep, EPOLL_CTL_ADD, f_pipe[0], &ev) == 0);
-	int f_event = eventfd(0, 0);
+	int f_event = eventfd(5, EFD_SEMAPHORE);
+	int f_event_dup = dup(f_event);
+	int f_inotify = inotify_init1(0); /* a kind not kept yet */
 	int f_shm = open(shm, O_RDWR | O_CREAT | O_EXCL, 0600);
-	MUST(f_dev >= 0 && f_dir >= 0 && f_fifo >= 0 && f_event >= 0 && f_shm >= 0 && ftruncate(f_shm, 4096) == 0 &&
+	MUST(f_dev >= 0 && f_dir >= 0 && f_fifo >= 0 && f_event >= 0 && f_event_dup >= 0 && f_inotify >= 0 && f_shm >= 0 && ftruncate(f_shm, 4096) == 0 &&
 	     unlink(shm) == 0);
 
 	/* a process of a tree that keeps the socketpair (socketpairs.h) and inherited no pipe */
@@ -116,12 +136,15 @@ int main(void)
 		{ f_sock[0], IMG_FD_SOCKET, ino_of(f_sock[0]), NULL },
 		{ f_sock[1], IMG_FD_OTHER, 0, NULL }, /* an end the cut did not keep */
 		{ f_ep, IMG_FD_EPOLL, 0, NULL },
-		{ f_event, IMG_FD_OTHER, 0, NULL },
+		{ f_event, IMG_FD_EVENTFD, 0, "5 1 0" },       /* object: its id + 1, below */
+		{ f_event_dup, IMG_FD_EVENTFD, 0, "5 1 0" },
+		{ f_inotify, IMG_FD_OTHER, 0, NULL },
 		{ f_shm, IMG_FD_SHM, ino_of(f_shm), NULL },
 	};
 	char watch[64];
 	snprintf(watch, sizeof watch, " %d:19:1234", f_pipe[0]); /* the kernel adds EPOLLERR and EPOLLHUP */
 	want[8].payload = watch;
+	want[9].object = want[10].object = eventfd_id(f_event) + 1; /* one counter at two numbers */
 	const int nwant = (int)(sizeof want / sizeof want[0]);
 
 	struct img_buf strings = { 0 };
@@ -186,6 +209,45 @@ int main(void)
 	CHECK(check_one(bad, &strings, &dw) == REFUSE_POOL_CORRUPT);
 	bad = recs[3], bad.object = 0; /* a pipe that names no pipe */
 	CHECK(check_one(bad, &strings, &dw) == REFUSE_POOL_CORRUPT);
+	/* an eventfd's damaged records, and the states not kept yet */
+	CHECK(check_one(recs[9], &strings, &dw) == 0);
+	uint32_t garbage = img_str(&strings, "5 1"), shared = img_str(&strings, "5 1 1"),
+		 unknown = img_str(&strings, "5 -1 0"), extra = img_str(&strings, "5 1 0 7");
+	bad = recs[9], bad.payload = garbage;
+	CHECK(check_one(bad, &strings, &dw) == REFUSE_POOL_CORRUPT);
+	bad = recs[9], bad.payload = extra;
+	CHECK(check_one(bad, &strings, &dw) == REFUSE_POOL_CORRUPT);
+	bad = recs[9], bad.object = 0;
+	CHECK(check_one(bad, &strings, &dw) == REFUSE_POOL_CORRUPT);
+	bad = recs[9], bad.payload = shared;
+	CHECK(check_one(bad, &strings, &dw) == REFUSE_FD_UNSUPPORTED);
+	bad = recs[9], bad.payload = unknown;
+	CHECK(check_one(bad, &strings, &dw) == REFUSE_FD_UNSUPPORTED);
+	/* an eventfd a child process holds too is recorded as shared */
+	pid_t child = fork();
+	MUST(child >= 0);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	struct sup c = { .tree = &t, .pid = child };
+	c.fds = calloc(MAX_FDS, sizeof *c.fds);
+	struct sup *members[2] = { &s, &c };
+	t.procs = members, t.nprocs = 2;
+	t.cut.gen++; /* a new cut: each process's fds read again */
+	const struct fd_info *evfd = NULL;
+	MUST(c.fds && proc_fds(getpid(), s.fds, MAX_FDS, &n) == 0);
+	for (int i = 0; i < n; i++)
+		if (s.fds[i].fd == f_event)
+			evfd = &s.fds[i];
+	struct img_fd rec;
+	MUST(evfd && fd_record(&s, evfd, &rec, &strings) == 0);
+	CHECK(rec.type == IMG_FD_EVENTFD && !strcmp((const char *)strings.p + rec.payload, "5 1 1"));
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	free(c.fds);
+	t.procs = NULL, t.nprocs = 0;
+
 	/* the world changed: a file written is shorter, a file is gone */
 	MUST(ftruncate(f_file, 4) == 0);
 	CHECK(check_one(recs[0], &strings, &dw) == REFUSE_FD_SHORTER);
