@@ -330,6 +330,68 @@ os.unlink(path)
 """)]
 
 
+_GROUPS = """import os, signal, time
+def work(n, seed):
+    t = seed
+    for i in range(n):
+        t = (t * 31 + i) % 1000003
+    return t
+got = []
+signal.signal(signal.SIGUSR1, lambda s, f: got.append(1))
+def wait_for_signal():  # at most 30 s: a child of a parent that failed does not linger
+    for _ in range(30000):
+        if got:
+            return
+        time.sleep(0.001)
+@LED_PIPE@a = os.fork()
+if a == 0:
+@LED_CHILD@    os.setpgrp()
+@LED_SAY@    work(5000000, 1)
+    wait_for_signal()
+    os._exit(1 + 2 * (os.getpgrp() == os.getpid()))
+def setpgid(pid, pgid):  # as a shell does in the parent: the child may have executed already
+    try:
+        os.setpgid(pid, pgid)
+    except PermissionError:
+        pass
+@LED_WAIT@setpgid(a, a)
+c = os.fork()
+if c == 0:
+    os.setsid()
+    t = work(5000000, 2)
+    os._exit(4 + 8 * (os.getsid(0) == os.getpid()) + 16 * (os.getpgrp() == os.getpid()))
+r, w = os.pipe()
+m = os.fork()
+if m == 0:
+    os.close(w)
+    os.setpgid(0, a)
+    os.read(r, 1)
+    work(5000000, 3)
+    wait_for_signal()
+    os._exit(32 + 64 * (os.getpgrp() == a))
+os.close(r)
+setpgid(m, a)
+os.write(w, b"x")
+t = work(9000000, 4)
+os.killpg(a, signal.SIGUSR1)
+for k in (a, c, m):
+    _, st = os.waitpid(k, 0)
+    print("child exit", os.waitstatus_to_exitcode(st), flush=True)
+print("parent", t)
+"""
+
+
+def _groups_script(leader_first):
+    """The groups program; leader_first: the parent waits (a byte over a pipe) until its first
+    child leads its own group before it forks the others."""
+    pipe = leader_first
+    return (_GROUPS.replace("@LED_PIPE@", "led_r, led_w = os.pipe()\n" if pipe else "")
+            .replace("@LED_CHILD@", "    os.close(led_r)\n" if pipe else "")
+            .replace("@LED_SAY@", "    os.write(led_w, b\"x\")\n    os.close(led_w)\n" if pipe else "")
+            .replace("@LED_WAIT@", "os.close(led_w)\nos.read(led_r, 1)  # a leads its group now\nos.close(led_r)\n"
+                     if pipe else ""))
+
+
 def groups(d):
     """Process groups and sessions: a child leads its own group, another its own session, a third
     is moved into the first one's group (as a job-control shell puts a pipeline's members in one
@@ -337,55 +399,7 @@ def groups(d):
     child has executed a program -- to the kernel a child made again by a resume has), and at the
     end the parent signals the whole group by its id.  Each child says in its exit code which of
     its checks held; only the parent prints."""
-    return ["/usr/bin/python3", "-S", script(f"{d}/groups.py", """import os, signal, time
-def work(n, seed):
-    t = seed
-    for i in range(n):
-        t = (t * 31 + i) % 1000003
-    return t
-got = []
-signal.signal(signal.SIGUSR1, lambda s, f: got.append(1))
-def wait_for_signal():  # at most 30 s: a child of a parent that failed does not linger
-    for _ in range(30000):
-        if got:
-            return
-        time.sleep(0.001)
-a = os.fork()
-if a == 0:
-    os.setpgrp()
-    work(5000000, 1)
-    wait_for_signal()
-    os._exit(1 + 2 * (os.getpgrp() == os.getpid()))
-def setpgid(pid, pgid):  # as a shell does in the parent: the child may have executed already
-    try:
-        os.setpgid(pid, pgid)
-    except PermissionError:
-        pass
-setpgid(a, a)
-c = os.fork()
-if c == 0:
-    os.setsid()
-    t = work(5000000, 2)
-    os._exit(4 + 8 * (os.getsid(0) == os.getpid()) + 16 * (os.getpgrp() == os.getpid()))
-r, w = os.pipe()
-m = os.fork()
-if m == 0:
-    os.close(w)
-    os.setpgid(0, a)
-    os.read(r, 1)
-    work(5000000, 3)
-    wait_for_signal()
-    os._exit(32 + 64 * (os.getpgrp() == a))
-os.close(r)
-setpgid(m, a)
-os.write(w, b"x")
-t = work(9000000, 4)
-os.killpg(a, signal.SIGUSR1)
-for k in (a, c, m):
-    _, st = os.waitpid(k, 0)
-    print("child exit", os.waitstatus_to_exitcode(st), flush=True)
-print("parent", t)
-""")]
+    return ["/usr/bin/python3", "-S", script(f"{d}/groups.py", _groups_script(False))]
 
 
 def groups_leader_first(d):
@@ -393,62 +407,7 @@ def groups_leader_first(d):
     group before it forks the others, as a shell that makes a job's group before its members:
     the member always joins a group that exists, and the parent's signal to the group by its id
     reaches two children whose SIGUSR1 handler was installed before any fork."""
-    return ["/usr/bin/python3", "-S", script(f"{d}/groups_leader_first.py", """import os, signal, time
-def work(n, seed):
-    t = seed
-    for i in range(n):
-        t = (t * 31 + i) % 1000003
-    return t
-got = []
-signal.signal(signal.SIGUSR1, lambda s, f: got.append(1))
-def wait_for_signal():  # at most 30 s: a child of a parent that failed does not linger
-    for _ in range(30000):
-        if got:
-            return
-        time.sleep(0.001)
-led_r, led_w = os.pipe()
-a = os.fork()
-if a == 0:
-    os.close(led_r)
-    os.setpgrp()
-    os.write(led_w, b"x")
-    os.close(led_w)
-    work(5000000, 1)
-    wait_for_signal()
-    os._exit(1 + 2 * (os.getpgrp() == os.getpid()))
-def setpgid(pid, pgid):  # as a shell does in the parent: the child may have executed already
-    try:
-        os.setpgid(pid, pgid)
-    except PermissionError:
-        pass
-os.close(led_w)
-os.read(led_r, 1)  # a leads its group now
-os.close(led_r)
-setpgid(a, a)
-c = os.fork()
-if c == 0:
-    os.setsid()
-    t = work(5000000, 2)
-    os._exit(4 + 8 * (os.getsid(0) == os.getpid()) + 16 * (os.getpgrp() == os.getpid()))
-r, w = os.pipe()
-m = os.fork()
-if m == 0:
-    os.close(w)
-    os.setpgid(0, a)
-    os.read(r, 1)
-    work(5000000, 3)
-    wait_for_signal()
-    os._exit(32 + 64 * (os.getpgrp() == a))
-os.close(r)
-setpgid(m, a)
-os.write(w, b"x")
-t = work(9000000, 4)
-os.killpg(a, signal.SIGUSR1)
-for k in (a, c, m):
-    _, st = os.waitpid(k, 0)
-    print("child exit", os.waitstatus_to_exitcode(st), flush=True)
-print("parent", t)
-""")]
+    return ["/usr/bin/python3", "-S", script(f"{d}/groups_leader_first.py", _groups_script(True))]
 
 
 def foreground_job(d):
