@@ -24,11 +24,7 @@ static int claims(struct sup *s, const struct fd_info *fi)
 
 static int record(struct fd_capture *c)
 {
-	unsigned long long ino;
-	if (sscanf(c->fi->path, "pipe:[%llu]", &ino) != 1)
-		return -EINVAL;
-	c->e->object = ino;
-	return 0;
+	return fd_record_link_ino(c, "pipe");
 }
 
 static enum refusal check(const struct img *im, const struct tree_view *tv, const struct img_fd *f, char *why, size_t whylen)

@@ -18,11 +18,7 @@ static int claims(struct sup *s, const struct fd_info *fi)
 
 static int record(struct fd_capture *c)
 {
-	unsigned long long ino;
-	if (sscanf(c->fi->path, "socket:[%llu]", &ino) != 1)
-		return -EINVAL;
-	c->e->object = ino;
-	return 0;
+	return fd_record_link_ino(c, "socket");
 }
 
 static int reopen(struct fd_restore *r, const struct img_fd *f)

@@ -108,6 +108,20 @@ int fd_reopen(struct fd_restore *r)
 	return rc ? -1 : 0;
 }
 
+int fd_record_link_ino(struct fd_capture *c, const char *prefix)
+{
+	const char *p = c->fi->path;
+	size_t n = strlen(prefix);
+	char *end;
+	if (strncmp(p, prefix, n) || p[n] != ':' || p[n + 1] != '[')
+		return -EINVAL;
+	unsigned long long ino = strtoull(p + n + 2, &end, 10);
+	if (end == p + n + 2 || strcmp(end, "]"))
+		return -EINVAL;
+	c->e->object = ino;
+	return 0;
+}
+
 void fd_warn_once(struct sup *s, int fd, const char *what, const char *path)
 {
 	if (fd < 0 || fd >= MAX_FDS || (s->warned_fds[fd / 64] >> (fd % 64) & 1))

@@ -109,6 +109,8 @@ enum refusal fd_check(const struct img *im, const struct tree_view *tv, char *wh
 int fd_reopen(struct fd_restore *r);
 
 /* Helpers for the kinds. */
+/* c->e->object from a link text "PREFIX:[INO]" (a pipe's, a socket's); 0 or -EINVAL. */
+int fd_record_link_ino(struct fd_capture *c, const char *prefix);
 /* A warning about fd of process s, given once per number for the run. */
 void fd_warn_once(struct sup *s, int fd, const char *what, const char *path);
 /* The object of the tree's premade ones (made before the forks) of kind type and object; NULL if none. */
