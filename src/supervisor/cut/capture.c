@@ -34,10 +34,8 @@
 #include <unistd.h>
 #include "altstack.h"
 #include "mapfollow.h"
-#include "rlimits.h"
-#include "pending.h"
 #include "sharedmem.h"
-#include "timers.h"
+#include "taskpart.h"
 #include "prosper/stackckpt.h"
 #include "stage.h"
 #include "sup.h"
@@ -241,8 +239,8 @@ int sup_capture(struct sup *s)
 	double *phase = s->tree->stats.stop_phase_seconds, t = stopclock_now();
 	stage_begin_cut(s);
 	/* first: it runs the main thread (for a system call), capture_threads then reads its registers */
-	int rc = timers_capture(s);
-	if (rc || (rc = pending_capture(s)) != 0 || (rc = limits_capture(s)) != 0)
+	int rc = task_capture(s); /* timers, pending signals, limits (taskpart.h) */
+	if (rc)
 		return rc;
 	double t0 = stopclock_now();
 	if ((rc = capture_threads(s)) != 0)

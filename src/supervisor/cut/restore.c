@@ -54,9 +54,7 @@
 #include "fillcopy.h"
 #include "restore_internal.h"
 #include "stopclock.h"
-#include "rlimits.h"
-#include "pending.h"
-#include "timers.h"
+#include "taskpart.h"
 #include "sharedmem.h"
 #include "tree_image.h"
 
@@ -125,10 +123,8 @@ static int restore_process_state(struct sup *s, struct rctx *r, const struct img
 	if (altstack_restore(&r->j.in, &r->j.in, r->j.scratch, scratch_stack(r), &im->h->altstack) != 0)
 		FAIL("cannot restore the alternate signal stack");
 	s->thr[0].altstack = im->h->altstack; /* kept until the thread is asked again (altstack.h) */
-	int armed = timers_restore(s, &r->j.in);
-	if (armed < 0)
-		FAIL("cannot arm the interval timers again: %s", strerror(-armed));
-	s->tree->stats.resume.timers_restored = (uint64_t)armed;
+	if (task_restore(s, &r->j.in, im, TASK_AFTER_FDS, why, whylen) != 0) /* the timers (taskpart.h) */
+		return -1;
 	/* glibc's cached thread id: the one the program sees now (its checkpoint's, in its own
 	 * pid namespace -- resume.c asked for it) */
 	s->thr[0].own = pidns_own_id(s->pid);
@@ -282,19 +278,15 @@ int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *he
 	if (restore_fill_memory(s, &r, im))
 		goto out;
 	s->tree->stats.resume.restore_memory_seconds = stopclock_now() - t0;
-	s->tree->stats.resume.limits_restored = (uint64_t)limits_restore(s); /* before the fds: one may be above the relaunch's limit */
-	if (reopen_fds(s, &r, im) || restore_process_state(s, &r, im, hello))
+	if (task_restore(s, &r.j.in, im, TASK_BEFORE_FDS, why, whylen) || /* the limits: an fd may lie above the relaunch's */
+	    reopen_fds(s, &r, im) || restore_process_state(s, &r, im, hello))
 		goto out;
 	restore_names(s, &r, im);
 	if (restore_threads(s, &r, im))
 		goto out;
 	sys(&r, SYS_munmap, (long)r.j.scratch, SCRATCH_BYTES, 0, 0, 0, 0);
-	int queued = pending_restore(s, &r.j.in, im); /* the last call: pending.h */
-	if (queued < 0) {
-		snprintf(why, whylen, "cannot queue the pending signals again: %s", strerror(-queued));
+	if (task_restore(s, &r.j.in, im, TASK_LAST, why, whylen)) /* the pending signals: the last calls (pending.h) */
 		goto out;
-	}
-	s->tree->stats.resume.pending_restored = (uint64_t)queued;
 	rc = set_registers(s->pid, im->h->regs, im->xstate, im->h->xstate_bytes, why, whylen);
 out:
 	inject_close(&r.j.in);

@@ -1,5 +1,6 @@
 /* pending.c -- pending signals across a checkpoint and a resume (pending.h). */
 #include "pending.h"
+#include "taskpart.h"
 #include <errno.h>
 #include <signal.h>
 #include <stddef.h>
@@ -122,3 +123,7 @@ int pending_restore(struct sup *s, struct inject *in, const struct img *im)
 	}
 	return total;
 }
+
+const struct task_part task_part_pending = { .name = "the pending signals", .phase = TASK_LAST,
+					     .capture = pending_capture, .restore = pending_restore,
+					     .restored = offsetof(struct resume_stats, pending_restored) };

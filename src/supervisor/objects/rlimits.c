@@ -1,5 +1,6 @@
 /* rlimits.c -- resource limits across a checkpoint and a resume (rlimits.h). */
 #include "rlimits.h"
+#include "taskpart.h"
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -61,3 +62,13 @@ int limits_restore(struct sup *s)
 	}
 	return set;
 }
+
+static int restore_part(struct sup *s, struct inject *in, const struct img *im)
+{
+	(void)in, (void)im;
+	return limits_restore(s);
+}
+
+const struct task_part task_part_limits = { .name = "the resource limits", .phase = TASK_BEFORE_FDS,
+					    .capture = limits_capture, .restore = restore_part,
+					    .restored = offsetof(struct resume_stats, limits_restored) };

@@ -1,5 +1,6 @@
 /* timers.c -- interval timers across a checkpoint and a resume (timers.h). */
 #include "timers.h"
+#include "taskpart.h"
 #include <errno.h>
 #include <stddef.h>
 #include <sys/ptrace.h>
@@ -50,3 +51,13 @@ int timers_restore(struct sup *s, struct inject *in)
 	}
 	return armed;
 }
+
+static int restore_part(struct sup *s, struct inject *in, const struct img *im)
+{
+	(void)im;
+	return timers_restore(s, in);
+}
+
+const struct task_part task_part_timers = { .name = "the interval timers", .phase = TASK_AFTER_FDS,
+					    .capture = timers_capture, .restore = restore_part,
+					    .restored = offsetof(struct resume_stats, timers_restored) };
