@@ -286,6 +286,7 @@ struct sup_resume {
 
 /* The supervision of one process: the options (the tree's, copied), and its state. */
 struct sup {
+	/* for the run: the options (the tree's, copied; read-only once the program runs) */
 	struct sup_config cfg;
 	struct tree *tree;
 	pid_t pid;
@@ -296,30 +297,18 @@ struct sup {
 	int exited;                  /* its last thread is gone: a zombie until its parent waits for it */
 	int exit_status;             /* then: its wait status, kept in the cuts until its parent waits */
 	int memory_dropped;          /* then: its regions have left the pool (tree_drop_gone) */
-	int captured;                /* its memory is in the cut being committed: decided at the capture,
-	                              * for it may exit while the commit runs (tree_commit) */
 	int untracked;               /* not tracked (yet): no cut can include it */
-	struct sup_resume resume;    /* a resume of it (resume.c, restore.c) */
-	struct prosper_track track;
-	struct metalog *meta;
-	uint64_t sp;                 /* the main thread's, at this stop */
 	struct thr *thr;             /* the program's threads (threads.c) */
 	int nthr;
-	struct batch batch;          /* the checkpoint being committed */
-	uint32_t stack_dense_left;   /* checkpoints left that write stack pages whole (adaptive) */
-	uint8_t *old;                /* committed bytes, for the diff filter */
-	size_t old_cap;
-	struct vma *vmas;            /* mappings whose contents are saved, with their regions */
-	int nvmas;
-	struct vma *now;             /* scratch: the map at this stop */
-	struct vma *prev;            /* the map at the last stop (of this image), nprev entries */
-	int nprev;
-	int new_image;               /* no checkpoint of this image yet (a run, or after an exec) */
-	struct fd_info *fds;         /* scratch: the fds at this stop */
-	int nfds_read, fds_rc;       /* how many, and the read's result, when fds_gen == tree->cut.gen */
-	uint64_t fds_gen;
-	struct prosper_range *ranges;
-	/* the launch record, written into every epoch: the image the program runs now (exec.c) */
+	/* child processes (children.c): no cut while the program has one */
+	pid_t *children;
+	int nchildren, children_cap, children_lost;
+	/* warnings given once */
+	uint64_t warned_fds[MAX_FDS / 64];
+	int warned_shared;
+
+	/* for the image it runs (a new one at each exec, exec.c) */
+	/* the launch record, written into every epoch */
 	char exe[VMA_PATH_MAX];
 	char launch_cwd[VMA_PATH_MAX];
 	char *const *argv;
@@ -331,14 +320,9 @@ struct sup {
 	int nfiles;
 	uint32_t tid_offset;
 	uint64_t start_brk;
-	/* warnings given once */
-	uint64_t warned_fds[MAX_FDS / 64];
-	int warned_shared;
-	/* child processes (children.c): no cut while the program has one */
-	pid_t *children;
-	int nchildren, children_cap, children_lost;
-	/* NVM-resident memory (nvm.c) */
-	struct shim_hello hello;      /* what its image's shim said (sup_take_hello): the fields below */
+	int new_image;               /* no checkpoint of this image yet (a run, or after an exec) */
+	/* what its shim said (sup_take_hello, hello.c): its gate and the addresses of its records */
+	struct shim_hello hello;
 	uint64_t gate, nvm_gate, nvm_path_addr; /* the shim's syscall gate, NVM gate, path buffer */
 	uint64_t timers_addr;         /* the shim's interval-timer record (timers.h) */
 	uint64_t scratch_addr;        /* the shim's scratch for injected calls' results (altstack.h) */
@@ -347,11 +331,37 @@ struct sup {
 	uint64_t limits_addr;         /* the shim's resource-limit record (rlimits.h) */
 	int limits_written;           /* it holds the limits as of the shim's count limits_seen */
 	uint64_t limits_seen;
+	/* its saved memory and how it is tracked */
+	struct prosper_track track;
+	struct metalog *meta;
+	struct vma *vmas;            /* mappings whose contents are saved, with their regions */
+	int nvmas;
+	struct vma *prev;            /* the map at the last stop (of this image), nprev entries */
+	int nprev;
+	uint32_t stack_dense_left;   /* checkpoints left that write stack pages whole (adaptive) */
+	/* NVM-resident memory (nvm.c) */
 	uint64_t nvm_seg, nvm_next;   /* segment size; the next free NVM address */
 	struct nvm_region *nvm;
 	int nnvm, nvm_cap;
 	uint8_t *nvm_zeros;           /* a segment of zeros: the committed copy of a new segment */
 	struct inject *nvm_proc;      /* the program's /proc/PID/mem, opened at the first NVM call */
+
+	/* for a cut: read at its stop (scratch, rewritten at the next) */
+	uint64_t sp;                 /* the main thread's, at this stop */
+	struct vma *now;             /* the map at this stop */
+	struct fd_info *fds;         /* the fds at this stop */
+	int nfds_read, fds_rc;       /* how many, and the read's result, when fds_gen == tree->cut.gen */
+	uint64_t fds_gen;
+	struct prosper_range *ranges;
+	/* ... and committed while the program runs (ckpt_commit.c) */
+	int captured;                /* its memory is in the cut being committed: decided at the capture,
+	                              * for it may exit while the commit runs (tree_commit) */
+	struct batch batch;          /* the checkpoint being committed */
+	uint8_t *old;                /* committed bytes, for the diff filter */
+	size_t old_cap;
+
+	/* for a resume of it (resume.c, restore.c) */
+	struct sup_resume resume;
 };
 
 /* loop.c: the stop (cut) loop.  sup_supervise returns the program's wait status when it ended,
