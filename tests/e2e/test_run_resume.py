@@ -252,21 +252,38 @@ def test_eventfds_survive_kills(tmp_path):
     assert res["resumes"] >= 4, res
 
 
-def test_an_eventfd_shared_by_two_processes_is_refused_at_resume(tmp_path, pool_dir):
-    """Not kept yet: one counter shared by a parent and its child would come back as two.  The
-    resume refuses it with its code, and the pool is left as it was."""
-    prog = ["/usr/bin/python3", "-c",
-            "import os, time\n"
-            "fd = os.eventfd(0)\n"
-            "if os.fork() == 0:\n"
-            "    while True: os.eventfd_write(fd, 1); time.sleep(0.001)\n"
-            "while True: os.eventfd_read(fd)\n"]
-    pool = os.path.join(pool_dir, "shared.prosper")
-    with open(tmp_path / "out", "wb") as out:
-        _run_until_epoch(pool, prog, 5, tmp_path, out)
-    before = open(pool, "rb").read()
-    _refused(["resume", "--pool", pool], "fd-unsupported", "eventfd shared by two processes", cwd=tmp_path)
-    assert open(pool, "rb").read() == before
+EVENTFD_SHARED = """
+import os
+wake = os.eventfd(0)                      # the parent wakes its child: one counter in both
+done = os.eventfd(0, os.EFD_SEMAPHORE)    # the child counts its rounds back
+child = os.fork()
+if child == 0:
+    t = 0
+    for i in range(400):
+        t = (t * 31 + os.eventfd_read(wake)) % 1000003
+        for k in range(50000):
+            t = (t + k) % 1000003
+        os.eventfd_write(done, 1)
+    os._exit(t % 200)
+s = 0
+for i in range(400):
+    os.eventfd_write(wake, i + 1)
+    os.eventfd_read(done)
+    s += i
+    if i % 50 == 0:
+        print(i, s, flush=True)
+_, st = os.waitpid(child, 0)
+print("child", os.waitstatus_to_exitcode(st))
+"""
+
+
+def test_an_eventfd_shared_by_a_parent_and_its_child_survives_kills(tmp_path):
+    """Two eventfds a parent and its child share come back as one counter each, made before the
+    child is forked again: the child reads what the parent writes, the parent waits for the child's
+    rounds, across kills."""
+    res = torture("/usr/bin/python3", _write(tmp_path / "evshared.py", EVENTFD_SHARED), kills=12)
+    assert res["identical"], res["differences"]
+    assert res["resumes"] >= 4, res
 
 
 # ---------------------------------------------------------------- the user's way: prosper run / resume

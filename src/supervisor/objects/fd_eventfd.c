@@ -1,19 +1,15 @@
 /* fd_eventfd.c -- an eventfd the program holds (fdkind.h): libuv's, glib's, tokio's wake-up
- * channel, a counter or a semaphore between threads.
+ * channel, a counter or a semaphore between threads or processes.
  *
  * Recorded by its id (`object`: /proc's eventfd-id + 1, which names the one counter behind every
- * fd that dup'ed it) and, in its payload, "COUNT SEMAPHORE SHARED": the counter's value at the cut
- * (hex), whether it counts as a semaphore (EFD_SEMAPHORE), and whether another process of the
- * program holds it too.  A resume makes one eventfd per id, with that count and mode, and places
- * it at every number that held it; O_NONBLOCK and O_CLOEXEC are the fd's own.
- *
- * Not kept yet: an eventfd two processes of the program share (a fork), which must be one counter
- * after a resume as before it.  The run records that it was shared; a resume from such a
- * checkpoint is refused (fd-unsupported), never made as two counters.
+ * fd that holds it, in any process) and, in its payload, "COUNT SEMAPHORE": the counter's value at
+ * the cut (hex) and whether it counts as a semaphore (EFD_SEMAPHORE).  A resume makes one eventfd
+ * per id with that count and mode -- for a tree of processes in the first process before the
+ * others are forked (eventfd_premake), so that processes that shared a counter share it again --
+ * and places it at every number that held it; O_NONBLOCK and O_CLOEXEC are each fd's own.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/kcmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +19,8 @@
 #include "fdkind.h"
 #include "inject.h"
 #include "sup.h"
-#include "tree_fds.h"
+#include "tree_image.h"
+#include "premake.h"
 
 #define EVENTFD_LINK "anon_inode:[eventfd]"
 
@@ -31,22 +28,6 @@ static int claims(struct sup *s, const struct fd_info *fi)
 {
 	(void)s;
 	return fi->type == IMG_FD_OTHER && !strcmp(fi->path, EVENTFD_LINK);
-}
-
-/* Does another process of the tree hold the open file behind process s's fd? */
-static int shared_with_another(struct sup *s, int fd)
-{
-	struct tree *t = s->tree;
-	for (int i = 0; i < t->nprocs; i++) {
-		struct sup *m = t->procs[i];
-		int n = 0;
-		const struct fd_info *fds = m == s || m->exited ? NULL : tree_proc_fds(m, &n);
-		for (int j = 0; fds && j < n; j++)
-			if (!strcmp(fds[j].path, EVENTFD_LINK) &&
-			    syscall(SYS_kcmp, s->pid, m->pid, KCMP_FILE, fd, fds[j].fd) == 0)
-				return 1;
-	}
-	return 0;
 }
 
 static int record(struct fd_capture *c)
@@ -68,32 +49,28 @@ static int record(struct fd_capture *c)
 	if (!have_count || !have_id)
 		return -EPROTO;
 	char payload[64];
-	snprintf(payload, sizeof payload, "%llx %d %d", count, semaphore, shared_with_another(c->s, c->fi->fd));
+	snprintf(payload, sizeof payload, "%llx %d", count, semaphore);
 	c->e->object = id + 1;
 	c->e->payload = img_str(c->strings, payload);
 	return c->e->payload == IMG_NONE ? -ENOMEM : 0;
 }
 
-/* The payload's grammar: COUNT (hex) " " SEMAPHORE (-1, 0 or 1) " " SHARED (0 or 1), nothing else. */
-static int parse(const char *p, unsigned long long *count, int *semaphore, int *shared)
+/* The payload's grammar: COUNT (hex) " " SEMAPHORE (-1, 0 or 1), nothing else. */
+static int parse(const char *p, unsigned long long *count, int *semaphore)
 {
 	int n = 0;
-	return p && sscanf(p, "%llx %d %d%n", count, semaphore, shared, &n) == 3 && !p[n] && *count < ~0ull &&
-	       *semaphore >= -1 && *semaphore <= 1 && (*shared == 0 || *shared == 1);
+	return p && sscanf(p, "%llx %d%n", count, semaphore, &n) == 2 && !p[n] && *count < ~0ull && *semaphore >= -1 &&
+	       *semaphore <= 1;
 }
 
 static enum refusal check(const struct img *im, const struct tree_view *tv, const struct img_fd *f, char *why, size_t whylen)
 {
 	(void)tv;
 	unsigned long long count;
-	int semaphore, shared;
-	if (!f->object || !parse(img_s(im, f->payload), &count, &semaphore, &shared)) {
+	int semaphore;
+	if (!f->object || !parse(img_s(im, f->payload), &count, &semaphore)) {
 		snprintf(why, whylen, "fd %d: the checkpoint's record of this eventfd is damaged", f->fd);
 		return REFUSE_POOL_CORRUPT;
-	}
-	if (shared) {
-		snprintf(why, whylen, "fd %d: an eventfd shared by two processes of the program is not kept yet", f->fd);
-		return REFUSE_FD_UNSUPPORTED;
 	}
 	if (semaphore < 0) {
 		snprintf(why, whylen, "fd %d: the checkpoint did not learn whether this eventfd is a semaphore", f->fd);
@@ -102,23 +79,66 @@ static enum refusal check(const struct img *im, const struct tree_view *tv, cons
 	return 0;
 }
 
+/* An eventfd of f's count and mode made in the process of `in` (scratch: 8 bytes of it), moved to
+ * a number from *next on (advanced).  Its number there, or -1. */
+static long make(struct inject *in, uint64_t scratch, const struct img *im, const struct img_fd *f, long *next)
+{
+	unsigned long long count;
+	int semaphore;
+	parse(img_s(im, f->payload), &count, &semaphore); /* checked at the admission */
+	/* eventfd2 takes an unsigned int: the count is written in after, as the program would */
+	long fd = inject_syscall(in, SYS_eventfd2, 0, semaphore ? EFD_SEMAPHORE : 0, 0, 0, 0, 0);
+	uint64_t v = count;
+	if (fd >= 0 && count &&
+	    (inject_write(in, scratch, &v, sizeof v) != 0 ||
+	     inject_syscall(in, SYS_write, fd, (long)scratch, sizeof v, 0, 0, 0) != (long)sizeof v)) {
+		inject_syscall(in, SYS_close, fd, 0, 0, 0, 0, 0);
+		return -1;
+	}
+	long hi = fd >= 0 ? inject_syscall(in, SYS_fcntl, fd, F_DUPFD, *next, 0, 0, 0) : -1;
+	if (fd >= 0)
+		inject_syscall(in, SYS_close, fd, 0, 0, 0, 0, 0);
+	if (hi < *next)
+		return -1;
+	*next = hi + 1;
+	return hi;
+}
+
+int eventfd_premake(struct tree *t, struct injector *root, long *next, char *why, size_t whylen)
+{
+	for (uint32_t p = 0; p < t->resume.view->nprocs; p++) {
+		const struct img *im = &t->resume.imgs[p];
+		for (uint32_t i = 0; im->h && i < im->h->nfds; i++) {
+			const struct img_fd *f = &im->fds[i];
+			if (f->type != IMG_FD_EVENTFD || fd_premade(t, IMG_FD_EVENTFD, f->object))
+				continue;
+			struct premade *more = realloc(t->resume.premade, ((size_t)t->resume.npremade + 1) * sizeof *more);
+			if (!more) {
+				snprintf(why, whylen, "out of memory");
+				return -1;
+			}
+			t->resume.premade = more;
+			long fd = make(&root->in, root->scratch, im, f, next);
+			if (fd < 0) {
+				snprintf(why, whylen, "cannot make the program's eventfds again");
+				return -1;
+			}
+			t->resume.premade[t->resume.npremade++] = (struct premade){ .type = IMG_FD_EVENTFD, .object = f->object,
+										    .rfd = (int)fd, .wfd = (int)fd };
+		}
+	}
+	return 0;
+}
+
 static int reopen(struct fd_restore *r, const struct img_fd *f)
 {
-	const struct fd_made *here = fd_made_here(r, IMG_FD_EVENTFD, f->object);
-	long from = here ? here->rfd : -1;
-	if (!here) { /* the first of its fds: the counter made again */
-		unsigned long long count;
-		int semaphore, shared;
-		parse(img_s(r->im, f->payload), &count, &semaphore, &shared); /* checked at the admission */
-		/* eventfd2 takes an unsigned int: the count is written in after, as the program would */
-		long made[2] = { inject_syscall(&r->j->in, SYS_eventfd2, 0, semaphore ? EFD_SEMAPHORE : 0, 0, 0, 0, 0), -1 };
-		uint64_t v = count;
-		int rc = made[0] < 0 ? -1 : 0;
-		if (!rc && count &&
-		    (inject_write(&r->j->in, r->j->scratch, &v, sizeof v) != 0 ||
-		     inject_syscall(&r->j->in, SYS_write, made[0], (long)r->j->scratch, sizeof v, 0, 0, 0) != (long)sizeof v))
-			rc = -1;
-		if (rc || fd_make_above(r, IMG_FD_EVENTFD, f->object, made) != 0)
+	const struct premade *pm = fd_premade(r->s->tree, IMG_FD_EVENTFD, f->object); /* a tree's: shared */
+	const struct fd_made *here = pm ? NULL : fd_made_here(r, IMG_FD_EVENTFD, f->object);
+	long from = pm ? pm->rfd : here ? here->rfd : -1;
+	if (!pm && !here) { /* the first of its fds in a process alone: the counter made again */
+		long next = r->next;
+		long made[2] = { make(&r->j->in, r->j->scratch, r->im, f, &next), -1 };
+		if (made[0] < 0 || fd_make_above(r, IMG_FD_EVENTFD, f->object, made) != 0)
 			goto fail;
 		from = r->made[r->nmade - 1].rfd;
 	}

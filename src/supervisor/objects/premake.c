@@ -125,7 +125,9 @@ int tree_premake(struct tree *t, struct injector *root, char *why, size_t whylen
 	}
 	if (premake_socketpairs(t, root, &next, why, whylen) != 0)
 		return -1;
-	return shm_premake(t, root, &next, why, whylen);
+	if (shm_premake(t, root, &next, why, whylen) != 0)
+		return -1;
+	return eventfd_premake(t, root, &next, why, whylen);
 }
 
 /* A listening socket of the checkpoint, or one made and not connected, made in the first process:
