@@ -197,6 +197,16 @@ except BlockingIOError:
 print("left", left, "pending", os.eventfd_read(cnt))
 """
 
+NODE_LOOP = """
+let n = 0, h = 0;
+const t = setInterval(() => {
+  for (let k = 0; k < 200000; k++) h = (h * 31 + k + n) % 1000003;
+  n++;
+  if (n % 50 === 0) console.log(n, h);
+  if (n === 1000) { clearInterval(t); setImmediate(() => console.log("done", h)); }
+}, 1);
+"""
+
 DISTRIBUTION = {
     # a calculator, a compressor working on files, interpreters running a script, a sort (its
     # helper threads' stacks lie side by side with its buffer, sized from the machine's memory and
@@ -208,6 +218,8 @@ DISTRIBUTION = {
     "java": lambda d: ["/usr/bin/java", _write(d / "Sieve.java", SIEVE_JAVA), "6000000"],
     # an asyncio event loop: an epoll instance watching a socketpair, remade at each resume
     "asyncio": lambda d: ["/usr/bin/python3", _write(d / "loop.py", ASYNCIO_LOOP)],
+    # Node.js: libuv's loop holds an epoll instance and an eventfd (its async wake-up)
+    "node": lambda d: ["/usr/bin/node", _write(d / "loop.js", NODE_LOOP)],
     "gzip": lambda d: ["/usr/bin/gzip", "-9", "-c", _write(d / "text.txt", _text(24 << 20))],
     "xz": lambda d: ["/usr/bin/xz", "-T1", "-6", "-c", _write(d / "text.txt", _text(6 << 20))],
     "python3": lambda d: ["/usr/bin/python3", "-S", "-c",
