@@ -40,6 +40,9 @@
 #include "launch.h"
 #include "sup.h"
 #include "worker.h"
+#include "exec.h"
+#include "ckpt_commit.h"
+#include "hello.h"
 
 /* Room the loader's copy of the vectors may take below the kernel's (of the 128 KiB). */
 #define LOADER_COPY_MAX (96u << 10)

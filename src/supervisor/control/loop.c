@@ -34,6 +34,10 @@
 #include "tree.h"
 #include "worker.h"
 #include "stopclock.h"
+#include "loop.h"
+#include "exec.h"
+#include "nvm.h"
+#include "resume.h"
 
 /* Every process's lazy fill (fillcopy.h): completed (in a cut's stop, before the capture), pending,
  * ended (with the program stopped after a capture: stopped = 1, or gone). */

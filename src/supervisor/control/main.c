@@ -31,6 +31,9 @@
 #include "stats.h"
 #include "tree.h"
 #include "stopclock.h"
+#include "exec.h"
+#include "hello.h"
+#include "loop.h"
 
 static struct sup *sup_new(const struct sup_config *cfg)
 {

@@ -30,6 +30,9 @@
 #include "tree.h"
 #include "tree_image.h"
 #include "stopclock.h"
+#include "resume.h"
+#include "ckpt_commit.h"
+#include "restore.h"
 
 /* A checkpoint of several processes (tree_image.h): every process's image decoded and checked. */
 static int admit_tree(struct sup *s, const char *pool_path, const void *blob, size_t blen, struct img *im)

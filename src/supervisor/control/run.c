@@ -18,6 +18,7 @@
 #include "poolfile.h"
 #include "run.h"
 #include "settings.h"
+#include "ckpt_commit.h"
 
 /* The pool's segments: most mappings are small, keep their slots small. */
 static int create_pool(struct sup *s, const struct opts *o, const char *pool_path)

@@ -11,6 +11,7 @@
 #include "sharedmem.h"
 #include "sup.h"
 #include "tree_fds.h"
+#include "nvm.h"
 
 int capture_blob(struct sup *s, struct img_buf *out, int nmaps)
 {

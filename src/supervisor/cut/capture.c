@@ -40,6 +40,8 @@
 #include "stage.h"
 #include "sup.h"
 #include "tree_fds.h"
+#include "capture.h"
+#include "nvm.h"
 
 /* A large mapping that a checkpoint finds mostly written (a hash table updated at random) costs a
  * write-protect fault per page per interval for nothing: it is then copied whole, unprotected, for

@@ -57,6 +57,8 @@
 #include "taskpart.h"
 #include "sharedmem.h"
 #include "tree_image.h"
+#include "restore.h"
+#include "nvm.h"
 
 
 /* A 64 KiB hole free in both the checkpoint's layout and the fresh one. */

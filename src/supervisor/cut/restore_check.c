@@ -7,6 +7,7 @@
 #include "fdkind.h"
 #include "sup.h"
 #include "tree_image.h"
+#include "restore.h"
 
 /* Is every mapping of path in the checkpoint shared and writable?  *needs: the file length they
  * reach (offset + length of the farthest). */

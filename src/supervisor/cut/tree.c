@@ -27,6 +27,8 @@
 #include "tree_fds.h"
 #include "tree_image.h"
 #include "prosper/internal/uffd_abi.h"
+#include "capture.h"
+#include "ckpt_commit.h"
 
 /* ------------------------------------------------------------------ the cut */
 

@@ -25,6 +25,8 @@
 #include "tree_fds.h"
 #include "tree_image.h"
 #include "prosper/internal/uffd_abi.h"
+#include "ckpt_commit.h"
+#include "hello.h"
 
 
 static void proc_free(struct sup *s);

@@ -38,6 +38,7 @@
 #include "premake.h"
 #include "tree.h"
 #include "tree_image.h"
+#include "hello.h"
 
 #define FAIL(...) do { snprintf(why, whylen, __VA_ARGS__); return -1; } while (0)
 #define SCRATCH (1u << 20) /* strings of an exec: argv and environment */

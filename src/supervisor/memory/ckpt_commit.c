@@ -9,6 +9,8 @@
 #include <unistd.h>
 #include "prosper/stackckpt.h"
 #include "sup.h"
+#include "ckpt_commit.h"
+#include "nvm.h"
 
 struct diff_ctx {
 	struct sup *s;

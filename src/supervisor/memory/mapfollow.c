@@ -10,6 +10,7 @@
 #include "mapfollow.h"
 #include "stage.h"
 #include "sup.h"
+#include "nvm.h"
 
 const struct known_file *sup_known_file(struct sup *s, const char *path)
 {

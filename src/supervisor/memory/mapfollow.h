@@ -5,6 +5,7 @@
 #include "procfs.h"
 
 struct sup;
+struct known_file;
 struct img_buf;
 
 /* The saved mapping that starts at start, or NULL. */
@@ -20,5 +21,12 @@ int map_guarded_like_a_stack(const struct vma *now, int i);
 
 /* blob.c: the epoch's record of process s (nmaps mappings in s->now) into *out.  0 or a negative errno. */
 int capture_blob(struct sup *s, struct img_buf *out, int nmaps);
+
+/* The pre-copy pass's part of following the map (stage.h), while the child runs: mappings that
+ * appeared since the last stop get their regions, are protected, and their pages are staged,
+ * so that the stop does not copy them whole.  0 or a negative errno. */
+int sup_adopt_new_maps(struct sup *s);
+/* The identity of a mapped file, computed once per path; NULL if it cannot be read. */
+const struct known_file *sup_known_file(struct sup *s, const char *path);
 
 #endif

@@ -53,6 +53,7 @@
 #include "nvm_ahead.h"
 #include "stopclock.h"
 #include "sup.h"
+#include "nvm.h"
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE 0x100000

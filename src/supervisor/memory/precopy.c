@@ -3,6 +3,7 @@
 #include <time.h>
 #include "stage.h"
 #include "stopclock.h"
+#include "mapfollow.h"
 
 int stage_precopy(struct sup *s)
 {

@@ -14,6 +14,7 @@
 #include "fdkind.h"
 #include "inject.h"
 #include "tree_image.h"
+#include "nvm.h"
 
 #define MAX_SHM_HOLDS 4096 /* mappings and fds of kept objects in the whole tree at one cut */
 #define DELETED " (deleted)"

@@ -2,6 +2,7 @@
  * taken into its supervised process (sup.h).  Below everything that starts or adopts an image:
  * run, resume, an exec, a fork, a resumed member of a tree. */
 #include "sup.h"
+#include "hello.h"
 
 void sup_take_hello(struct sup *s, const struct shim_hello *hello)
 {
