@@ -269,7 +269,7 @@ static int forget_image(struct sup *s)
 	s->thr[0].altstack_asks = 0;
 	s->tid_offset = 0;
 	s->stack_dense_left = 0;
-	s->sp = 0;
+	s->cut.sp = 0;
 	s->warned_shared = 0;
 	s->nthr = 1;
 	memset(&s->thr[0], 0, sizeof s->thr[0]);

@@ -63,7 +63,7 @@ int capture_blob(struct sup *s, struct img_buf *out, int nmaps)
 	/* the map: saved mappings name their region; the rest are rebuilt */
 	const struct known_file *exe = sup_known_file(s, s->exe);
 	for (int i = 0; i < nmaps; i++) {
-		const struct vma *v = &s->now[i];
+		const struct vma *v = &s->cut.now[i];
 		if (sup_nvm_find(s, v->start))
 			continue; /* NVM memory: the pool's region table is its record (nvm.c, N3) */
 		if (vma_is_special(v) && !strcmp(v->path, "[vdso]"))
@@ -93,7 +93,7 @@ int capture_blob(struct sup *s, struct img_buf *out, int nmaps)
 	for (int i = 0; i < s->nfiles; i++) {
 		int mapped = &s->files[i] == exe;
 		for (int j = 0; j < nmaps && !mapped; j++)
-			mapped = !strcmp(s->now[j].path, s->files[i].path);
+			mapped = !strcmp(s->cut.now[j].path, s->files[i].path);
 		if (!mapped)
 			continue;
 		h.nfiles++;
@@ -108,7 +108,7 @@ int capture_blob(struct sup *s, struct img_buf *out, int nmaps)
 		goto out;
 	for (int i = 0; i < nf; i++) { /* each fd recorded by its kind (fdkind.h) */
 		struct img_fd e;
-		if ((rc = fd_record(s, &s->fds[i], &e, &strings)) != 0 || (rc = img_buf_put(&fds, &e, sizeof e) ? -ENOMEM : 0) != 0)
+		if ((rc = fd_record(s, &s->cut.fds[i], &e, &strings)) != 0 || (rc = img_buf_put(&fds, &e, sizeof e) ? -ENOMEM : 0) != 0)
 			goto out;
 	}
 	h.nfds = (uint32_t)nf;

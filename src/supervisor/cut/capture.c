@@ -84,21 +84,21 @@ static int by_start(const void *a, const void *b)
  * others saved lies in between: their marks are theirs to collect. */
 static int stage_run(struct sup *s, struct vma **run, int n)
 {
-	long k = prosper_track_collect_live(&s->track, run[0]->start, run[n - 1]->end, s->ranges, MAX_RANGES);
+	long k = prosper_track_collect_live(&s->track, run[0]->start, run[n - 1]->end, s->cut.ranges, MAX_RANGES);
 	if (k < 0)
 		return (int)k;
 	long j = 0;
 	for (int i = 0; i < n; i++) {
 		struct vma *v = run[i];
-		while (j < k && s->ranges[j].end <= v->start)
+		while (j < k && s->cut.ranges[j].end <= v->start)
 			j++;
 		uint64_t dirty = 0;
 		int rc;
-		for (long q = j; q < k && s->ranges[q].start < v->end; q++) {
+		for (long q = j; q < k && s->cut.ranges[q].start < v->end; q++) {
 			/* a range may reach over the next mapping (adjacent pages), or past it (out of room:
 			 * a superset): each takes its part */
-			uint64_t a = s->ranges[q].start > v->start ? s->ranges[q].start : v->start;
-			uint64_t b = s->ranges[q].end < v->end ? s->ranges[q].end : v->end;
+			uint64_t a = s->cut.ranges[q].start > v->start ? s->cut.ranges[q].start : v->start;
+			uint64_t b = s->cut.ranges[q].end < v->end ? s->cut.ranges[q].end : v->end;
 			if ((rc = stage_range(s, v, a, b)) != 0)
 				return rc;
 			dirty += b - a;
@@ -136,32 +136,32 @@ static int stage_dirty(struct sup *s)
 		uint64_t from = v->sp ? prosper_stack_active_from(v->sp, v->start, v->end, PROSPER_STACK_PAGE) : v->start;
 		long k;
 		if (mode == TRACK_MODE_FULL) {
-			s->ranges[0] = (struct prosper_range){ from, v->end };
+			s->cut.ranges[0] = (struct prosper_range){ from, v->end };
 			k = 1;
 		} else if (v->copy_whole && v->pre_armed) {
 			/* a pre-copy protected it again and read it whole: what was written after */
 			v->pre_armed = 0;
-			if ((k = prosper_track_collect(&s->track, v->start, v->end, s->ranges, MAX_RANGES)) < 0)
+			if ((k = prosper_track_collect(&s->track, v->start, v->end, s->cut.ranges, MAX_RANGES)) < 0)
 				return (int)k;
 			if (--v->copy_whole > 0 && (rc = prosper_track_unprotect(&s->track, v->start, v->end)) != 0)
 				return rc;
 		} else if (v->copy_whole) {
 			if (--v->copy_whole == 0 && (rc = prosper_track_rearm(&s->track, v->start, v->end)) != 0)
 				return rc;
-			s->ranges[0] = (struct prosper_range){ v->start, v->end };
+			s->cut.ranges[0] = (struct prosper_range){ v->start, v->end };
 			k = 1;
-		} else if ((k = v->sp ? prosper_track_collect_stack(&s->track, from, v->end, s->ranges, MAX_RANGES)
-				      : prosper_track_collect(&s->track, from, v->end, s->ranges, MAX_RANGES)) < 0) {
+		} else if ((k = v->sp ? prosper_track_collect_stack(&s->track, from, v->end, s->cut.ranges, MAX_RANGES)
+				      : prosper_track_collect(&s->track, from, v->end, s->cut.ranges, MAX_RANGES)) < 0) {
 			return (int)k;
 		} else if (!v->sp) {
 			uint64_t dirty = 0;
 			for (long j = 0; j < k; j++)
-				dirty += s->ranges[j].end - s->ranges[j].start;
+				dirty += s->cut.ranges[j].end - s->cut.ranges[j].start;
 			if ((rc = judge_dense(s, v, dirty)) != 0)
 				return rc;
 		}
 		for (long j = 0; j < k; j++)
-			if ((rc = stage_range(s, v, s->ranges[j].start, s->ranges[j].end)) != 0)
+			if ((rc = stage_range(s, v, s->cut.ranges[j].start, s->cut.ranges[j].end)) != 0)
 				return rc;
 	}
 	return 0;
@@ -181,13 +181,13 @@ static int stage_dirty(struct sup *s)
 static void mark_stacks(struct sup *s, int n)
 {
 	for (int i = 0; i < n; i++) {
-		struct vma *v = &s->now[i];
+		struct vma *v = &s->cut.now[i];
 		v->sp = 0;
 		if (vma_is_stack(v)) {
-			v->sp = s->sp;
+			v->sp = s->cut.sp;
 			continue;
 		}
-		if (!map_guarded_like_a_stack(s->now, i))
+		if (!map_guarded_like_a_stack(s->cut.now, i))
 			continue;
 		for (int t = 1; t < s->nthr; t++) {
 			const struct user_regs_struct *r = &s->thr[t].regs;
@@ -203,12 +203,12 @@ static int stage_metadata(struct sup *s)
 {
 	const void *out;
 	size_t len;
-	int rc = metalog_stage(s->meta, s->cfg.meta_mode, s->tree->pool, s->batch.blob.p, s->batch.blob.len, &out, &len,
+	int rc = metalog_stage(s->meta, s->cfg.meta_mode, s->tree->pool, s->cut.batch.blob.p, s->cut.batch.blob.len, &out, &len,
 			       &s->tree->stats.meta);
-	if (rc || out == s->batch.blob.p)
+	if (rc || out == s->cut.batch.blob.p)
 		return rc;
-	s->batch.blob.len = 0;
-	return img_buf_put(&s->batch.blob, out, len);
+	s->cut.batch.blob.len = 0;
+	return img_buf_put(&s->cut.batch.blob, out, len);
 }
 
 /* Registers, extended state, signal mask and robust-futex list of every (stopped) thread. */
@@ -254,7 +254,7 @@ int sup_capture(struct sup *s)
 	if ((rc = sup_nvm_stop(s)) != 0)
 		return rc;
 	const struct user_regs_struct *regs = &s->thr[0].regs;
-	s->sp = regs->rsp;
+	s->cut.sp = regs->rsp;
 	if (s->new_image && !s->tid_offset) {
 		/* glibc caches the thread id in its TCB -- the id the program sees, in its own pid
 		 * namespace not ours; resume rewrites it, and recreates threads with the kernel
@@ -266,7 +266,7 @@ int sup_capture(struct sup *s)
 	}
 	stopclock_lap(phase, STOP_THREADS, &t);
 	int n = 0;
-	if ((rc = proc_maps(s->pid, s->now, MAX_VMAS, &n)) != 0 || (rc = map_split_at_saved(s, &n)) != 0)
+	if ((rc = proc_maps(s->pid, s->cut.now, MAX_VMAS, &n)) != 0 || (rc = map_split_at_saved(s, &n)) != 0)
 		return rc;
 	stopclock_lap(phase, STOP_MAPS, &t);
 	mark_stacks(s, n);
@@ -280,13 +280,13 @@ int sup_capture(struct sup *s)
 		return rc;
 	stopclock_lap(phase, STOP_READ, &t);
 	stage_judge_precopy(s);
-	if ((rc = capture_blob(s, &s->batch.blob, n)) != 0)
+	if ((rc = capture_blob(s, &s->cut.batch.blob, n)) != 0)
 		return rc;
 	stopclock_lap(phase, STOP_BLOB, &t);
 	if ((rc = stage_metadata(s)) != 0)
 		return rc;
 	stopclock_lap(phase, STOP_METADATA, &t);
-	memcpy(s->prev, s->now, (size_t)n * sizeof *s->prev);
+	memcpy(s->prev, s->cut.now, (size_t)n * sizeof *s->prev);
 	s->nprev = n;
 	s->new_image = 0;
 	return 0;

@@ -4,7 +4,7 @@
 #include "sup.h"
 
 /* capture.c: a checkpoint of one process in two halves.  sup_capture() runs while the child is
- * stopped: map (mapfollow.c), tracker, the dirty bytes copied into s->batch, the blob (blob.c); the
+ * stopped: map (mapfollow.c), tracker, the dirty bytes copied into s->cut.batch, the blob (blob.c); the
  * pool is only asked to add, resize or remove regions.  sup_write_batch() (ckpt_commit.c) runs
  * while the child goes on: the diff filter,
  * the pool writes; tree_commit (tree.h) then commits the epoch.  The next sup_capture() waits.  Both return 0 or a negative errno

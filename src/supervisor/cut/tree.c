@@ -87,7 +87,7 @@ static int capture_cut(struct tree *t, double *clock)
 		rc = socketpairs_scan(t); /* before the captures: their fds name the pairs kept */
 	stopclock_lap(phase, STOP_TREE, clock);
 	for (int i = 0; i < t->nprocs && !rc; i++)
-		if ((t->procs[i]->captured = !t->procs[i]->exited))
+		if ((t->procs[i]->cut.captured = !t->procs[i]->exited))
 			rc = sup_capture(t->procs[i]);
 	*clock = stopclock_now(); /* the rest is STOP_TREE's */
 	/* A process killed during its capture (SIGKILL ends a stopped tracee too) may have been read
@@ -95,7 +95,7 @@ static int capture_cut(struct tree *t, double *clock)
 	 * files, so one that still has its memory now was read whole; one that does not fails the
 	 * cut instead of committing it. */
 	for (int i = 0; i < t->nprocs && !rc; i++)
-		if (t->procs[i]->captured && proc_gone(t->procs[i]->pid)) {
+		if (t->procs[i]->cut.captured && proc_gone(t->procs[i]->pid)) {
 			snprintf(t->cut.err, sizeof t->cut.err, "process %d ended during the checkpoint", (int)t->procs[i]->pid);
 			rc = -ESRCH;
 		}
@@ -135,11 +135,11 @@ static int capture_cut(struct tree *t, double *clock)
 		}
 		struct tree_proc e = { .pid = m->own_pid, .parent = parent, .pgid = own_id(t, getpgid(m->pid)),
 				       .sid = own_id(t, getsid(m->pid)) };
-		if (!m->captured) {
+		if (!m->cut.captured) {
 			e.exited = TREE_EXITED | ((uint32_t)m->exit_status & 0xffffu);
 			t->stats.zombies_kept++;
 		}
-		rc = m->captured ? tree_add_proc(&t->cut.blob, &e, m->batch.blob.p, m->batch.blob.len) : tree_add_proc(&t->cut.blob, &e, "", 0);
+		rc = m->cut.captured ? tree_add_proc(&t->cut.blob, &e, m->cut.batch.blob.p, m->cut.batch.blob.len) : tree_add_proc(&t->cut.blob, &e, "", 0);
 	}
 	for (int i = 0; i < np && !rc; i++) {
 		uint8_t *bytes;
@@ -204,19 +204,19 @@ int tree_commit(struct tree *t)
 	memset(each, 0, sizeof each);
 	for (int i = 0; i < t->cut.n; i++) {
 		/* a process that exits while its cut is committed is still in that cut */
-		int rc = t->cut.members[i]->captured ? sup_write_batch(t->cut.members[i], &each[i]) : 0;
+		int rc = t->cut.members[i]->cut.captured ? sup_write_batch(t->cut.members[i], &each[i]) : 0;
 		if (rc)
 			return rc;
 	}
 	struct sup *first = t->cut.members[0];
 	if (first->cfg.commit_delay_us)
 		usleep((useconds_t)first->cfg.commit_delay_us);
-	const struct img_buf *blob = t->cut.blob.len ? &t->cut.blob : &first->batch.blob;
+	const struct img_buf *blob = t->cut.blob.len ? &t->cut.blob : &first->cut.batch.blob;
 	int rc = prosper_pool_commit(t->pool, blob->p, blob->len);
 	if (rc)
 		return rc;
 	for (int i = 0; i < t->cut.n; i++) {
-		if (t->cut.members[i]->captured)
+		if (t->cut.members[i]->cut.captured)
 			sup_committed(t->cut.members[i], &each[i]);
 		cs.stack += each[i].stack, cs.stack_pages += each[i].stack_pages, cs.stack_exact += each[i].stack_exact;
 		cs.other += each[i].other, cs.other_pages += each[i].other_pages, cs.new_bytes += each[i].new_bytes;
@@ -245,7 +245,7 @@ void tree_stage_ahead(struct tree *t)
 {
 	uint64_t in_place = 0;
 	for (int i = 0; i < t->cut.n; i++)
-		if (t->cut.members[i]->captured)
+		if (t->cut.members[i]->cut.captured)
 			in_place += stage_ahead(t->cut.members[i], STAGING_AHEAD_FLOOR / (uint64_t)t->cut.n);
 	if (in_place > t->stats.staging_bytes)
 		t->stats.staging_bytes = in_place;
@@ -254,7 +254,7 @@ void tree_stage_ahead(struct tree *t)
 int tree_verify(struct tree *t)
 {
 	for (int i = 0; i < t->nprocs; i++) {
-		int rc = t->procs[i]->captured && !t->procs[i]->exited ? sup_verify(t->procs[i]) : 0;
+		int rc = t->procs[i]->cut.captured && !t->procs[i]->exited ? sup_verify(t->procs[i]) : 0;
 		if (rc)
 			return rc;
 	}

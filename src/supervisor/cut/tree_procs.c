@@ -46,16 +46,16 @@ struct sup *tree_proc_new(struct tree *t, const struct sup_config *cfg)
 	s->tree = t;
 	s->cfg = *cfg;
 	s->vmas = calloc(MAX_VMAS, sizeof *s->vmas);
-	s->now = calloc(MAX_VMAS, sizeof *s->now);
+	s->cut.now = calloc(MAX_VMAS, sizeof *s->cut.now);
 	s->prev = calloc(MAX_VMAS, sizeof *s->prev);
 	s->new_image = 1;
-	s->fds = calloc(MAX_FDS, sizeof *s->fds);
+	s->cut.fds = calloc(MAX_FDS, sizeof *s->cut.fds);
 	s->files = calloc(MAX_FILES, sizeof *s->files);
-	s->ranges = malloc(MAX_RANGES * sizeof *s->ranges);
+	s->cut.ranges = malloc(MAX_RANGES * sizeof *s->cut.ranges);
 	s->thr = calloc(MAX_THREADS, sizeof *s->thr);
 	s->nvm_seg = SUP_SEG_SIZE;
 	s->track.uffd = s->track.pagemap_fd = -1;
-	if (!s->vmas || !s->now || !s->prev || !s->fds || !s->files || !s->ranges || !s->thr) {
+	if (!s->vmas || !s->cut.now || !s->prev || !s->cut.fds || !s->files || !s->cut.ranges || !s->thr) {
 		proc_free(s);
 		return NULL;
 	}
@@ -67,9 +67,9 @@ static void proc_free(struct sup *s)
 {
 	prosper_track_close(&s->track);
 	metalog_delete(&s->meta);
-	free(s->vmas), free(s->now), free(s->prev), free(s->fds), free(s->files), free(s->ranges), free(s->thr);
-	stage_free(&s->batch);
-	free(s->batch.chunks), free(s->batch.blob.p), free(s->old);
+	free(s->vmas), free(s->cut.now), free(s->prev), free(s->cut.fds), free(s->files), free(s->cut.ranges), free(s->thr);
+	stage_free(&s->cut.batch);
+	free(s->cut.batch.chunks), free(s->cut.batch.blob.p), free(s->cut.old);
 	free(s->exec_mem.args_buf), free(s->exec_mem.env_buf), free(s->exec_mem.argv);
 	if (s->exec_mem.envp)
 		for (int i = s->exec_mem.own_from; s->exec_mem.envp[i]; i++)

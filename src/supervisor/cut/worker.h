@@ -25,7 +25,7 @@ int worker_start(struct worker *w, struct sup *s);
 int worker_busy(struct worker *w);
 /* Wait for the commit under way, if any; its result (0 or a negative errno). */
 int worker_wait(struct worker *w);
-/* Hand the captured checkpoint (s->batch) to the thread. */
+/* Hand the captured checkpoint (s->cut.batch) to the thread. */
 void worker_start_commit(struct worker *w);
 /* Wait for the commit under way and end the thread; the last commit's result. */
 int worker_stop(struct worker *w);

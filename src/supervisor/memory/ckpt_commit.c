@@ -38,34 +38,34 @@ static void count_only(void *ctx, uint64_t off, uint64_t len) { (void)ctx, (void
 
 static int write_chunk(struct sup *s, const struct chunk *c, struct ckpt_stats *cs)
 {
-	const uint8_t *cur = s->batch.data + c->at;
+	const uint8_t *cur = s->cut.batch.data + c->at;
 	int mode = c->stack ? s->cfg.stack_mode : s->cfg.heap_mode;
 	uint32_t g = c->stack ? s->cfg.stack_gran : s->cfg.heap_gran;
 	int compare = !c->whole && ((mode == TRACK_MODE_DIFF && !(c->stack && s->stack_dense_left)) || (c->stack && s->cfg.stats_exact));
 	if (compare) {
-		if (c->len > s->old_cap) {
-			free(s->old);
-			s->old_cap = c->len;
-			s->old = malloc(s->old_cap);
-			if (!s->old) {
-				s->old_cap = 0;
+		if (c->len > s->cut.old_cap) {
+			free(s->cut.old);
+			s->cut.old_cap = c->len;
+			s->cut.old = malloc(s->cut.old_cap);
+			if (!s->cut.old) {
+				s->cut.old_cap = 0;
 				return -ENOMEM;
 			}
 		}
-		int rc = prosper_pool_region_read(s->tree->pool, c->region, c->off, s->old, c->len);
+		int rc = prosper_pool_region_read(s->tree->pool, c->region, c->off, s->cut.old, c->len);
 		if (rc)
 			return rc;
 	}
 	uint64_t written = c->len;
 	int rc = 0;
 	if (c->stack && !c->whole && s->cfg.stats_exact)
-		cs->stack_exact += prosper_track_diff(s->old, cur, c->len, 8, count_only, NULL);
+		cs->stack_exact += prosper_track_diff(s->cut.old, cur, c->len, 8, count_only, NULL);
 	int dense_skip = c->stack && s->stack_dense_left > 0;
 	if (c->whole || mode != TRACK_MODE_DIFF || dense_skip) {
 		rc = prosper_pool_write(s->tree->pool, c->region, c->off, cur, c->len);
 	} else {
 		struct diff_ctx d = { s, c->region, c->off, cur, 0 };
-		written = prosper_track_diff(s->old, cur, c->len, g, write_changed, &d);
+		written = prosper_track_diff(s->cut.old, cur, c->len, g, write_changed, &d);
 		rc = d.rc;
 	}
 	if (rc)
@@ -84,10 +84,10 @@ static int write_chunk(struct sup *s, const struct chunk *c, struct ckpt_stats *
 
 int sup_write_batch(struct sup *s, struct ckpt_stats *cs)
 {
-	for (size_t i = 0; i < s->batch.nchunks; i++) {
-		if (!s->batch.chunks[i].len)
+	for (size_t i = 0; i < s->cut.batch.nchunks; i++) {
+		if (!s->cut.batch.chunks[i].len)
 			continue; /* pre-copied for a mapping gone at the stop (stage.h) */
-		int rc = write_chunk(s, &s->batch.chunks[i], cs);
+		int rc = write_chunk(s, &s->cut.batch.chunks[i], cs);
 		if (rc)
 			return rc;
 	}

@@ -35,11 +35,11 @@ static int stage_new(struct sup *s, struct vma *v, uint64_t a, uint64_t b)
 {
 	if (v->path[0] == '/')
 		return stage(s, v, a, b, 1);
-	long k = prosper_track_present(&s->track, a, b, s->ranges, MAX_RANGES);
+	long k = prosper_track_present(&s->track, a, b, s->cut.ranges, MAX_RANGES);
 	if (k < 0)
 		return (int)k;
 	for (long j = 0; j < k; j++) {
-		int rc = stage(s, v, s->ranges[j].start, s->ranges[j].end, 1);
+		int rc = stage(s, v, s->cut.ranges[j].start, s->cut.ranges[j].end, 1);
 		if (rc)
 			return rc;
 	}
@@ -129,12 +129,12 @@ int map_split_at_saved(struct sup *s, int *n)
 		int lo = 0, hi = *n;
 		while (lo < hi) {
 			int mid = (lo + hi) / 2;
-			if (s->now[mid].end <= a)
+			if (s->cut.now[mid].end <= a)
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
-		if (lo < *n && s->now[lo].start < a && s->now[lo].path[0] != '[')
+		if (lo < *n && s->cut.now[lo].start < a && s->cut.now[lo].path[0] != '[')
 			cuts[ncuts++] = a;
 	}
 	if (!ncuts)
@@ -143,25 +143,25 @@ int map_split_at_saved(struct sup *s, int *n)
 		return -ENOSPC;
 	qsort(cuts, (size_t)ncuts, sizeof *cuts, cmp_u64);
 	for (int c = 0, i = 0; c < ncuts; c++) {
-		while (s->now[i].end <= cuts[c])
+		while (s->cut.now[i].end <= cuts[c])
 			i++;
 		cut_in[c] = i;
 	}
 	/* from the back, so that no mapping is overwritten before it is cut */
 	int j = *n + ncuts - 1, c = ncuts - 1;
 	for (int i = *n - 1; i >= 0; i--) {
-		uint64_t start = s->now[i].start, offset = s->now[i].offset, end = s->now[i].end;
+		uint64_t start = s->cut.now[i].start, offset = s->cut.now[i].offset, end = s->cut.now[i].end;
 		for (; c >= 0 && cut_in[c] == i; c--, j--) {
-			s->now[j] = s->now[i];
-			s->now[j].start = cuts[c];
-			s->now[j].end = end;
-			s->now[j].offset = offset + (cuts[c] - start); /* as the kernel numbers a split */
+			s->cut.now[j] = s->cut.now[i];
+			s->cut.now[j].start = cuts[c];
+			s->cut.now[j].end = end;
+			s->cut.now[j].offset = offset + (cuts[c] - start); /* as the kernel numbers a split */
 			end = cuts[c];
 		}
 		if (j != i)
-			s->now[j] = s->now[i];
-		s->now[j].start = start;
-		s->now[j].end = end;
+			s->cut.now[j] = s->cut.now[i];
+		s->cut.now[j].start = start;
+		s->cut.now[j].end = end;
 		j--;
 	}
 	*n += ncuts;
@@ -172,8 +172,8 @@ int map_split_at_saved(struct sup *s, int *n)
  * replaced)? */
 static int saved_as_before(struct sup *s, int i)
 {
-	const struct vma *old = s->now[i].seen ? map_find_saved(s, s->now[i].start) : NULL;
-	return old && old->end == s->now[i].end;
+	const struct vma *old = s->cut.now[i].seen ? map_find_saved(s, s->cut.now[i].start) : NULL;
+	return old && old->end == s->cut.now[i].end;
 }
 
 /* Is every page of now[i]'s part of [a, b) still tracked?  A run of mappings side by side in the
@@ -190,7 +190,7 @@ static int still_tracked(struct sup *s, int n, int i, uint64_t a, uint64_t b, in
 			j++;
 		*tried_to = j;
 		if (j > i) {
-			int all = prosper_track_covers(&s->track, s->now[i].start, s->now[j].end);
+			int all = prosper_track_covers(&s->track, s->cut.now[i].start, s->cut.now[j].end);
 			if (all < 0)
 				return all;
 			if (all) {
@@ -203,16 +203,16 @@ static int still_tracked(struct sup *s, int n, int i, uint64_t a, uint64_t b, in
 }
 
 /* Regions follow the map: new mappings are added (tracked from now on), changed ones resized,
- * vanished ones removed.  On return s->now[i].seen says whether mapping i is saved. */
+ * vanished ones removed.  On return s->cut.now[i].seen says whether mapping i is saved. */
 int map_follow(struct sup *s, int n, const struct vma *prev, int nprev)
 {
 	int rc, ok_to = -1, tried_to = -1;
 	for (int i = 0; i < s->nvmas; i++)
 		s->vmas[i].seen = 0;
 	for (int i = 0; i < n; i++)
-		s->now[i].seen = should_save(s, &s->now[i], prev, nprev);
+		s->cut.now[i].seen = should_save(s, &s->cut.now[i], prev, nprev);
 	for (int i = 0; i < n; i++) {
-		struct vma *nv = &s->now[i];
+		struct vma *nv = &s->cut.now[i];
 		if (!nv->seen)
 			continue;
 		struct vma *old = map_find_saved(s, nv->start);
@@ -307,11 +307,11 @@ int sup_adopt_new_maps(struct sup *s)
 {
 	static struct prosper_range before[MAX_RANGES], after[MAX_RANGES];
 	int n = 0, rc;
-	if (proc_maps(s->pid, s->now, MAX_VMAS, &n) != 0 || map_split_at_saved(s, &n) != 0)
+	if (proc_maps(s->pid, s->cut.now, MAX_VMAS, &n) != 0 || map_split_at_saved(s, &n) != 0)
 		return 0; /* ending, or the map is being changed: the stop follows it */
 	for (int i = 0; i < n; i++) {
-		struct vma *nv = &s->now[i];
-		if (!vma_is_saved(nv) || maybe_stack(s->now, i) || sup_nvm_find(s, nv->start))
+		struct vma *nv = &s->cut.now[i];
+		if (!vma_is_saved(nv) || maybe_stack(s->cut.now, i) || sup_nvm_find(s, nv->start))
 			continue;
 		int overlaps = 0;
 		for (int k = 0; k < s->nvmas && !overlaps; k++)
@@ -335,7 +335,7 @@ int sup_adopt_new_maps(struct sup *s)
 		int id = v->region;
 		nb = 1;
 		if (v->path[0] == '/')
-			s->ranges[0] = (struct prosper_range){ v->start, v->end }; /* absent pages are the file's */
+			s->cut.ranges[0] = (struct prosper_range){ v->start, v->end }; /* absent pages are the file's */
 		if (prosper_track_add(&s->track, v->start, v->end) != 0 ||
 		    (v->path[0] != '/' && (nb = prosper_track_resident(&s->track, v->start, v->end, after, MAX_RANGES)) < 0)) {
 			/* unmapped or changed since the map was read, or the process ended or executed
@@ -348,9 +348,9 @@ int sup_adopt_new_maps(struct sup *s)
 			continue;
 		}
 		if (v->path[0] != '/')
-			nb = union_ranges(before, na, after, nb, s->ranges);
+			nb = union_ranges(before, na, after, nb, s->cut.ranges);
 		for (long j = 0; j < nb; j++)
-			if ((rc = stage(s, v, s->ranges[j].start, s->ranges[j].end, 1)) != 0)
+			if ((rc = stage(s, v, s->cut.ranges[j].start, s->cut.ranges[j].end, 1)) != 0)
 				return rc;
 	}
 	return 0;

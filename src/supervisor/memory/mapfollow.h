@@ -14,12 +14,12 @@ struct vma *map_find_saved(struct sup *s, uint64_t start);
  * that mappings a resume maps as one stay their regions.  0 or a negative errno. */
 int map_split_at_saved(struct sup *s, int *n);
 /* Regions follow the map: new mappings are added (tracked from now on), changed ones resized,
- * vanished ones removed.  On return s->now[i].seen says whether mapping i is saved. */
+ * vanished ones removed.  On return s->cut.now[i].seen says whether mapping i is saved. */
 int map_follow(struct sup *s, int n, const struct vma *prev, int nprev);
 /* Is now[i] shaped like a thread's stack as glibc makes one (a guard page right below it)? */
 int map_guarded_like_a_stack(const struct vma *now, int i);
 
-/* blob.c: the epoch's record of process s (nmaps mappings in s->now) into *out.  0 or a negative errno. */
+/* blob.c: the epoch's record of process s (nmaps mappings in s->cut.now) into *out.  0 or a negative errno. */
 int capture_blob(struct sup *s, struct img_buf *out, int nmaps);
 
 /* The pre-copy pass's part of following the map (stage.h), while the child runs: mappings that

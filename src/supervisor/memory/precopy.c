@@ -7,7 +7,7 @@
 
 int stage_precopy(struct sup *s)
 {
-	struct batch *bt = &s->batch;
+	struct batch *bt = &s->cut.batch;
 	if (bt->npre || s->exited || s->vforked || s->untracked || s->track.pagemap_fd < 0 ||
 	    s->track.kind != PROSPER_TRACK_PAGE || s->cfg.heap_mode == TRACK_MODE_FULL)
 		return 0;
@@ -28,9 +28,9 @@ int stage_precopy(struct sup *s)
 			if (!v->pre_armed && prosper_track_rearm(&s->track, v->start, v->end) != 0)
 				continue; /* unmapped meanwhile: the stop copies it whole as it would have */
 			v->pre_armed = 1;
-			s->ranges[0] = (struct prosper_range){ v->start, v->end };
+			s->cut.ranges[0] = (struct prosper_range){ v->start, v->end };
 			k = 1;
-		} else if ((k = prosper_track_collect_live(&s->track, v->start, v->end, s->ranges, MAX_RANGES)) < 0) {
+		} else if ((k = prosper_track_collect_live(&s->track, v->start, v->end, s->cut.ranges, MAX_RANGES)) < 0) {
 			/* the process ended or executed another program under the pass, or the scan failed
 			 * part way (what it had re-protected is lost to the tracker): the stop copies this
 			 * mapping whole and protects it again, as it does a dense one's last time */
@@ -39,7 +39,7 @@ int stage_precopy(struct sup *s)
 			continue;
 		}
 		for (long j = 0; j < k && !rc; j++)
-			rc = stage(s, v, s->ranges[j].start, s->ranges[j].end, 0);
+			rc = stage(s, v, s->cut.ranges[j].start, s->cut.ranges[j].end, 0);
 	}
 	if (!rc) /* after the loop above: a mapping is staged once per pass */
 		rc = sup_adopt_new_maps(s);

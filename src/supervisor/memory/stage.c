@@ -76,7 +76,7 @@ int stage(struct sup *s, struct vma *v, uint64_t a, uint64_t b, int whole)
 		a = live_from(v, a);
 	if (a >= b)
 		return 0;
-	struct batch *bt = &s->batch;
+	struct batch *bt = &s->cut.batch;
 	uint64_t len = b - a;
 	if (grow((void **)&bt->chunks, &bt->chunks_cap, bt->nchunks + 1, sizeof *bt->chunks, 256) ||
 	    data_reserve(bt, bt->len + len, 0))
@@ -100,7 +100,7 @@ int stage_range(struct sup *s, struct vma *v, uint64_t a, uint64_t b)
 {
 	if (v->sp)
 		a = live_from(v, a);
-	struct batch *bt = &s->batch;
+	struct batch *bt = &s->cut.batch;
 	while (a < b) {
 		const struct chunk *c = NULL;
 		for (; v->pre_cur < v->pre_n; v->pre_cur++) {
@@ -136,7 +136,7 @@ int read_staged(struct sup *s, uint64_t *bytes, int stopped)
 	/* every range staged and not read yet, in one list: a random write pattern names thousands
 	 * of separate pages per interval, and proc_mem_readv moves many per system call */
 	static struct iov_pairs rl;
-	struct batch *bt = &s->batch;
+	struct batch *bt = &s->cut.batch;
 	uint64_t total = 0;
 	int rc = 0;
 	rl.n = 0;
@@ -181,7 +181,7 @@ int stage_read(struct sup *s)
 	uint64_t could = 0;
 	for (int i = 0; i < s->nvmas; i++)
 		could += s->vmas[i].end - s->vmas[i].start;
-	s->batch.could = could;
+	s->cut.batch.could = could;
 	return read_staged(s, &s->tree->stats.stop_read_bytes, 1);
 }
 
@@ -192,7 +192,7 @@ int stage_read(struct sup *s)
 
 size_t stage_ahead(struct sup *s, uint64_t floor)
 {
-	struct batch *bt = &s->batch;
+	struct batch *bt = &s->cut.batch;
 	if (bt->len > bt->most)
 		bt->most = bt->len;
 	uint64_t in_place = bt->len & ~(PAGE - 1); /* the stop's read wrote them */
@@ -220,7 +220,7 @@ size_t stage_ahead(struct sup *s, uint64_t floor)
 
 void stage_forget(struct sup *s)
 {
-	struct batch *bt = &s->batch;
+	struct batch *bt = &s->cut.batch;
 	bt->nchunks = bt->len = bt->read_from = bt->nrereads = bt->npre = 0;
 	bt->pre_stale = 0;
 	for (int i = 0; i < s->nvmas; i++)
@@ -229,7 +229,7 @@ void stage_forget(struct sup *s)
 
 void stage_begin_cut(struct sup *s)
 {
-	if (!s->batch.npre)
+	if (!s->cut.batch.npre)
 		stage_forget(s);
 }
 
@@ -243,7 +243,7 @@ static struct vma *by_region(struct sup *s, uint32_t region)
 
 int stage_keep_precopied(struct sup *s)
 {
-	struct batch *bt = &s->batch;
+	struct batch *bt = &s->cut.batch;
 	for (int i = 0; i < s->nvmas; i++) {
 		struct vma *v = &s->vmas[i];
 		v->pre_first = v->pre_n = v->pre_cur = 0;

@@ -72,14 +72,14 @@ int fd_reopen(struct fd_restore *r)
 			r->top = im->fds[i].fd;
 	r->next = r->top + 1;
 	int nf = 0;
-	if (proc_fds(s->pid, s->fds, MAX_FDS, &nf) != 0) {
+	if (proc_fds(s->pid, s->cut.fds, MAX_FDS, &nf) != 0) {
 		snprintf(r->why, r->whylen, "cannot list the relaunched program's fds");
 		return -1;
 	}
 	/* what the fresh program has beyond stdio goes (the tree's premade objects are taken below) */
 	for (int j = 0; j < nf; j++)
-		if (s->fds[j].fd > 2 && !fd_is_premade(s->tree, s->fds[j].fd))
-			inject_syscall(&r->j->in, SYS_close, s->fds[j].fd, 0, 0, 0, 0, 0);
+		if (s->cut.fds[j].fd > 2 && !fd_is_premade(s->tree, s->cut.fds[j].fd))
+			inject_syscall(&r->j->in, SYS_close, s->cut.fds[j].fd, 0, 0, 0, 0, 0);
 	int rc = 0;
 	for (int phase = 0; phase < FD_NPHASES && !rc; phase++)
 		for (uint32_t i = 0; i < im->h->nfds && !rc; i++) {

@@ -275,6 +275,23 @@ struct premade {
 	int rfd, wfd;    /* in every process of the resumed tree, until its restore; one fd: rfd == wfd */
 };
 
+/* A cut of one process: what its stop read, and what the commit writes while the program runs. */
+struct sup_cut {
+	/* read at its stop (scratch, rewritten at the next) */
+	uint64_t sp;                 /* the main thread's, at this stop */
+	struct vma *now;             /* the map at this stop */
+	struct fd_info *fds;         /* the fds at this stop */
+	int nfds_read, fds_rc;       /* how many, and the read's result, when fds_gen == tree->cut.gen */
+	uint64_t fds_gen;
+	struct prosper_range *ranges;
+	/* ... and committed while the program runs (ckpt_commit.c) */
+	int captured;                /* its memory is in the cut being committed: decided at the capture,
+	                              * for it may exit while the commit runs (tree_commit) */
+	struct batch batch;          /* the checkpoint being committed */
+	uint8_t *old;                /* committed bytes, for the diff filter */
+	size_t old_cap;
+};
+
 /* A resume of one process, from the admission until its memory is filled. */
 struct sup_resume {
 	const struct img *img;       /* its checkpoint */
@@ -346,19 +363,8 @@ struct sup {
 	uint8_t *nvm_zeros;           /* a segment of zeros: the committed copy of a new segment */
 	struct inject *nvm_proc;      /* the program's /proc/PID/mem, opened at the first NVM call */
 
-	/* for a cut: read at its stop (scratch, rewritten at the next) */
-	uint64_t sp;                 /* the main thread's, at this stop */
-	struct vma *now;             /* the map at this stop */
-	struct fd_info *fds;         /* the fds at this stop */
-	int nfds_read, fds_rc;       /* how many, and the read's result, when fds_gen == tree->cut.gen */
-	uint64_t fds_gen;
-	struct prosper_range *ranges;
-	/* ... and committed while the program runs (ckpt_commit.c) */
-	int captured;                /* its memory is in the cut being committed: decided at the capture,
-	                              * for it may exit while the commit runs (tree_commit) */
-	struct batch batch;          /* the checkpoint being committed */
-	uint8_t *old;                /* committed bytes, for the diff filter */
-	size_t old_cap;
+	/* for a cut: read at its stop, and committed while the program runs */
+	struct sup_cut cut;
 
 	/* for a resume of it (resume.c, restore.c) */
 	struct sup_resume resume;

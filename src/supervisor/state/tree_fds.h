@@ -7,7 +7,7 @@
 #define PROSPER_SUP_TREE_FDS_H
 #include "sup.h"
 
-/* The fds of live process m now (in m->fds, *n of them): 0, or -errno (-ESRCH: it has exited).
+/* The fds of live process m now (in m->cut.fds, *n of them): 0, or -errno (-ESRCH: it has exited).
  * Read once per cut (tree_capture): the socketpairs, the capture and the pipes share them. */
 int tree_read_fds(struct sup *m, int *n);
 /* The same as a list, or NULL when they cannot be read. */

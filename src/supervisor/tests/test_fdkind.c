@@ -118,11 +118,11 @@ int main(void)
 	t.cut.socks = &kept, t.cut.nsocks = 1;
 	struct sup s = { .tree = &t, .pid = getpid() };
 	s.track.uffd = -1;
-	s.fds = calloc(MAX_FDS, sizeof *s.fds);
-	MUST(s.fds);
+	s.cut.fds = calloc(MAX_FDS, sizeof *s.cut.fds);
+	MUST(s.cut.fds);
 	shm_begin(&t);
 	int n = 0;
-	MUST(proc_fds(getpid(), s.fds, MAX_FDS, &n) == 0);
+	MUST(proc_fds(getpid(), s.cut.fds, MAX_FDS, &n) == 0);
 
 	struct { int fd; uint32_t type; uint64_t object; const char *payload; } want[] = {
 		{ f_file, IMG_FD_FILE, 0, NULL },
@@ -150,8 +150,8 @@ int main(void)
 	for (int w = 0; w < nwant; w++) {
 		const struct fd_info *fi = NULL;
 		for (int i = 0; i < n && !fi; i++)
-			if (s.fds[i].fd == want[w].fd)
-				fi = &s.fds[i];
+			if (s.cut.fds[i].fd == want[w].fd)
+				fi = &s.cut.fds[i];
 		MUST(fi);
 		struct img_fd *e = &recs[w];
 		CHECK(fd_record(&s, fi, e, &strings) == 0);
@@ -232,7 +232,7 @@ int main(void)
 	unlink(fifo);
 	rmdir(dir);
 	free(strings.p);
-	free(s.fds);
+	free(s.cut.fds);
 	if (failures) {
 		fprintf(stderr, "%d failures\n", failures);
 		return 1;
