@@ -5,7 +5,7 @@
  * fd that holds it, in any process) and, in its payload, "COUNT SEMAPHORE": the counter's value at
  * the cut (hex) and whether it counts as a semaphore (EFD_SEMAPHORE).  A resume makes one eventfd
  * per id with that count and mode -- for a tree of processes in the first process before the
- * others are forked (eventfd_premake), so that processes that shared a counter share it again --
+ * others are forked (premake), so that processes that shared a counter share it again --
  * and places it at every number that held it; O_NONBLOCK and O_CLOEXEC are each fd's own.
  */
 #include <errno.h>
@@ -20,7 +20,6 @@
 #include "inject.h"
 #include "sup.h"
 #include "tree_image.h"
-#include "premake.h"
 
 #define EVENTFD_LINK "anon_inode:[eventfd]"
 
@@ -104,30 +103,9 @@ static long make(struct inject *in, uint64_t scratch, const struct img *im, cons
 	return hi;
 }
 
-int eventfd_premake(struct tree *t, struct injector *root, long *next, char *why, size_t whylen)
+static int premake(struct fd_premake *p, const struct img *im, const struct img_fd *f)
 {
-	for (uint32_t p = 0; p < t->resume.view->nprocs; p++) {
-		const struct img *im = &t->resume.imgs[p];
-		for (uint32_t i = 0; im->h && i < im->h->nfds; i++) {
-			const struct img_fd *f = &im->fds[i];
-			if (f->type != IMG_FD_EVENTFD || fd_premade(t, IMG_FD_EVENTFD, f->object))
-				continue;
-			struct premade *more = realloc(t->resume.premade, ((size_t)t->resume.npremade + 1) * sizeof *more);
-			if (!more) {
-				snprintf(why, whylen, "out of memory");
-				return -1;
-			}
-			t->resume.premade = more;
-			long fd = make(&root->in, root->scratch, im, f, next);
-			if (fd < 0) {
-				snprintf(why, whylen, "cannot make the program's eventfds again");
-				return -1;
-			}
-			t->resume.premade[t->resume.npremade++] = (struct premade){ .type = IMG_FD_EVENTFD, .object = f->object,
-										    .rfd = (int)fd, .wfd = (int)fd };
-		}
-	}
-	return 0;
+	return fd_premade_add(p, IMG_FD_EVENTFD, f->object, make(&p->root->in, p->root->scratch, im, f, &p->next));
 }
 
 static int reopen(struct fd_restore *r, const struct img_fd *f)
@@ -150,4 +128,5 @@ fail:
 }
 
 const struct fd_kind fd_kind_eventfd = { .type = IMG_FD_EVENTFD, .name = "eventfd", .phase = FD_PHASE_SHARED,
-					 .claims = claims, .record = record, .check = check, .reopen = reopen };
+					 .claims = claims, .record = record, .check = check, .reopen = reopen,
+					 .premake = premake };

@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include "inject.h"
 #include "sup.h"
+#include "tree_image.h"
 
 extern const struct fd_kind fd_kind_epoll, fd_kind_eventfd, fd_kind_pipe, fd_kind_socket, fd_kind_shm, fd_kind_fifo, fd_kind_file,
 	fd_kind_device, fd_kind_dir, fd_kind_other;
@@ -119,6 +120,36 @@ int fd_record_link_ino(struct fd_capture *c, const char *prefix)
 	if (end == p + n + 2 || strcmp(end, "]"))
 		return -EINVAL;
 	c->e->object = ino;
+	return 0;
+}
+
+int fd_premake_all(struct fd_premake *p)
+{
+	const struct tree_view *v = p->t->resume.view;
+	for (uint32_t n = 0; n < v->nprocs; n++) {
+		const struct img *im = &p->t->resume.imgs[n];
+		for (uint32_t i = 0; im->h && i < im->h->nfds; i++) {
+			const struct img_fd *f = &im->fds[i];
+			const struct fd_kind *kind = fd_kind_of(f->type);
+			if (kind && kind->premake && !fd_premade(p->t, f->type, f->object) && kind->premake(p, im, f) != 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+int fd_premade_add(struct fd_premake *p, uint32_t type, uint64_t object, long fd)
+{
+	struct tree *t = p->t;
+	struct premade *more = fd >= 0 ? realloc(t->resume.premade, ((size_t)t->resume.npremade + 1) * sizeof *more) : NULL;
+	if (!more) {
+		snprintf(p->why, p->whylen, fd < 0 ? "cannot make the program's %ss again" : "out of memory",
+			 fd_kind_of(type) ? fd_kind_of(type)->name : "fd");
+		return -1;
+	}
+	t->resume.premade = more;
+	t->resume.premade[t->resume.npremade++] = (struct premade){ .type = type, .object = object, .rfd = (int)fd,
+								    .wfd = (int)fd };
 	return 0;
 }
 

@@ -12,6 +12,8 @@
  *   check    fd_check(): at a resume, before anything is changed, each fd of the checkpoint is
  *            checked by its kind (by the record's type); a refusal names the fd.  A type no row
  *            has is a refusal too (a damaged or newer record).
+ *   premake  fd_premake_all(): for a tree of processes, before the others are forked, the objects
+ *            of kinds that processes may share (an eventfd) made in the first one, once each.
  *   reopen   fd_reopen(): in the relaunched process, stopped in its shim, each fd is made again
  *            by its kind at its number, phase by phase (FD_PHASE_*), then every kind's `after`
  *            (an epoll instance's watches need every fd back).
@@ -43,6 +45,16 @@ struct sup;
 struct tree;
 struct tree_view;
 struct injector;
+
+/* A tree's resume before its processes are forked: objects made in the first process (root), at
+ * numbers above every fd of the checkpoint, that each fd holding them takes (premake.c). */
+struct fd_premake {
+	struct tree *t;
+	struct injector *root;
+	long next;                 /* the lowest number above them not taken yet */
+	char *why;
+	size_t whylen;
+};
 
 /* The order a resume makes fds in: those a kind opens by itself first, then those taken from
  * objects made for several fds (a pipe's ends), then every kind's `after`. */
@@ -92,6 +104,11 @@ struct fd_kind {
 	int (*reopen)(struct fd_restore *r, const struct img_fd *f);
 	/* resume, optional: once every fd is back; 0 or -1 with r->why */
 	int (*after)(struct fd_restore *r, const struct img_fd *f);
+	/* resume of a tree, optional: f's object made before the processes are forked, so that the
+	 * processes that shared it share it again (fd_premade_add); called once per object (f->object);
+	 * 0 or -1 with p->why.  A kind whose tree-wide part is the tree's own (pipes, sockets, shared
+	 * memory: premake.c) has none. */
+	int (*premake)(struct fd_premake *p, const struct img *im, const struct img_fd *f);
 };
 
 /* The table, in the order the kinds are asked; the last claims every fd. */
@@ -108,7 +125,13 @@ enum refusal fd_check(const struct img *im, const struct tree_view *tv, char *wh
  * but for the tree's premade objects, which are closed last).  0 or -1 with r->why. */
 int fd_reopen(struct fd_restore *r);
 
+/* Resume of a tree: every kind's premake for every fd of every process of the checkpoint. */
+int fd_premake_all(struct fd_premake *p);
+
 /* Helpers for the kinds. */
+/* fd, made in the first process for (type, object), recorded as the tree's premade object.  0 or
+ * -1 with p->why. */
+int fd_premade_add(struct fd_premake *p, uint32_t type, uint64_t object, long fd);
 /* c->e->object from a link text "PREFIX:[INO]" (a pipe's, a socket's); 0 or -EINVAL. */
 int fd_record_link_ino(struct fd_capture *c, const char *prefix);
 /* A warning about fd of process s, given once per number for the run. */

@@ -127,7 +127,8 @@ int tree_premake(struct tree *t, struct injector *root, char *why, size_t whylen
 		return -1;
 	if (shm_premake(t, root, &next, why, whylen) != 0)
 		return -1;
-	return eventfd_premake(t, root, &next, why, whylen);
+	struct fd_premake p = { .t = t, .root = root, .next = next, .why = why, .whylen = whylen };
+	return fd_premake_all(&p); /* the kinds that make their own (fdkind.h) */
 }
 
 /* A listening socket of the checkpoint, or one made and not connected, made in the first process:
