@@ -289,6 +289,39 @@ print("child", os.waitstatus_to_exitcode(st))
 """
 
 
+SIGNALFD_LOOP = """
+import ctypes, os, signal, struct
+libc = ctypes.CDLL(None, use_errno=True)
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1, signal.SIGUSR2])
+mask = ctypes.c_uint64((1 << (signal.SIGUSR1 - 1)) | (1 << (signal.SIGUSR2 - 1)))
+fd = libc.signalfd(-1, ctypes.byref(mask), os.O_NONBLOCK)  # signals read as data
+assert fd >= 0
+t = 0
+for i in range(1, 2001):
+    os.kill(os.getpid(), signal.SIGUSR1 if i % 3 else signal.SIGUSR2)
+    info = os.read(fd, 128)                 # struct signalfd_siginfo: ssi_signo first
+    signo = struct.unpack_from("I", info)[0]
+    for k in range(6000):
+        t = (t * 31 + k + signo) % 1000003
+    if i % 200 == 0:
+        print(i, signo, t, flush=True)
+try:
+    os.read(fd, 128)
+    print("more")
+except BlockingIOError:
+    print("none left")
+"""
+
+
+def test_a_signalfd_survives_kills(tmp_path):
+    """A signalfd reading the program's own SIGUSR1 and SIGUSR2 as data (made again with its mask,
+    non-blocking, at its number; the signals pending at a cut queued again): the output, which
+    depends on every signal read, is the native one."""
+    res = torture("/usr/bin/python3", _write(tmp_path / "sfd.py", SIGNALFD_LOOP), kills=12)
+    assert res["identical"], res["differences"]
+    assert res["resumes"] >= 4, res
+
+
 def test_an_eventfd_shared_by_a_parent_and_its_child_survives_kills(tmp_path):
     """Two eventfds a parent and its child share come back as one counter each, made before the
     child is forked again: the child reads what the parent writes, the parent waits for the child's

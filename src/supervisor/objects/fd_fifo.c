@@ -35,7 +35,7 @@ static int reopen(struct fd_restore *r, const struct img_fd *f)
 		fd = p ? inject_syscall(&r->j->in, SYS_openat, AT_FDCWD, p, O_RDWR, 0, 0, 0) : -1;
 	}
 	int rc = fd_place(r, fd, f);
-	if (fd != end && fd >= 0)
+	if (fd != end && fd >= 0 && fd != f->fd) /* opened here, and not at its own number */
 		inject_syscall(&r->j->in, SYS_close, fd, 0, 0, 0, 0, 0);
 	if (rc)
 		snprintf(r->why, r->whylen, "fd %d: cannot open the named pipe %s again", f->fd, img_s(r->im, f->path));

@@ -10,13 +10,15 @@
 #include "sup.h"
 #include "tree_image.h"
 
-extern const struct fd_kind fd_kind_epoll, fd_kind_eventfd, fd_kind_pipe, fd_kind_socket, fd_kind_shm, fd_kind_fifo, fd_kind_file,
+extern const struct fd_kind fd_kind_epoll, fd_kind_eventfd, fd_kind_signalfd, fd_kind_pipe, fd_kind_socket, fd_kind_shm,
+	fd_kind_fifo, fd_kind_file,
 	fd_kind_device, fd_kind_dir, fd_kind_other;
 
 /* Asked in this order: a kind that tests another's claim first comes after it (shared memory
  * is a file to /proc; "other" takes what nobody claimed). */
 const struct fd_kind *const fd_kinds[] = {
-	&fd_kind_epoll, &fd_kind_eventfd, &fd_kind_pipe, &fd_kind_socket, &fd_kind_shm, &fd_kind_fifo,
+	&fd_kind_epoll, &fd_kind_eventfd, &fd_kind_signalfd, &fd_kind_pipe, &fd_kind_socket, &fd_kind_shm,
+	&fd_kind_fifo,
 	&fd_kind_file, &fd_kind_device, &fd_kind_dir, &fd_kind_other,
 };
 const int fd_nkinds = (int)(sizeof fd_kinds / sizeof fd_kinds[0]);
@@ -179,8 +181,13 @@ int fd_is_premade(const struct tree *t, int fd)
 
 int fd_place(struct fd_restore *r, long from, const struct img_fd *f)
 {
-	if (from < 0 || inject_syscall(&r->j->in, SYS_dup3, from, f->fd, (long)(f->flags & O_CLOEXEC), 0, 0, 0) != f->fd ||
-	    inject_syscall(&r->j->in, SYS_fcntl, f->fd, F_SETFL, (long)(f->flags & O_NONBLOCK), 0, 0, 0) != 0)
+	if (from < 0)
+		return -1;
+	/* made at its own number already (the lowest free one): dup3 would refuse it */
+	long placed = from == f->fd
+			      ? inject_syscall(&r->j->in, SYS_fcntl, f->fd, F_SETFD, (f->flags & O_CLOEXEC) ? FD_CLOEXEC : 0, 0, 0, 0)
+			      : inject_syscall(&r->j->in, SYS_dup3, from, f->fd, (long)(f->flags & O_CLOEXEC), 0, 0, 0) - f->fd;
+	if (placed != 0 || inject_syscall(&r->j->in, SYS_fcntl, f->fd, F_SETFL, (long)(f->flags & O_NONBLOCK), 0, 0, 0) != 0)
 		return -1;
 	return 0;
 }

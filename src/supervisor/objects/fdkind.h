@@ -140,7 +140,7 @@ void fd_warn_once(struct sup *s, int fd, const char *what, const char *path);
 const struct premade *fd_premade(const struct tree *t, uint32_t type, uint64_t object);
 /* Is fd a number of the tree's premade objects (closed at the end of fd_reopen)? */
 int fd_is_premade(const struct tree *t, int fd);
-/* from (an fd of the process) duplicated to f->fd with f's O_CLOEXEC and O_NONBLOCK.  0 or -1. */
+/* from (an fd of the process, f->fd itself or another) at f->fd with f's O_CLOEXEC and O_NONBLOCK.  0 or -1. */
 int fd_place(struct fd_restore *r, long from, const struct img_fd *f);
 /* An object made in this process (made[0], made[1] its fds, -1 if one) moved above every number of
  * the checkpoint and remembered as (type, object).  0 or -1. */

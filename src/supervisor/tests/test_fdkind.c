@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/inotify.h>
+#include <signal.h>
+#include <sys/signalfd.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -107,8 +109,13 @@ int main(void)
 	int f_event = eventfd(5, EFD_SEMAPHORE);
 	int f_event_dup = dup(f_event);
 	int f_inotify = inotify_init1(0); /* a kind not kept yet */
+	sigset_t usr;
+	sigemptyset(&usr);
+	sigaddset(&usr, SIGUSR1);
+	sigaddset(&usr, SIGUSR2);
+	int f_signal = signalfd(-1, &usr, SFD_NONBLOCK);
 	int f_shm = open(shm, O_RDWR | O_CREAT | O_EXCL, 0600);
-	MUST(f_dev >= 0 && f_dir >= 0 && f_fifo >= 0 && f_event >= 0 && f_event_dup >= 0 && f_inotify >= 0 && f_shm >= 0 && ftruncate(f_shm, 4096) == 0 &&
+	MUST(f_dev >= 0 && f_dir >= 0 && f_fifo >= 0 && f_event >= 0 && f_event_dup >= 0 && f_inotify >= 0 && f_signal >= 0 && f_shm >= 0 && ftruncate(f_shm, 4096) == 0 &&
 	     unlink(shm) == 0);
 
 	/* a process of a tree that keeps the socketpair (socketpairs.h) and inherited no pipe */
@@ -137,6 +144,7 @@ int main(void)
 		{ f_event, IMG_FD_EVENTFD, 0, "5 1" },       /* object: its id + 1, below */
 		{ f_event_dup, IMG_FD_EVENTFD, 0, "5 1" },
 		{ f_inotify, IMG_FD_OTHER, 0, NULL },
+		{ f_signal, IMG_FD_SIGNALFD, 0, "a00" },       /* SIGUSR1 and SIGUSR2: bits 9 and 11 */
 		{ f_shm, IMG_FD_SHM, ino_of(f_shm), NULL },
 	};
 	char watch[64];
@@ -221,6 +229,19 @@ int main(void)
 	CHECK(check_one(bad, &strings, &dw) == REFUSE_POOL_CORRUPT);
 	bad = recs[9], bad.payload = unknown;
 	CHECK(check_one(bad, &strings, &dw) == REFUSE_FD_UNSUPPORTED);
+
+	/* a signalfd's damaged records */
+	int sig = 0;
+	while (want[sig].fd != f_signal)
+		sig++;
+	CHECK(recs[sig].type == IMG_FD_SIGNALFD && check_one(recs[sig], &strings, &dw) == 0);
+	const char *bad_masks[] = { "", "xyz", "-1", " a00", "a00 1" };
+	for (size_t k = 0; k < sizeof bad_masks / sizeof bad_masks[0]; k++) {
+		bad = recs[sig], bad.payload = img_str(&strings, bad_masks[k]);
+		CHECK(check_one(bad, &strings, &dw) == REFUSE_POOL_CORRUPT);
+	}
+	bad = recs[sig], bad.payload = IMG_NONE;
+	CHECK(check_one(bad, &strings, &dw) == REFUSE_POOL_CORRUPT);
 
 	/* the world changed: a file written is shorter, a file is gone */
 	MUST(ftruncate(f_file, 4) == 0);
