@@ -29,7 +29,7 @@
 static int claims(struct sup *s, const struct fd_info *fi)
 {
 	(void)s;
-	return fi->type == IMG_FD_OTHER && !strcmp(fi->path, EPOLL_LINK);
+	return fd_is_link(fi, EPOLL_LINK);
 }
 
 /* The watches of epoll fd `fd` of process pid, " TFD:EVENTS:DATA" each, malloc'd; NULL with errno. */

@@ -26,14 +26,13 @@
 static int claims(struct sup *s, const struct fd_info *fi)
 {
 	(void)s;
-	return fi->type == IMG_FD_OTHER && !strcmp(fi->path, EVENTFD_LINK);
+	return fd_is_link(fi, EVENTFD_LINK);
 }
 
 static int record(struct fd_capture *c)
 {
-	char path[64], line[128];
-	snprintf(path, sizeof path, "/proc/%d/fdinfo/%d", (int)c->s->pid, c->fi->fd);
-	FILE *f = fopen(path, "re");
+	char line[128];
+	FILE *f = fd_fdinfo(c);
 	if (!f)
 		return -errno;
 	unsigned long long count = 0, id = 0;

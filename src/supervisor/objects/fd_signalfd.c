@@ -23,14 +23,13 @@
 static int claims(struct sup *s, const struct fd_info *fi)
 {
 	(void)s;
-	return fi->type == IMG_FD_OTHER && !strcmp(fi->path, SIGNALFD_LINK);
+	return fd_is_link(fi, SIGNALFD_LINK);
 }
 
 static int record(struct fd_capture *c)
 {
-	char path[64], line[128];
-	snprintf(path, sizeof path, "/proc/%d/fdinfo/%d", (int)c->s->pid, c->fi->fd);
-	FILE *f = fopen(path, "re");
+	char line[128];
+	FILE *f = fd_fdinfo(c);
 	if (!f)
 		return -errno;
 	unsigned long long mask = 0;

@@ -111,6 +111,18 @@ int fd_reopen(struct fd_restore *r)
 	return rc ? -1 : 0;
 }
 
+int fd_is_link(const struct fd_info *fi, const char *link)
+{
+	return fi->type == IMG_FD_OTHER && !strcmp(fi->path, link);
+}
+
+FILE *fd_fdinfo(const struct fd_capture *c)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/fdinfo/%d", (int)c->s->pid, c->fi->fd);
+	return fopen(path, "re");
+}
+
 int fd_record_link_ino(struct fd_capture *c, const char *prefix)
 {
 	const char *p = c->fi->path;

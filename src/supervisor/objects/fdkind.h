@@ -37,6 +37,7 @@
 #define PROSPER_SUP_FDKIND_H
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "image.h"
 #include "procfs.h"
 #include "refusal.h"
@@ -132,6 +133,10 @@ int fd_premake_all(struct fd_premake *p);
 /* fd, made in the first process for (type, object), recorded as the tree's premade object.  0 or
  * -1 with p->why. */
 int fd_premade_add(struct fd_premake *p, uint32_t type, uint64_t object, long fd);
+/* Is fi an fd of a kernel object /proc shows by this link text ("anon_inode:[eventfd]")? */
+int fd_is_link(const struct fd_info *fi, const char *link);
+/* The fd's /proc/PID/fdinfo, open for reading (the kind's fields are there); NULL with errno. */
+FILE *fd_fdinfo(const struct fd_capture *c);
 /* c->e->object from a link text "PREFIX:[INO]" (a pipe's, a socket's); 0 or -EINVAL. */
 int fd_record_link_ino(struct fd_capture *c, const char *prefix);
 /* A warning about fd of process s, given once per number for the run. */
