@@ -49,12 +49,15 @@ def measure_program(name, reps, tmp, log):
     try:
         killed_at = run_and_kill(argv, pool, out, native_s / 2)
         _copy(pool, pool + ".kept")
-        shutil.copy(out, out + ".kept")
+        shutil.copytree(pool + ".undo", pool + ".undo.kept")  # the file-undo journal goes with the pool
+        shutil.copy2(out, out + ".kept")  # its modification time too: a resume compares it
         runs = {m: [] for m in MODES}
         for rep in range(reps):
             for mode in MODES:
                 _copy(pool + ".kept", pool)
-                shutil.copy(out + ".kept", out)
+                shutil.rmtree(pool + ".undo", ignore_errors=True)
+                shutil.copytree(pool + ".undo.kept", pool + ".undo")
+                shutil.copy2(out + ".kept", out)
                 st = resume_once(name, pool, out, stats, expect, ("--restore", mode))
                 mem = st.get("restore_memory_seconds") or 0
                 runs[mode].append({

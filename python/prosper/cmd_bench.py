@@ -189,8 +189,12 @@ def _remove_pool(pool):
     d, base = os.path.split(pool)
     for n in os.listdir(d):
         if n.startswith(base):
+            p = os.path.join(d, n)
+            if os.path.isdir(p):  # its file-undo journal, <pool>.undo
+                shutil.rmtree(p, ignore_errors=True)
+                continue
             try:
-                os.unlink(os.path.join(d, n))
+                os.unlink(p)
             except OSError:
                 pass
 

@@ -78,7 +78,9 @@ def add_arguments(p):
     p.add_argument("--copy", choices=["stop", "precopy"], default=None,
                    help="when each checkpoint's written memory is read (prosper run --copy)")
     p.add_argument("--host-pids", action="store_true",
-                   help="the program keeps the system's ids, which change at every resume (prosper run --host-pids)")
+                   help="the program keeps the system's ids, which change at every resume (prosper run --host-pids); "
+                        "its file changes are not seen, so each resume vouches for them (--trust-files): "
+                        "use it for programs that change no file but their stdout")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--keep", action="store_true", help="keep the working directory and the pool for inspection (a run that differed always keeps them)")
     p.add_argument("--timeout", type=float, default=600.0, help="give up after this many seconds (default 600)")
@@ -187,7 +189,7 @@ def main(args):
             os.mkdir(run_dir)
             cmd = [sup, "run", "--fresh"] + common + ["--"] + prog
         else:
-            cmd = [sup, "resume"] + common
+            cmd = [sup, "resume"] + common + (["--trust-files"] if args.host_pids else [])
         env = dict(os.environ, PROSPER_FAST_DIR=fast_dir)
         hook = kills < args.kills and kills % 2 == 1
         if hook:
@@ -290,6 +292,8 @@ def main(args):
         for name in os.listdir(pool_dir):
             if name == os.path.basename(pool) or name.startswith(f".{os.path.basename(pool)}.creating-"):
                 os.unlink(os.path.join(pool_dir, name))
+            elif name == os.path.basename(pool) + ".undo":  # its file-undo journal
+                shutil.rmtree(os.path.join(pool_dir, name), ignore_errors=True)
     if args.json:
         print(json.dumps(result))
     else:

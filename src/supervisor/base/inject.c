@@ -78,6 +78,12 @@ long inject_syscall(struct inject *in, long nr, long a1, long a2, long a3, long 
 	for (;;) {
 		if (waitpid(in->pid, &st, __WALL) != in->pid || !WIFSTOPPED(st))
 			return -ESRCH;
+		if ((st >> 16) == PTRACE_EVENT_SECCOMP) {
+			/* our own call, sent to us by the program's file filter (filetrack.h): it runs */
+			if (ptrace(PTRACE_CONT, in->pid, 0, 0) != 0)
+				return -ESRCH;
+			continue;
+		}
 		if ((st >> 16) == PTRACE_EVENT_STOP) {
 			/* an interrupt of the checkpoint loop that was pending: consumed here, sent again by
 			 * the loop (inject.h) */

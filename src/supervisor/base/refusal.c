@@ -28,6 +28,9 @@ static const char *const codes[REFUSAL_COUNT] = {
 	[REFUSE_NO_USERFAULTFD] = "no-userfaultfd",
 	[REFUSE_RESTORE] = "restore",
 	[REFUSE_FD_UNSUPPORTED] = "fd-unsupported",
+	[REFUSE_FILES_UNTRACKED] = "files-untracked",
+	[REFUSE_FILE_NOT_UNDOABLE] = "file-not-undoable",
+	[REFUSE_FILE_CHANGED_OUTSIDE] = "file-changed-outside",
 };
 
 static const char *command = "prosper run";

@@ -39,6 +39,9 @@ enum refusal {
 	REFUSE_NO_USERFAULTFD,   /* resume: userfaultfd is not available */
 	REFUSE_RESTORE,          /* resume: the relaunched program could not be rebuilt */
 	REFUSE_FD_UNSUPPORTED,   /* resume: the checkpoint holds an fd of a kind, or in a state, not kept yet */
+	REFUSE_FILES_UNTRACKED,  /* resume: the checkpoint's run did not see its file changes */
+	REFUSE_FILE_NOT_UNDOABLE, /* resume: the program changed a file in a way that cannot be undone */
+	REFUSE_FILE_CHANGED_OUTSIDE, /* resume: a file of the program's was changed by another process */
 	REFUSAL_COUNT
 };
 

@@ -2,7 +2,8 @@
  *
  * The child: no ASLR (personality), an empty signal mask, the shim first in LD_PRELOAD, rseq off
  * (GLIBC_TUNABLES), the supervisor's hello channel in PROSPER_SHIM_SOCK; it waits on a pipe until the
- * supervisor has seized it (PTRACE_O_EXITKILL: it never runs unsupervised), then execs.  The
+ * supervisor has seized it (PTRACE_O_EXITKILL: it never runs unsupervised), installs the filter
+ * that sends its file changes to us (filetrack.h; with its own pid namespace), then execs.  The
  * caller's environment is passed through otherwise untouched, so a resume relaunches it exactly.
  */
 #include "launch.h"
@@ -26,6 +27,7 @@
 #include <unistd.h>
 #include "pidns.h"
 #include "refusal.h"
+#include "filetrack.h"
 
 extern char **environ;
 
@@ -76,7 +78,7 @@ char **launch_environment(char *const base[], const char *shim, int *envc)
 /* Fork the program: no ASLR, in cwd, environment env plus the shim's socket; it waits until we
  * have seized it, then execs.  On return the child is seized and running. */
 int launch(struct child *c, const struct hello_channel *ch, struct pidns *ns, const char *file,
-	   char *const argv[], char *const env[], int envc, const char *cwd, int resume, int use_path)
+	   char *const argv[], char *const env[], int envc, const char *cwd, int resume, int use_path, int filter)
 {
 	int go[2];
 	if (pipe2(go, O_CLOEXEC) != 0)
@@ -106,6 +108,13 @@ int launch(struct child *c, const struct hello_channel *ch, struct pidns *ns, co
 		close(go[1]);
 		while (read(go[0], &b, 1) < 0 && errno == EINTR)
 			;
+		/* seized now (TRACESECCOMP): its file changes reach us from its first instruction on */
+		int frc = filter ? filetrack_filter_install() : 0;
+		if (frc) {
+			fprintf(stderr, "%s: cannot install the filter that sees the program's file changes: %s\n",
+				sup_command(), strerror(-frc));
+			_exit(2);
+		}
 		if (use_path)
 			execvpe(file, argv, e);
 		else
@@ -117,7 +126,7 @@ int launch(struct child *c, const struct hello_channel *ch, struct pidns *ns, co
 	c->pid = pid;
 	/* TRACESYSGOOD: the system-call stops of a lazy resume (fillcopy.h) are told from a SIGTRAP */
 	long o = PTRACE_O_TRACEEXEC | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_EXITKILL |
-		 PTRACE_O_TRACESYSGOOD;
+		 PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACESECCOMP;
 	if (ptrace(PTRACE_SEIZE, pid, 0, (void *)o) != 0) {
 		kill(pid, SIGKILL);
 		return -EPERM;

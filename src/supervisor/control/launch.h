@@ -20,11 +20,12 @@ char **launch_environment(char *const base[], const char *shim, int *envc);
 
 /* Fork the program: no ASLR, in cwd (NULL: ours), environment env plus the hello channel; it
  * waits until we have seized it, then execs (use_path: search PATH).  With ns on it is in the
- * program's pid namespace and gets its /proc there (pidns.h).  On return the child is
+ * program's pid namespace and gets its /proc there (pidns.h).  With filter, its file changes are
+ * sent to us from its first instruction on (filetrack.h).  On return the child is
  * seized and running.  0 or a negative errno (-EPERM: ptrace is not permitted). */
 struct pidns;
 int launch(struct child *c, const struct hello_channel *ch, struct pidns *ns, const char *file,
-	   char *const argv[], char *const env[], int envc, const char *cwd, int resume, int use_path);
+	   char *const argv[], char *const env[], int envc, const char *cwd, int resume, int use_path, int filter);
 
 /* Wait for the exec; 0, or 1 with *status if the program ended before it, or -ECHILD. */
 int launch_wait_exec(pid_t pid, int *status);

@@ -38,6 +38,7 @@
 #include "exec.h"
 #include "nvm.h"
 #include "resume.h"
+#include "filetrack.h"
 
 /* Every process's lazy fill (fillcopy.h): completed (in a cut's stop, before the capture), pending,
  * ended (with the program stopped after a capture: stopped = 1, or gone). */
@@ -340,6 +341,9 @@ int sup_supervise(struct sup *s, int sigfd)
 				m->untracked = m != s && m->track.pagemap_fd < 0;
 				t = &m->thr[0];
 				t->stopped = 0; /* asked to stop below if a cut is under way */
+			} else if (event == PTRACE_EVENT_SECCOMP) {
+				filetrack_stop(tree, m, pid); /* a change to the file system, recorded before it runs */
+				ptrace(PTRACE_CONT, pid, 0, 0);
 			} else if (event || sig == (SIGTRAP | 0x80)) {
 				/* an event, or the system call a lazy resume stopped at (its fill completed above) */
 				ptrace(PTRACE_CONT, pid, 0, 0);

@@ -34,6 +34,7 @@
 #include "exec.h"
 #include "hello.h"
 #include "loop.h"
+#include "undolog.h"
 
 static struct sup *sup_new(const struct sup_config *cfg)
 {
@@ -142,6 +143,8 @@ int main(int argc, char **argv)
 		code = 2; /* the reason is printed (sup_fill_finish) */
 	if (st >= 0 && WIFEXITED(st) && prosper_pool_epoch(s->tree->pool) > 0 && poolfile_mark_finished(s->tree->pool, code) != 0)
 		fprintf(stderr, "%s: could not mark the pool finished: %s\n", sup_command(), prosper_pool_errormsg());
+	else if (st >= 0 && WIFEXITED(st))
+		undolog_remove_all(s->tree->files.dir); /* nothing left to resume: nothing to undo */
 	tiers_after_commit(&s->tree->tiers, s->tree->pool, 1); /* the last state made durable (T3), counted */
 	if (s->cfg.stats_path && stats_write(s, s->cfg.stats_path) != 0)
 		fprintf(stderr, "%s: cannot write %s: %m\n", sup_command(), s->cfg.stats_path);

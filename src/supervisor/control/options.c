@@ -52,7 +52,13 @@ static const char usage[] =
 	"  --metadata M             log: registers, map and fds kept as a redo log of their changes\n"
 	"                           (default, Kindle's way); rewrite: written whole every checkpoint\n"
 	"  --host-pids              no pid namespace: the program has the system's ids (they change at a\n"
-	"                           resume; locks held across it are given the new ids where known)\n"
+	"                           resume; locks held across it are given the new ids where known).\n"
+	"                           Its file changes are not seen: its checkpoints resume only with\n"
+	"                           --trust-files\n"
+	"  --trust-files            (resume) of a checkpoint whose run did not see the program's file\n"
+	"                           changes (--host-pids): resume anyway, the files as they are -- you\n"
+	"                           vouch that the program changed none after the checkpoint (see\n"
+	"                           docs/run-resume.md, \"Files\")\n"
 	"  --json                   a refusal is also one JSON object on stderr, with a stable code:\n"
 	"                           {\"refused\": \"finished\", \"message\": ..., \"exit_code\": 0}\n"
 	"                           (codes: docs/run-resume.md, \"Refusals\")\n"
@@ -111,6 +117,7 @@ int options_parse(int argc, char **argv, struct opts *o)
 		else if (!strcmp(a, "--json")) continue;
 		else if (!strcmp(a, "--verify")) o->cfg.verify = 1;
 		else if (!strcmp(a, "--host-pids")) o->cfg.host_pids = 1;
+		else if (!strcmp(a, "--trust-files")) o->cfg.trust_files = 1;
 		else if (!strcmp(a, "--exact-stack-stats")) o->cfg.stats_exact = 1;
 		else if (!v) return refuse(REFUSE_USAGE, "%s needs a value (see --help)", a);
 		else if (!strcmp(a, "--pool")) o->pool = v, i++;

@@ -20,6 +20,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include "fileundo.h"
+#include "filetrack.h"
 #include "disable.h"
 #include "fillcopy.h"
 #include "lockowners.h"
@@ -112,6 +114,11 @@ int resume_admit(struct sup *s, const char *pool_path, struct img *im)
 			      pool_path);
 	if (settings_load(s->tree->pool, &s->cfg, s->cfg.given | GIVEN_DURABLE, &why) < 0)
 		return refuse(REFUSE_POOL_CORRUPT, "%s: %s", pool_path, why);
+	/* the files as they were at the checkpoint, or a refusal that touched nothing (fileundo.h) */
+	char why_files[600];
+	enum refusal no = fileundo_resume(s->tree, pool_path, why_files, sizeof why_files);
+	if (no)
+		return refuse(no, "%s", why_files);
 	void *rebuilt = NULL; /* a log-mode epoch: its blob rebuilt from the metadata region, kept */
 	if (metalog_is_stub(blob, blen) && metalog_load(s->tree->pool, blob, blen, &rebuilt, &blen, &why) != 0)
 		return refuse(REFUSE_POOL_CORRUPT, "%s: %s", pool_path, why);
@@ -134,6 +141,11 @@ int resume_start(struct sup *s, const struct img *im, struct child *c)
 	 * checkpoint; nothing reaches the pool if this one fails) */
 	if (settings_save(s->tree->pool, &s->cfg) != 0)
 		return refuse(REFUSE_POOL_CORRUPT, "%s", prosper_pool_errormsg());
+	if (s->tree->resume.view)
+		for (uint32_t i = 0; i < s->tree->resume.view->nprocs; i++)
+			filetrack_mapped_image(s->tree, &s->tree->resume.imgs[i]);
+	else
+		filetrack_mapped_image(s->tree, im);
 	if (s->tree->resume.view)
 		metalog_attach_stub(s->meta, s->tree->pool, s->tree->resume.view->blobs[0], s->tree->resume.view->procs[0]->blob_len);
 	else
@@ -162,7 +174,7 @@ int resume_start(struct sup *s, const struct img *im, struct child *c)
 	/* the program's process id back, when it has its own namespace (restore.c does the threads) */
 	if (s->tree->ns.on && im->h->own_pid > 1)
 		pidns_next(&s->tree->ns, im->h->own_pid);
-	int rc = launch(c, &s->tree->channel, &s->tree->ns, exe, args, env, s->envc, s->launch_cwd, 1, 0);
+	int rc = launch(c, &s->tree->channel, &s->tree->ns, exe, args, env, s->envc, s->launch_cwd, 1, 0, s->tree->files.on);
 	if (rc != 0)
 		return refuse(REFUSE_LAUNCH, "cannot relaunch %s: %s", exe, strerror(-rc));
 	return 0;

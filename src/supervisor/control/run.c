@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "filetrack.h"
 #include "disable.h"
 #include "poolfile.h"
 #include "run.h"
@@ -89,7 +90,10 @@ int run_start(struct sup *s, const struct opts *o, const char *pool_path, struct
 	s->argc = o->nprog;
 	s->envp = env;
 	s->envc = envc;
-	if ((rc = launch(c, &s->tree->channel, &s->tree->ns, o->prog[0], o->prog, env, envc, NULL, 0, 1)) != 0)
+	char why[300];
+	if (filetrack_start(s->tree, pool_path, 0, filetrack_wanted(s->tree), why, sizeof why) != 0)
+		return refuse(REFUSE_POOL_CREATE, "%s", why);
+	if ((rc = launch(c, &s->tree->channel, &s->tree->ns, o->prog[0], o->prog, env, envc, NULL, 0, 1, s->tree->files.on)) != 0)
 		return refuse(REFUSE_LAUNCH, "cannot start %s: %s", o->prog[0],
 			      rc == -EPERM ? "ptrace is not permitted here" : strerror(-rc));
 	return 0;

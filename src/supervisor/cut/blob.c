@@ -79,7 +79,8 @@ int capture_blob(struct sup *s, struct img_buf *out, int nmaps)
 		 * processes hold is in the tree blob (sharedmem.h); a writable shared mapping of a file
 		 * that exists writes to that file, which the pool does not keep */
 		if (v->perms[3] == 's' && !vma_is_special(v) && (v->perms[1] == 'w' || v->path[0] != '/') &&
-		    !shm_kept_mapping(v) && !s->warned_shared) {
+		    !shm_kept_mapping(v) && !s->warned_shared &&
+		    !(s->tree->files.on && v->path[0] == '/')) { /* a file: kept by the file-undo journal (filetrack.h) */
 			s->warned_shared = 1;
 			fprintf(stderr, "prosper: warning: shared mapping %s is not persisted\n", v->path[0] ? v->path : "(anonymous)");
 		}

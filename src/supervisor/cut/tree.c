@@ -1,6 +1,7 @@
 /* tree.c -- the program as a tree of processes (tree.h): one cut of all of them, one commit, the
  * end (tree_procs.c: the processes; pipes.c: their pipes' bytes in flight). */
 #include "tree.h"
+#include "filetrack.h"
 #include "socketpairs.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -192,6 +193,8 @@ int tree_capture(struct tree *t)
 {
 	double clock;
 	int rc = capture_cut(t, &clock);
+	if (!rc)
+		rc = filetrack_cut(t); /* the journal of what follows this cut (filetrack.h) */
 	stopclock_lap(t->stats.stop_phase_seconds, STOP_TREE, &clock);
 	return rc;
 }

@@ -2,6 +2,7 @@
 #include "worker.h"
 #include "tree.h"
 #include "stopclock.h"
+#include "filetrack.h"
 #include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@ int worker_timed_commit(struct sup *s)
 	int rc = tree_commit(s->tree);
 	s->tree->stats.commit_total += stopclock_now() - t0;
 	if (!rc) {
+		filetrack_committed(s->tree); /* before the durable copy: it is tagged with this cut */
 		tiers_after_commit(&s->tree->tiers, s->tree->pool, 0); /* outside commit_total: the copy is its own */
 		tree_stage_ahead(s->tree); /* with --verify in the stop, so that the oracle sees this path too */
 	}

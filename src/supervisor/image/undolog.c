@@ -225,8 +225,50 @@ void undolog_drop(const char *dir, uint64_t keep_from, uint64_t keep_to)
 	free(seqs);
 }
 
+int undolog_mark_undone(const char *dir, uint64_t seq)
+{
+	char p[4200], tmp[4200];
+	snprintf(p, sizeof p, "%s/undone", dir);
+	snprintf(tmp, sizeof tmp, "%s/undone.tmp", dir);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	int ok = write(fd, &seq, sizeof seq) == (ssize_t)sizeof seq && fsync(fd) == 0;
+	close(fd);
+	if (!ok || rename(tmp, p) != 0)
+		return -EIO;
+	int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d >= 0) {
+		fsync(d);
+		close(d);
+	}
+	return 0;
+}
+
+uint64_t undolog_undone(const char *dir)
+{
+	char p[4200];
+	uint64_t seq = 0;
+	snprintf(p, sizeof p, "%s/undone", dir);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (read(fd, &seq, sizeof seq) != (ssize_t)sizeof seq)
+		seq = 0;
+	close(fd);
+	return seq;
+}
+
+void undolog_clear_undone(const char *dir)
+{
+	char p[4200];
+	snprintf(p, sizeof p, "%s/undone", dir);
+	unlink(p);
+}
+
 void undolog_remove_all(const char *dir)
 {
+	undolog_clear_undone(dir);
 	undolog_drop(dir, UINT64_MAX, 0);
 	rmdir(dir);
 }

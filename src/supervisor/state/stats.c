@@ -122,6 +122,14 @@ int stats_write(const struct sup *s, const char *path)
 	json_u64(&j, "restore_copied_bytes", st->resume.restore_copied_bytes);
 	json_bool(&j, "restore_lazy", st->resume.restore_lazy);
 	json_u64(&j, "restore_fill_faults", st->resume.restore_fill_faults);
+	const struct file_track *ft = &s->tree->files;
+	json_bool(&j, "files_tracked", ft->on);
+	json_u64(&j, "file_calls_seen", ft->traps);
+	json_u64(&j, "file_undo_records", ft->records);
+	json_u64(&j, "file_undo_bytes", ft->bytes);
+	json_u64(&j, "file_changes_not_undoable", ft->cannot);
+	json_num(&j, "file_tracking_ms", "%.3f", 1e3 * ft->seconds);
+	json_u64(&j, "files_undone", st->resume.files_undone);
 	json_int(&j, "nvm_regions", s->nnvm);
 	json_u64(&j, "nvm_faults", st->nvm_faults);
 	json_u64(&j, "nvm_dirty_bytes", st->nvm_dirty_bytes);

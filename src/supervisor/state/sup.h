@@ -151,6 +151,7 @@ struct sup_config {
 	const char *stats_path;      /* --stats-json, or NULL */
 	uint64_t commit_delay_us;    /* test hook: widen the window between data and commit */
 	int host_pids;               /* --host-pids: no pid namespace of its own (pidns.h) */
+	int trust_files;             /* --trust-files: resume an untracked checkpoint (fileundo.h) */
 	int eager_restore;           /* --restore eager: every page in place before the program runs */
 	unsigned given;              /* enum settings_given: the checkpoint options the command line gave */
 };
@@ -170,6 +171,7 @@ struct resume_stats {
 	uint64_t restored_bytes;
 	uint64_t restore_fill_faults;     /* first touches of pages not yet in place, answered at once (fillcopy.h) */
 	int restore_lazy;                 /* the program ran while its memory was filled */
+	uint64_t files_undone;            /* file-undo journal records undone before it ran (fileundo.h) */
 };
 
 /* What a run measured; written out by stats.c, read by nothing else. */
@@ -239,6 +241,28 @@ struct tree_resume {
 	                              * them share it, as they shared it at the cut (tree_restore.c) */
 };
 
+/* The file-undo journal being written (filetrack.h): the changes the program makes to the file
+ * system since cut `seq`, each recorded before it runs. */
+struct file_track {
+	int on;                      /* the program runs under the filter: its file changes are seen */
+	char dir[4200];              /* <pool>.undo (undolog.h) */
+	uint64_t seq;                /* the cut the records follow: the journal file being appended */
+	int fd;                      /* that file, or -1 */
+	uint64_t committed_seq;      /* the newest cut committed (the commit thread) */
+	uint64_t saved_bytes;        /* old bytes recorded since cut seq (bounded: FILETRACK_BUDGET) */
+	uint64_t *touched;           /* inodes whose attributes are recorded since cut seq (dev ^ ino) */
+	size_t ntouched, touched_cap;
+	int failed;                  /* the journal cannot be written: said once; the program is stopped */
+	/* files mapped shared and writable (stores to them are not seen): each cut's journal says
+	 * so again, for a mapping lasts (munmap is not followed) */
+	char mapped[16][256];
+	int nmapped;
+	int snapshot;                /* the records being written keep a mapped file whole (b = 1) */
+	/* statistics */
+	uint64_t traps, records, bytes, cannot;
+	double seconds;
+};
+
 /* The supervision of the program as a whole: what every process of it shares. */
 struct tree {
 	struct sup_stats stats;
@@ -264,6 +288,7 @@ struct tree {
 	int warned_tree;             /* the note on why a cut waits, given once */
 	int warned_shm;              /* shared memory too large to keep: said once (sharedmem.h) */
 	struct tree_resume resume;   /* a resume of it, until every process runs again */
+	struct file_track files;     /* what it changes in the file system (filetrack.h) */
 };
 
 /* An object of the checkpoint made again before the processes are forked (a pipe, a socket,

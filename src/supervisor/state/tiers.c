@@ -181,6 +181,7 @@ static void commit_staged(struct tiers *t)
 			"they survive the program but not a power cut\n", sup_command(), prosper_pool_errormsg(), t->fast_path);
 	} else {
 		t->durable_epoch = prosper_pool_epoch(t->durable);
+		t->durable_tag = t->pending_tag;
 		t->copies++;
 		t->copy_written += t->pending_written;
 		t->copy_compared += t->pending_compared;
@@ -263,6 +264,7 @@ void tiers_after_commit(struct tiers *t, prosper_pool *work, int force)
 	t->blob = copy;
 	t->blob_len = len;
 	t->pending_t0 = t0;
+	t->pending_tag = t->tag;
 	t->pending_written = st.written_bytes;
 	t->pending_compared = st.compared_bytes;
 	if (!t->thread_started) {

@@ -55,6 +55,10 @@ struct tiers {
 	uint64_t copies, copy_written, copy_compared;
 	double copy_seconds, copy_max_seconds, stage_max_seconds;
 	uint64_t durable_epoch;
+	/* A number the caller gives each committed epoch (tag, set before tiers_after_commit): the
+	 * one of the epoch the durable pool holds, once its copy is committed (the file-undo
+	 * journal's cut, filetrack.h).  Written by the durable thread under mu. */
+	uint64_t tag, pending_tag, durable_tag;
 };
 
 /* Which kind a pool at path gets with --durable-every every_s (< 0: the default).  Fills t->kind,

@@ -121,6 +121,11 @@ int main(void)
 	MUST(fd >= 0);
 	close(fd);
 	CHECK(size_of(5) == 0 && undolog_has(dir, 5) && !undolog_has(dir, 6));
+	/* the mark of a resume that undid and has not restarted the journal yet */
+	CHECK(undolog_undone(dir) == 0);
+	CHECK(undolog_mark_undone(dir, 4) == 0 && undolog_undone(dir) == 4);
+	undolog_clear_undone(dir);
+	CHECK(undolog_undone(dir) == 0);
 	undolog_drop(dir, 4, 4);
 	CHECK(size_of(3) < 0 && size_of(4) > 0 && size_of(5) < 0);
 	undolog_remove_all(dir);

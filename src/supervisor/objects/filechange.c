@@ -1,0 +1,260 @@
+/* filechange.c -- one change to the file system, recorded so that it can be undone (filechange.h). */
+#include "filechange.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "procfs.h"
+#include "undolog.h"
+
+#define CHUNK (16u << 20) /* old bytes per record */
+
+int fchange_fd_target(pid_t tid, int fd, struct fchange_target *f)
+{
+	snprintf(f->open_path, sizeof f->open_path, "/proc/%d/fd/%d", (int)tid, fd);
+	ssize_t n = readlink(f->open_path, f->path, sizeof f->path - 1);
+	if (n <= 0 || f->path[0] != '/')
+		return -1;
+	f->path[n] = 0;
+	if (stat(f->open_path, &f->st) != 0 || !S_ISREG(f->st.st_mode))
+		return -1;
+	return strstr(f->path, " (deleted)") ? -1 : 0; /* removed already: nothing of it to put back */
+}
+
+static int read_string(pid_t tid, uint64_t addr, char *out, size_t cap)
+{
+	size_t got = 0;
+	while (got < cap - 1) {
+		size_t room = 4096 - ((addr + got) & 4095); /* never across a page that may be unmapped */
+		if (room > cap - 1 - got)
+			room = cap - 1 - got;
+		if (proc_mem_read(tid, addr + got, out + got, room) != 0)
+			return -1;
+		void *z = memchr(out + got, 0, room);
+		if (z)
+			return 0;
+		got += room;
+	}
+	return -1;
+}
+
+int fchange_path_target(pid_t tid, int dirfd, uint64_t addr, int follow, struct fchange_target *f)
+{
+	char rel[PATH_MAX];
+	f->open_path[0] = 0;
+	if (!addr || read_string(tid, addr, rel, sizeof rel) != 0)
+		return -1;
+	if (rel[0] == '/') {
+		snprintf(f->path, sizeof f->path, "%s", rel);
+	} else {
+		char link[64], base[PATH_MAX];
+		if (dirfd == AT_FDCWD)
+			snprintf(link, sizeof link, "/proc/%d/cwd", (int)tid);
+		else
+			snprintf(link, sizeof link, "/proc/%d/fd/%d", (int)tid, dirfd);
+		ssize_t n = readlink(link, base, sizeof base - 1);
+		if (n <= 0 || base[0] != '/')
+			return -1;
+		base[n] = 0;
+		if (snprintf(f->path, sizeof f->path, "%s/%s", strcmp(base, "/") ? base : "", rel) >= (int)sizeof f->path)
+			return -1;
+	}
+	if ((follow ? stat : lstat)(f->path, &f->st) != 0)
+		memset(&f->st, 0, sizeof f->st);
+	return 0;
+}
+
+int fchange_fd_pos(pid_t tid, int fd, uint64_t *pos, int *flags)
+{
+	char p[64], b[512];
+	snprintf(p, sizeof p, "/proc/%d/fdinfo/%d", (int)tid, fd);
+	int in = open(p, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -1;
+	ssize_t n = read(in, b, sizeof b - 1);
+	close(in);
+	if (n <= 0)
+		return -1;
+	b[n] = 0;
+	unsigned long long v;
+	unsigned fl;
+	const char *fp = strstr(b, "flags:");
+	if (sscanf(b, "pos: %llu", &v) != 1 || !fp || sscanf(fp, "flags: %o", &fl) != 1)
+		return -1;
+	*pos = v, *flags = (int)fl;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ records */
+
+static void put(struct tree *t, struct undo_rec *h, const char *path, const void *data, size_t len)
+{
+	struct file_track *ft = &t->files;
+	if (ft->fd < 0 || ft->failed)
+		return;
+	int rc = undolog_append(ft->fd, h, path, data, len);
+	if (rc) {
+		ft->failed = 1; /* the caller stops the program (filetrack.c): no change runs unrecorded */
+		fprintf(stderr, "%s: cannot write the file-undo journal in %s: %s\n", sup_command(), ft->dir, strerror(-rc));
+		return;
+	}
+	ft->records++;
+	ft->bytes += sizeof *h + len;
+}
+
+static void fill_attrs(struct undo_rec *h, const struct stat *st)
+{
+	h->dev = st->st_dev, h->ino = st->st_ino;
+	h->mode = st->st_mode, h->uid = st->st_uid, h->gid = st->st_gid;
+	h->a = (uint64_t)st->st_size;
+	h->atime_ns = (int64_t)st->st_atim.tv_sec * 1000000000 + st->st_atim.tv_nsec;
+	h->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+	h->ctime_ns = (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
+}
+
+void fchange_snapshot(struct tree *t, const char *path)
+{
+	struct fchange_target f;
+	f.open_path[0] = 0;
+	snprintf(f.path, sizeof f.path, "%s", path);
+	if (stat(path, &f.st) != 0 || !S_ISREG(f.st.st_mode))
+		return;
+	if ((uint64_t)f.st.st_size > FILETRACK_MAPPED_MAX) {
+		fchange_cannot(t, path, "mapped shared and writable, larger than a checkpoint keeps whole");
+		return;
+	}
+	t->files.snapshot = 1; /* its records are no change of the program's (fileundo.c) */
+	fchange_bytes(t, &f, 0, (uint64_t)f.st.st_size);
+	t->files.snapshot = 0;
+}
+
+void fchange_cannot(struct tree *t, const char *path, const char *what)
+{
+	struct undo_rec h = { .kind = UNDO_CANNOT };
+	t->files.cannot++;
+	put(t, &h, path, what, strlen(what));
+}
+
+void fchange_attrs(struct tree *t, const struct fchange_target *f)
+{
+	struct file_track *ft = &t->files;
+	uint64_t key = (uint64_t)f->st.st_dev * 0x9e3779b97f4a7c15ull ^ (uint64_t)f->st.st_ino;
+	for (size_t i = 0; i < ft->ntouched; i++)
+		if (ft->touched[i] == key)
+			return;
+	if (ft->ntouched == ft->touched_cap) {
+		size_t cap = ft->touched_cap ? ft->touched_cap * 2 : 64;
+		uint64_t *g = realloc(ft->touched, cap * sizeof *g);
+		if (!g) {
+			fchange_cannot(t, f->path, "out of memory");
+			return;
+		}
+		ft->touched = g, ft->touched_cap = cap;
+	}
+	ft->touched[ft->ntouched++] = key;
+	struct undo_rec h = { .kind = UNDO_ATTRS, .b = (uint64_t)ft->snapshot };
+	fill_attrs(&h, &f->st);
+	h.b = (uint64_t)ft->snapshot;
+	put(t, &h, f->path, NULL, 0);
+}
+
+/* Old bytes [off, off + len) of the file (len > 0), read from src, kept within the budget. */
+static int keep_bytes(struct tree *t, const struct fchange_target *f, const char *src, uint64_t off, uint64_t len,
+		      int kind)
+{
+	struct file_track *ft = &t->files;
+	if (ft->saved_bytes + len > FILETRACK_BUDGET) {
+		fchange_cannot(t, f->path, "more old bytes than the journal keeps between two checkpoints");
+		return -1;
+	}
+	int in = open(src, O_RDONLY | O_CLOEXEC | O_NOATIME);
+	if (in < 0 && errno == EPERM)
+		in = open(src, O_RDONLY | O_CLOEXEC);
+	uint8_t *b = in >= 0 ? malloc(len < CHUNK ? len : CHUNK) : NULL;
+	if (!b) {
+		if (in >= 0)
+			close(in);
+		fchange_cannot(t, f->path, "its old bytes cannot be read");
+		return -1;
+	}
+	for (uint64_t done = 0; done < len;) {
+		size_t n = len - done < CHUNK ? (size_t)(len - done) : CHUNK;
+		ssize_t r = pread(in, b, n, (off_t)(off + done));
+		if (r < 0) {
+			fchange_cannot(t, f->path, "its old bytes cannot be read");
+			break;
+		}
+		if (r == 0)
+			break; /* shorter than it was a moment ago: what is gone needs no bytes */
+		struct undo_rec h = { .kind = (uint32_t)kind };
+		fill_attrs(&h, &f->st);
+		h.a = off + done;
+		h.b = (uint64_t)ft->snapshot;
+		put(t, &h, f->path, b, (size_t)r);
+		ft->saved_bytes += (uint64_t)r;
+		done += (uint64_t)r;
+	}
+	free(b);
+	close(in);
+	return 0;
+}
+
+void fchange_bytes(struct tree *t, const struct fchange_target *f, uint64_t off, uint64_t len)
+{
+	fchange_attrs(t, f);
+	uint64_t size = (uint64_t)f->st.st_size;
+	if (off >= size || !len)
+		return; /* beyond the end: cut back by the size in its attributes */
+	if (len > size - off)
+		len = size - off;
+	keep_bytes(t, f, f->open_path[0] ? f->open_path : f->path, off, len, UNDO_BYTES);
+}
+
+void fchange_created(struct tree *t, const struct fchange_target *f, int dir, const struct stat *of)
+{
+	struct undo_rec h = { .kind = UNDO_CREATED, .a = (uint64_t)dir };
+	if (of)
+		h.dev = of->st_dev, h.ino = of->st_ino; /* a hard link: the inode it adds a name to */
+	put(t, &h, f->path, NULL, 0);
+}
+
+void fchange_removed(struct tree *t, const struct fchange_target *f)
+{
+	const struct stat *st = &f->st;
+	if (!st->st_ino)
+		return; /* nothing there: nothing to put back */
+	struct undo_rec h = { .kind = UNDO_REMOVED };
+	fill_attrs(&h, st);
+	if (S_ISREG(st->st_mode)) {
+		/* undone last to first: the file made empty (UNDO_REMOVED), its content written
+		 * (UNDO_BYTES), then its size, mode and times (UNDO_ATTRS) */
+		struct undo_rec a = { .kind = UNDO_ATTRS };
+		fill_attrs(&a, st);
+		put(t, &a, f->path, NULL, 0);
+		if (st->st_size && keep_bytes(t, f, f->path, 0, (uint64_t)st->st_size, UNDO_BYTES) != 0)
+			return;
+		put(t, &h, f->path, NULL, 0);
+	} else if (S_ISLNK(st->st_mode)) {
+		char target[PATH_MAX];
+		ssize_t n = readlink(f->path, target, sizeof target);
+		if (n < 0 || n == (ssize_t)sizeof target)
+			fchange_cannot(t, f->path, "a symbolic link whose target cannot be read");
+		else
+			put(t, &h, f->path, target, (size_t)n);
+	} else if (S_ISDIR(st->st_mode) || S_ISFIFO(st->st_mode) || S_ISSOCK(st->st_mode)) {
+		put(t, &h, f->path, NULL, 0); /* a socket's name is bound again by the program's socket, not made */
+	} else {
+		fchange_cannot(t, f->path, "a device node removed");
+	}
+}
+
+void fchange_renamed(struct tree *t, const struct fchange_target *from, const char *to, int exchange)
+{
+	struct undo_rec h = { .kind = UNDO_RENAMED };
+	fill_attrs(&h, &from->st);
+	h.a = (uint64_t)exchange;
+	put(t, &h, from->path, to, strlen(to));
+}

@@ -1,0 +1,196 @@
+/* fileundo.c -- the file-undo journal judged, then undone, at a resume (fileundo.h). */
+#include "fileundo.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "filetrack.h"
+#include "undolog.h"
+
+static int64_t ns_of(const struct timespec *t) { return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec; }
+
+/* Does a record of the program's own (not a watch) name this inode or path? */
+static int explained(const struct undo_entry *e, size_t n, const struct undo_entry *w)
+{
+	for (size_t i = 0; i < n; i++)
+		if (e[i].h.kind != UNDO_WATCH && !e[i].h.b /* a snapshot of ours, not a change */ &&
+		    ((e[i].h.ino && e[i].h.ino == w->h.ino && e[i].h.dev == w->h.dev) || !strcmp(e[i].path, w->path)))
+			return 1;
+	return 0;
+}
+
+static enum refusal judge(const struct undo_entry *e, size_t n, uint64_t seq, char *why, size_t whylen)
+{
+	for (size_t i = 0; i < n; i++)
+		if (e[i].h.kind == UNDO_CANNOT) {
+			snprintf(why, whylen, "%s: the program changed it after the checkpoint in a way that cannot be undone (%s)",
+				 e[i].path[0] ? e[i].path : "a file", (const char *)e[i].data);
+			return REFUSE_FILE_NOT_UNDOABLE;
+		}
+	for (size_t i = 0; i < n; i++) {
+		const struct undo_entry *w = &e[i];
+		/* mapped shared and writable (b): the program's own stores move its time, only the size
+		 * and inode say another process was there */
+		if (w->h.kind != UNDO_WATCH || w->seq != seq || explained(e, n, w))
+			continue;
+		struct stat st;
+		/* size and modification time: every write moves the time (to the nanosecond once it was
+		 * read at the cut: multigrain timestamps); a copy that keeps it (cp -p) is the same file */
+		int same = stat(w->path, &st) == 0 && st.st_ino == w->h.ino && st.st_dev == w->h.dev &&
+			   (uint64_t)st.st_size == w->h.a && (w->h.b || ns_of(&st.st_mtim) == w->h.mtime_ns);
+		if (!same) {
+			snprintf(why, whylen, "%s was changed after the checkpoint by another process than the program's: "
+				 "its contents may no longer be what the program expects", w->path);
+			return REFUSE_FILE_CHANGED_OUTSIDE;
+		}
+	}
+	return 0;
+}
+
+static int put_bytes(const struct undo_entry *e)
+{
+	int fd = open(e->path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1; /* removed by a resume killed while undoing: its own
+						  * records make it again, or it was made after the cut */
+	ssize_t w = pwrite(fd, e->data, e->h.data_len, (off_t)e->h.a);
+	close(fd);
+	return w == (ssize_t)e->h.data_len ? 0 : -1;
+}
+
+static void put_owner_mode_times(const struct undo_entry *e)
+{
+	if (!S_ISLNK(e->h.mode))
+		chmod(e->path, e->h.mode & 07777);
+	if (lchown(e->path, e->h.uid, e->h.gid) != 0) {
+		/* not ours to give (a user's run): the mode and times still are */
+	}
+	struct timespec ts[2] = { { e->h.atime_ns / 1000000000, e->h.atime_ns % 1000000000 },
+				  { e->h.mtime_ns / 1000000000, e->h.mtime_ns % 1000000000 } };
+	utimensat(AT_FDCWD, e->path, ts, AT_SYMLINK_NOFOLLOW);
+}
+
+static int put_attrs(const struct undo_entry *e)
+{
+	struct stat st;
+	if (lstat(e->path, &st) != 0)
+		return errno == ENOENT ? 0 : -1; /* made after: its own record removes it */
+	if (S_ISREG(e->h.mode) && S_ISREG(st.st_mode) && truncate(e->path, (off_t)e->h.a) != 0)
+		return -1;
+	put_owner_mode_times(e);
+	return 0;
+}
+
+static int put_removed(const struct undo_entry *e)
+{
+	mode_t m = e->h.mode;
+	int rc = 0;
+	if (S_ISREG(m)) {
+		int fd = open(e->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, m & 07777);
+		rc = fd < 0 ? -1 : close(fd);
+	} else if (S_ISLNK(m)) {
+		unlink(e->path);
+		rc = symlink((const char *)e->data, e->path);
+	} else if (S_ISDIR(m)) {
+		rc = mkdir(e->path, m & 07777) == 0 || errno == EEXIST ? 0 : -1;
+	} else if (S_ISFIFO(m)) {
+		rc = mkfifo(e->path, m & 07777) == 0 || errno == EEXIST ? 0 : -1;
+	} else {
+		return 0; /* a socket's name: bound again by the program */
+	}
+	if (!rc && !S_ISREG(m))
+		put_owner_mode_times(e); /* a regular file's come with its UNDO_ATTRS, after its bytes */
+	return rc;
+}
+
+static int undo_one(const struct undo_entry *e)
+{
+	struct stat st;
+	switch (e->h.kind) {
+	case UNDO_BYTES: return put_bytes(e);
+	case UNDO_ATTRS: return put_attrs(e);
+	case UNDO_CREATED:
+		if ((e->h.a ? rmdir(e->path) : unlink(e->path)) == 0 || errno == ENOENT)
+			return 0;
+		return -1;
+	case UNDO_REMOVED: return put_removed(e);
+	case UNDO_RENAMED: {
+		/* only while the renamed inode is still at its new name: a resume killed while undoing
+		 * may have moved it back already, and made another file under that name since */
+		const char *to = (const char *)e->data;
+		if (lstat(to, &st) != 0 || st.st_ino != e->h.ino || st.st_dev != e->h.dev)
+			return 0;
+		if (e->h.a)
+			return renameat2(AT_FDCWD, to, AT_FDCWD, e->path, RENAME_EXCHANGE);
+		return rename(to, e->path);
+	}
+	default: return 0;
+	}
+}
+
+enum refusal fileundo_resume(struct tree *t, const char *pool_path, char *why, size_t whylen)
+{
+	struct files_record rec;
+	int r = filetrack_region(t->pool, &rec);
+	if (r < 0) {
+		snprintf(why, whylen, "%s: its record of the file-undo journal is damaged", pool_path);
+		return REFUSE_POOL_CORRUPT;
+	}
+	if ((r > 0 || !rec.tracked) && t->procs[0]->cfg.trust_files) {
+		fprintf(stderr, "%s: the checkpoint's run did not see the program's file changes; resumed with the files as "
+			"they are (--trust-files)\n", sup_command());
+		return filetrack_start(t, pool_path, r > 0 ? 1 : rec.seq, filetrack_wanted(t), why, whylen) == 0 ? 0 : REFUSE_SETUP;
+	}
+	if (r > 0 || !rec.tracked) {
+		snprintf(why, whylen, "%s: the run that made this checkpoint did not see the program's file changes (%s): its "
+			 "files may be ahead of the checkpoint", pool_path,
+			 r > 0 ? "a checkpoint of an older prosper" : "it ran without a pid namespace of its own, --host-pids; --trust-files resumes it anyway");
+		return REFUSE_FILES_UNTRACKED;
+	}
+	char dir[4200];
+	struct undo_entry *e;
+	size_t n;
+	if (undolog_dir(pool_path, dir, sizeof dir) != 0 || undolog_load(dir, rec.seq, &e, &n, why, whylen) != 0)
+		return REFUSE_POOL_CORRUPT;
+	if (!undolog_has(dir, rec.seq)) {
+		/* made at the cut's capture: gone, the program's changes since are unknown */
+		undolog_free(e, n);
+		snprintf(why, whylen, "%s: its file-undo journal %s is missing (a pool is moved or copied with its .undo "
+			 "folder): the files may be ahead of the checkpoint", pool_path, dir);
+		return REFUSE_POOL_CORRUPT;
+	}
+	/* undone already by a resume killed before it restarted the journal: not again */
+	int again = undolog_undone(dir) != rec.seq;
+	/* crash-point tests: the resume dies after undoing this many records (tests/e2e/test_files.py) */
+	const char *crash = getenv("PROSPER_TEST_UNDO_CRASH_AFTER");
+	long crash_after = crash ? atol(crash) : -1;
+	enum refusal no = again ? judge(e, n, rec.seq, why, whylen) : 0;
+	size_t undone = 0;
+	for (size_t i = n; again && !no && i-- > 0;) {
+		if (e[i].h.kind == UNDO_WATCH)
+			continue;
+		if ((long)undone == crash_after)
+			_exit(3);
+		if (undo_one(&e[i]) != 0) {
+			snprintf(why, whylen, "cannot put %s back as it was at the checkpoint: %s", e[i].path, strerror(errno));
+			no = REFUSE_RESTORE;
+		}
+		undone++;
+	}
+	undolog_free(e, n);
+	if (no)
+		return no;
+	if (undone)
+		sync(); /* what was put back is on the disk before the program runs on it */
+	if ((long)undone == crash_after || crash_after == -2)
+		_exit(3); /* -2: after all of it, before the mark */
+	if (again && undolog_mark_undone(dir, rec.seq) != 0) {
+		snprintf(why, whylen, "cannot write in the file-undo journal %s", dir);
+		return REFUSE_SETUP;
+	}
+	t->stats.resume.files_undone = undone;
+	return filetrack_start(t, pool_path, rec.seq, filetrack_wanted(t), why, whylen) == 0 ? 0 : REFUSE_SETUP;
+}

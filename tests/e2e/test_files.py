@@ -1,0 +1,336 @@
+"""A resumed program finds its files as they were at its checkpoint (docs/run-resume.md, "Files").
+
+Real programs that change files between checkpoints -- the sqlite3 shell and Python's sqlite3 in a
+database with a rollback journal, a program that saves by renaming a temporary file over the old
+one, a log appender, a consumer that deletes its inputs -- are killed at random instants and
+resumed; their output, exit code and every file they leave (the database byte for byte, and its
+`PRAGMA integrity_check`) must be those of a native run.  What cannot be undone yet (a file
+mapped shared and writable: SQLite's WAL index, an mmap'd rewrite) and a file changed by another
+process after the checkpoint are refusals with their codes that touch nothing."""
+import json
+import os
+import signal
+import subprocess
+import time
+
+import programs
+from conftest import PROSPER, prosper
+
+LONG = os.environ.get("PROSPER_LONG") == "1"
+KILLS = 30
+
+
+def torture(*prog, kills=KILLS, pool_dir=None, seed=1):
+    cmd = [PROSPER, "torture", "--kills", str(kills), "--seed", str(seed), "--timeout", "400", "--json"]
+    if pool_dir:
+        cmd += ["--pool-dir", pool_dir]
+    r = subprocess.run(cmd + ["--", *prog], capture_output=True, text=True, timeout=900)
+    assert r.returncode in (0, 1), r.stderr
+    res = json.loads(r.stdout)
+    assert res["identical"], (res["differences"], res["workdir"], res["pool"])
+    assert res["resumes"] >= kills // 2, res
+    return res
+
+
+SQL_SCRIPT = """PRAGMA journal_mode={mode};
+CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY, k TEXT, v INTEGER);
+{body}
+SELECT count(*), sum(v), group_concat(k, '') FROM t;
+PRAGMA integrity_check;
+"""
+
+
+def sql_transactions(n):
+    lines = []
+    for i in range(n):
+        lines.append(f"BEGIN; INSERT INTO t(k, v) VALUES ('{i % 7}', {i}); "
+                     f"UPDATE t SET v = v + 1 WHERE id % 5 = {i % 5}; "
+                     f"INSERT INTO t(k, v) SELECT k, v FROM t WHERE id = {i // 2 + 1}; COMMIT;")
+    return "\n".join(lines)
+
+
+def test_sqlite_shell_rollback_journal(tmp_path):
+    """The sqlite3 shell runs 150 transactions (inserts and updates) from a script into a database
+    in the working directory: each makes, writes and removes the rollback journal and rewrites
+    pages of the database in place -- the case that left a malformed database before."""
+    sql = programs.script(f"{tmp_path}/load.sql", SQL_SCRIPT.format(mode="delete", body=sql_transactions(150)))
+    torture("/usr/bin/sqlite3", "data.db", f".read {sql}")
+
+
+def test_python_sqlite_module(tmp_path):
+    """Python's sqlite3 module: one connection, a commit per transaction, the result read back."""
+    prog = programs.script(f"{tmp_path}/load.py", """#!/usr/bin/env python3
+import sqlite3
+db = sqlite3.connect("data.db")
+db.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, k TEXT, v INTEGER)")
+for i in range(300):
+    db.execute("INSERT INTO t(k, v) VALUES (?, ?)", (str(i % 7), i))
+    db.execute("UPDATE t SET v = v + 1 WHERE id % 5 = ?", (i % 5,))
+    db.commit()
+print(db.execute("SELECT count(*), sum(v) FROM t").fetchone())
+print(db.execute("PRAGMA integrity_check").fetchone()[0])
+""")
+    torture(prog)
+
+
+def test_save_by_renaming_a_temporary_file(tmp_path):
+    """Each step reads the state, writes the next one to a temporary file and renames it over the
+    old: a rename after the checkpoint replaced a file the resumed program reads again."""
+    prog = programs.script(f"{tmp_path}/saver.py", """#!/usr/bin/env python3
+import os
+with open("state", "w") as f:
+    f.write("0\\n")
+for i in range(400):
+    with open("state") as f:
+        n = int(f.read().split()[0])
+    with open("state.tmp", "w") as f:
+        f.write(f"{n + i}\\n" + "x" * (i % 50) + "\\n")
+    os.replace("state.tmp", "state")
+print(open("state").read().split()[0])
+""")
+    torture(prog)
+
+
+def test_log_appender_reads_its_own_log(tmp_path):
+    """Opens the log for appending at every step and counts its lines first: a line written
+    twice, or one lost, changes every number after it."""
+    prog = programs.script(f"{tmp_path}/appender.py", """#!/usr/bin/env python3
+for i in range(500):
+    try:
+        with open("log") as f:
+            seen = sum(1 for _ in f)
+    except FileNotFoundError:
+        seen = 0
+    with open("log", "a") as f:
+        f.write(f"{i} {seen}\\n")
+print(seen)
+""")
+    torture(prog)
+
+
+def test_consumer_deletes_its_inputs(tmp_path):
+    """Makes 300 input files, then consumes each: reads it, appends it to the output, removes it
+    -- a removal after the checkpoint is of a file the resumed program reads again."""
+    prog = programs.script(f"{tmp_path}/consumer.py", """#!/usr/bin/env python3
+import os
+os.mkdir("in")
+for i in range(300):
+    with open(f"in/{i:04}", "w") as f:
+        f.write(f"item {i} " + "y" * (i % 40) + "\\n")
+with open("out", "w") as out:
+    for name in sorted(os.listdir("in")):
+        with open(f"in/{name}") as f:
+            out.write(f.read())
+        out.flush()
+        os.unlink(f"in/{name}")
+os.rmdir("in")
+print(os.path.getsize("out"))
+""")
+    torture(prog)
+
+
+def test_shell_rewrites_a_file_in_place(tmp_path):
+    """`echo > file` truncates and rewrites a file the next step reads: its old bytes come back."""
+    prog = programs.script(f"{tmp_path}/count.sh", """#!/bin/sh
+echo 0 > n
+i=0
+while [ $i -lt 300 ]; do
+  v=$(cat n)
+  echo $((v + i)) > n
+  i=$((i + 1))
+done
+cat n
+""")
+    torture(prog, kills=20)
+
+
+# ---------------------------------------------------------------- refusals that touch nothing
+
+def _epoch(pool):
+    r = prosper("inspect", "--json", pool)
+    info = json.loads(r.stdout) if r.returncode == 0 else None
+    return (info["fast_pool"] or info)["epoch"] if info else 0
+
+
+def run_until_checkpoints(pool, cwd, prog, ready, n=3):
+    """Run prog until the file `ready` has bytes and n checkpoints were committed after that, then
+    kill its process group a little later: the file is in the checkpoint the resume goes back to."""
+    p = subprocess.Popen([PROSPER, "run", "--pool", pool, "--", *prog], cwd=cwd, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (os.path.exists(ready) and os.path.getsize(ready)):
+        time.sleep(0.01)
+    first = _epoch(pool)
+    while time.monotonic() < deadline and _epoch(pool) < first + n:
+        time.sleep(0.01)
+    time.sleep(0.1)  # changes after the checkpoint
+    assert p.poll() is None, p.stderr.read()
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
+    return _epoch(pool)
+
+
+def tree_of(d):
+    out = {}
+    for root, _, names in os.walk(d):
+        for n in names:
+            p = os.path.join(root, n)
+            with open(p, "rb") as f:
+                out[p] = (f.read(), os.stat(p).st_mtime_ns)
+    return out
+
+
+def test_file_changed_by_another_process_is_refused(tmp_path, pool_dir):
+    """A file the program holds open, appended to by someone else after the checkpoint: resume
+    refuses with file-changed-outside, exit 2, and leaves the file and the pool as they were."""
+    work = tmp_path / "w"
+    work.mkdir()
+    prog = programs.script(f"{tmp_path}/holder.py", """#!/usr/bin/env python3
+import time
+f = open("data", "w")
+f.write("the program's line\\n")
+f.flush()
+while True:
+    time.sleep(0.01)
+""")
+    pool = os.path.join(pool_dir, "p.prosper")
+    epoch = run_until_checkpoints(pool, work, [prog], work / "data")
+    with open(work / "data", "a") as f:
+        f.write("another process's line\n")
+    before = tree_of(work)
+    r = prosper("resume", "--json", "--pool", pool)
+    assert r.returncode == 2, r.stderr
+    refusal = json.loads(r.stderr.strip().splitlines()[-1])
+    assert refusal["refused"] == "file-changed-outside", refusal
+    assert str(work / "data") in refusal["message"], refusal
+    assert tree_of(work) == before
+    assert _epoch(pool) == epoch
+
+
+def test_a_file_rewritten_through_a_shared_mapping(tmp_path):
+    """A table updated in place through mmap(MAP_SHARED): no call shows those stores, so every cut
+    keeps the file whole and a resume puts it back as it was at its checkpoint."""
+    prog = programs.script(f"{tmp_path}/mapper.py", """#!/usr/bin/env python3
+import mmap
+with open("table", "wb") as f:
+    f.write(bytes(8192))
+f = open("table", "r+b")
+m = mmap.mmap(f.fileno(), 8192)
+for i in range(600000):
+    k = (i * 7919) % 8192
+    m[k] = (m[k] + m[(k + 1) % 8192] + 1) % 256
+m.flush()
+print(sum(m))
+""")
+    torture(prog)
+
+
+def test_sqlite_shell_wal_mode(tmp_path):
+    """WAL mode: the transactions go to data.db-wal, and the WAL index data.db-shm is mapped shared
+    and writable (kept whole at each cut); checkpoints of the WAL rewrite the database in place."""
+    sql = programs.script(f"{tmp_path}/load.sql", SQL_SCRIPT.format(mode="wal", body=sql_transactions(400)))
+    torture("/usr/bin/sqlite3", "data.db", f".read {sql}")
+
+
+def c_project(d, nfiles):
+    """A C project of nfiles sources, one header and a Makefile; the program prints a sum of what
+    every file's function returns."""
+    src = d / "proj"
+    src.mkdir()
+    (src / "f.h").write_text("".join(f"int f{i}(int);\n" for i in range(nfiles)))
+    for i in range(nfiles):
+        (src / f"f{i}.c").write_text(f'#include "f.h"\nint f{i}(int x) {{ int s = 0; for (int k = 0; k < {i + 3}; k++) '
+                                     f's += (x ^ k) * {i + 1}; return s; }}\n')
+    calls = " + ".join(f"f{i}(argc)" for i in range(nfiles))
+    (src / "main.c").write_text(f'#include <stdio.h>\n#include "f.h"\nint main(int argc, char **argv) {{ (void)argv; '
+                                f'printf("%d\\n", {calls}); return 0; }}\n')
+    objs = " ".join(f"f{i}.o" for i in range(nfiles))
+    (src / "Makefile").write_text(f"prog: main.o {objs}\n\tcc -o $@ $^\n%.o: {src}/%.c {src}/f.h\n\tcc -O1 -c -o $@ $<\n")
+    return src
+
+
+def test_make_builds_a_c_project(tmp_path):
+    """`make -j2` building a C project in the working directory (objects and the program there,
+    the compiler's temporary files in /tmp made and removed) is killed and resumed; then the
+    program it built runs: same exit status, same output, the same objects byte for byte."""
+    n, kills = (110, 30) if LONG else (40, 10)
+    src = c_project(tmp_path, n)
+    build = programs.script(f"{tmp_path}/build.sh", f"""#!/bin/sh
+make -s -j2 -f {src}/Makefile || exit 1
+./prog
+""")
+    torture(build, kills=kills)
+
+
+def test_a_resume_that_dies_while_undoing_is_undone_again(tmp_path, pool_dir):
+    """Crash points of the undo itself: a resume that dies after undoing 1, 2, 5, 13, 40 records,
+    or after all of them but before marking them undone, then one that completes -- the program
+    ends as a native run does, every file byte for byte.  (A rename undone twice used to move a
+    file made again under its name over the right one.)"""
+    prog = programs.script(f"{tmp_path}/churn.py", """#!/usr/bin/env python3
+import hashlib, os, time
+os.makedirs("d", exist_ok=True)
+os.makedirs("r", exist_ok=True)
+for name in ("a", "b"):
+    with open(name, "w") as f:
+        f.write(name + "0\\n")
+for i in range(1000):                               # each renamed over its pair once, later
+    for p in ("r", "s"):
+        with open(f"r/{p}{i}", "w") as f:
+            f.write(f"{p}{i}\\n")
+open("ready", "w").close()
+for i in range(1000):
+    os.replace(f"r/r{i}", f"r/s{i}")
+    with open("a", "r+") as f:                      # in place
+        f.write(f"a{i % 97:03}\\n")
+    with open("t", "w") as f:                       # a temporary file renamed over another
+        f.write(f"t{i}\\n" * (i % 5 + 1))
+    os.replace("t", "b" if i % 2 else "c")
+    if i % 3 == 0:
+        os.rename("c", "e") if os.path.exists("c") else None
+    with open(f"d/x{i % 4}", "w") as f:             # made, truncated, removed
+        f.write(open("b").read()[:20] + str(i))
+    if i % 4 == 3:
+        os.unlink(f"d/x{i % 2}")
+    time.sleep(0.001)
+for root, _, names in sorted(os.walk(".")):
+    if root != "./r":
+        for n in sorted(names):
+            print(os.path.join(root, n), open(os.path.join(root, n)).read().replace("\\n", "|")[:60])
+print(hashlib.sha256("".join(n + open("r/" + n).read() for n in sorted(os.listdir("r"))).encode()).hexdigest())
+""")
+    native_dir, run_dir = tmp_path / "native", tmp_path / "run"
+    native_dir.mkdir()
+    run_dir.mkdir()
+    native = subprocess.run([prog], cwd=native_dir, capture_output=True, check=True).stdout
+    pool = os.path.join(pool_dir, "churn.prosper")
+    out = tmp_path / "out"
+    with open(out, "wb") as f:
+        # a checkpoint a second, the kill half a second after one: hundreds of changes to undo
+        p = subprocess.Popen([PROSPER, "run", "--pool", pool, "--interval", "1000", "--", prog], cwd=run_dir,
+                             stdout=f, stderr=subprocess.PIPE, start_new_session=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (run_dir / "ready").exists():
+            time.sleep(0.01)
+        ready = _epoch(pool)
+        while time.monotonic() < deadline and _epoch(pool) <= ready:
+            time.sleep(0.01)
+        time.sleep(0.3)  # the renames of pairs that were there at the checkpoint, and more
+        assert p.poll() is None
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        undone_at_crash = []
+        for n in ("1", "2", "5", "13", "40", "-2"):
+            env = dict(os.environ, PROSPER_TEST_UNDO_CRASH_AFTER=n)
+            r = subprocess.run([PROSPER, "resume", "--pool", pool], cwd=run_dir, stdout=f, stderr=subprocess.PIPE,
+                               env=env, timeout=120)
+            undone_at_crash.append(r.returncode)
+        r = subprocess.run([PROSPER, "resume", "--pool", pool, "--stats-json", tmp_path / "st.json"], cwd=run_dir,
+                           stdout=f, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert undone_at_crash == [3] * 6, undone_at_crash
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "st.json").read_text())["files_undone"] > 40
+    assert out.read_bytes() == native
+    assert tree_of(run_dir).keys() == {str(run_dir / k) for k in (os.path.relpath(p, native_dir) for p in tree_of(native_dir))}
+    for path, (data, _) in tree_of(native_dir).items():
+        assert tree_of(run_dir)[str(run_dir / os.path.relpath(path, native_dir))][0] == data, path
