@@ -272,6 +272,13 @@ void tree_release(struct tree *t)
 	 * first -- the kernel lets any trap satisfy a pending interrupt, so a thread that stops for
 	 * an exec or a signal after we asked would not stop again.  A signal it stopped to receive is
 	 * delivered by the detach; a thread that exits meanwhile needs nothing. */
+	int left = 0;
+	for (int i = 1; i < t->nprocs; i++)
+		left += !t->procs[i]->exited;
+	if (left && t->files.on)
+		fprintf(stderr, "%s: %d process%s of the program still run%s after it ended: once prosper ends, the file "
+			"changes they try fail with ENOSYS (docs/limitations.md)\n", sup_command(), left,
+			left == 1 ? "" : "es", left == 1 ? "s" : "");
 	for (int i = 1; i < t->nprocs; i++) {
 		struct sup *m = t->procs[i];
 		for (int k = 0; k < m->nthr && !m->exited; k++) {
