@@ -225,50 +225,45 @@ void undolog_drop(const char *dir, uint64_t keep_from, uint64_t keep_to)
 	free(seqs);
 }
 
-int undolog_mark_undone(const char *dir, uint64_t seq)
-{
-	char p[4200], tmp[4200];
-	snprintf(p, sizeof p, "%s/undone", dir);
-	snprintf(tmp, sizeof tmp, "%s/undone.tmp", dir);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	int ok = write(fd, &seq, sizeof seq) == (ssize_t)sizeof seq && fsync(fd) == 0;
-	close(fd);
-	if (!ok || rename(tmp, p) != 0)
-		return -EIO;
-	int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (d >= 0) {
-		fsync(d);
-		close(d);
-	}
-	return 0;
-}
+static void progress_path(const char *dir, char *p, size_t cap) { snprintf(p, cap, "%s/progress", dir); }
 
-uint64_t undolog_undone(const char *dir)
+int undolog_progress_get(const char *dir, struct undo_progress *pr)
 {
 	char p[4200];
-	uint64_t seq = 0;
-	snprintf(p, sizeof p, "%s/undone", dir);
+	progress_path(dir, p, sizeof p);
 	int fd = open(p, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
-	if (read(fd, &seq, sizeof seq) != (ssize_t)sizeof seq)
-		seq = 0;
+		return -1;
+	int ok = pread(fd, pr, sizeof *pr, 0) == (ssize_t)sizeof *pr && pr->done <= pr->total;
 	close(fd);
-	return seq;
+	return ok ? 0 : -1;
 }
 
-void undolog_clear_undone(const char *dir)
+int undolog_progress_open(const char *dir)
 {
 	char p[4200];
-	snprintf(p, sizeof p, "%s/undone", dir);
+	progress_path(dir, p, sizeof p);
+	int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	return fd < 0 ? -errno : fd;
+}
+
+int undolog_progress_put(int fd, const struct undo_progress *pr, int durable)
+{
+	if (pwrite(fd, pr, sizeof *pr, 0) != (ssize_t)sizeof *pr)
+		return -EIO;
+	return durable && fdatasync(fd) != 0 ? -errno : 0;
+}
+
+void undolog_progress_clear(const char *dir)
+{
+	char p[4200];
+	progress_path(dir, p, sizeof p);
 	unlink(p);
 }
 
 void undolog_remove_all(const char *dir)
 {
-	undolog_clear_undone(dir);
+	undolog_progress_clear(dir);
 	undolog_drop(dir, UINT64_MAX, 0);
 	rmdir(dir);
 }

@@ -15,9 +15,8 @@
  *     run; a record torn by a crash is the last of its file and its change never ran: a torn tail
  *     is ignored, a damaged record before the tail is a corrupt journal.
  *   - Every record is checksummed (CRC-32C over all of it but the magic and the checksum).
- *   - Undoing again what a killed resume half undid ends in the same files: each record puts back
- *     bytes or a name it saved, a rename found done is passed; a resume that undid all of it
- *     marks so durably (undolog_mark_undone) before it restarts the journal.
+ *   - A resume killed while undoing goes on after the last record it undid (undo_progress); a
+ *     record undone twice in a row gives what undoing it once gives.
  */
 #ifndef PROSPER_SUP_UNDOLOG_H
 #define PROSPER_SUP_UNDOLOG_H
@@ -82,12 +81,17 @@ int undolog_has(const char *dir, uint64_t seq);
 /* Remove the files of cuts outside [keep_from, keep_to] (keep_to = UINT64_MAX: no upper end). */
 void undolog_drop(const char *dir, uint64_t keep_from, uint64_t keep_to);
 
-/* The mark that a resume undid the files seq >= seq and has not restarted the journal yet:
- * set durably (0 or -errno), read (its seq, 0 if none), cleared.  A resume killed in between does
- * not undo the same records again on files already put back. */
-int undolog_mark_undone(const char *dir, uint64_t seq);
-uint64_t undolog_undone(const char *dir);
-void undolog_clear_undone(const char *dir);
+/* How far a resume has undone the journal of cut seq (total records, the last `done` of them
+ * undone), kept in <dir>/progress after every record, so that a resume killed while undoing goes
+ * on where it stopped instead of undoing again what it put back (a file made again under a name a
+ * rename is undone to would be moved over the right one).  Cleared when the journal restarts. */
+struct undo_progress {
+	uint64_t seq, total, done;
+};
+int undolog_progress_get(const char *dir, struct undo_progress *p); /* 0, or -1: none */
+int undolog_progress_open(const char *dir);                         /* the fd, or -errno */
+int undolog_progress_put(int fd, const struct undo_progress *p, int durable); /* 0 or -errno */
+void undolog_progress_clear(const char *dir);
 
 /* Remove the whole folder (a fresh run, a finished program). */
 void undolog_remove_all(const char *dir);

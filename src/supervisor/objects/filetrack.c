@@ -179,7 +179,7 @@ int filetrack_start(struct tree *t, const char *pool_path, uint64_t seq, int on,
 		snprintf(why, whylen, "cannot write the file-undo journal in %s: %s", ft->dir, strerror(-rc));
 		return -1;
 	}
-	undolog_clear_undone(ft->dir); /* the records it undid are gone now */
+	undolog_progress_clear(ft->dir); /* the records it undid are gone now */
 	return 0;
 }
 

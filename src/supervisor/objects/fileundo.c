@@ -118,10 +118,9 @@ static int undo_one(const struct undo_entry *e)
 		return -1;
 	case UNDO_REMOVED: return put_removed(e);
 	case UNDO_RENAMED: {
-		/* only while the renamed inode is still at its new name: a resume killed while undoing
-		 * may have moved it back already, and made another file under that name since */
+		/* undone twice in a row (a resume killed before it noted this one): moved back already */
 		const char *to = (const char *)e->data;
-		if (lstat(to, &st) != 0 || st.st_ino != e->h.ino || st.st_dev != e->h.dev)
+		if (lstat(to, &st) != 0)
 			return 0;
 		if (e->h.a)
 			return renameat2(AT_FDCWD, to, AT_FDCWD, e->path, RENAME_EXCHANGE);
@@ -162,35 +161,57 @@ enum refusal fileundo_resume(struct tree *t, const char *pool_path, char *why, s
 			 "folder): the files may be ahead of the checkpoint", pool_path, dir);
 		return REFUSE_POOL_CORRUPT;
 	}
-	/* undone already by a resume killed before it restarted the journal: not again */
-	int again = undolog_undone(dir) != rec.seq;
+	/* a resume killed while undoing this journal: on after the records it undid, not judged again
+	 * (its own undo changed the files the judge compares) */
+	size_t real = 0;
+	for (size_t i = 0; i < n; i++)
+		real += e[i].h.kind != UNDO_WATCH;
+	struct undo_progress pr = { .seq = rec.seq, .total = real, .done = 0 }, was;
+	if (undolog_progress_get(dir, &was) == 0 && was.seq == rec.seq && was.total == real)
+		pr.done = was.done;
 	/* crash-point tests: the resume dies after undoing this many records (tests/e2e/test_files.py) */
 	const char *crash = getenv("PROSPER_TEST_UNDO_CRASH_AFTER");
 	long crash_after = crash ? atol(crash) : -1;
-	enum refusal no = again ? judge(e, n, rec.seq, why, whylen) : 0;
-	size_t undone = 0;
-	for (size_t i = n; again && !no && i-- > 0;) {
+	enum refusal no = pr.done ? 0 : judge(e, n, rec.seq, why, whylen);
+	int pfd = no || pr.done == real ? -1 : undolog_progress_open(dir);
+	if (!no && pr.done < real && pfd < 0) {
+		snprintf(why, whylen, "cannot write in the file-undo journal %s", dir);
+		no = REFUSE_SETUP;
+	}
+	size_t undone = 0, skip = pr.done;
+	for (size_t i = n; !no && pr.done < real && i-- > 0;) {
 		if (e[i].h.kind == UNDO_WATCH)
 			continue;
+		if (skip) {
+			skip--;
+			continue;
+		}
 		if ((long)undone == crash_after)
 			_exit(3);
 		if (undo_one(&e[i]) != 0) {
 			snprintf(why, whylen, "cannot put %s back as it was at the checkpoint: %s", e[i].path, strerror(errno));
 			no = REFUSE_RESTORE;
+			break;
 		}
 		undone++;
+		pr.done++;
+		if (undolog_progress_put(pfd, &pr, 0) != 0) {
+			snprintf(why, whylen, "cannot write in the file-undo journal %s", dir);
+			no = REFUSE_SETUP;
+		}
 	}
 	undolog_free(e, n);
-	if (no)
+	if (no) {
+		if (pfd >= 0)
+			close(pfd);
 		return no;
+	}
 	if (undone)
 		sync(); /* what was put back is on the disk before the program runs on it */
-	if ((long)undone == crash_after || crash_after == -2)
-		_exit(3); /* -2: after all of it, before the mark */
-	if (again && undolog_mark_undone(dir, rec.seq) != 0) {
-		snprintf(why, whylen, "cannot write in the file-undo journal %s", dir);
-		return REFUSE_SETUP;
-	}
+	if (crash_after == -2)
+		_exit(3); /* after all of it, before the journal restarts */
+	if (pfd >= 0)
+		close(pfd);
 	t->stats.resume.files_undone = undone;
 	return filetrack_start(t, pool_path, rec.seq, filetrack_wanted(t), why, whylen) == 0 ? 0 : REFUSE_SETUP;
 }

@@ -121,11 +121,17 @@ int main(void)
 	MUST(fd >= 0);
 	close(fd);
 	CHECK(size_of(5) == 0 && undolog_has(dir, 5) && !undolog_has(dir, 6));
-	/* the mark of a resume that undid and has not restarted the journal yet */
-	CHECK(undolog_undone(dir) == 0);
-	CHECK(undolog_mark_undone(dir, 4) == 0 && undolog_undone(dir) == 4);
-	undolog_clear_undone(dir);
-	CHECK(undolog_undone(dir) == 0);
+	/* how far a resume has undone the journal */
+	struct undo_progress pr = { 4, 10, 3 }, got;
+	CHECK(undolog_progress_get(dir, &got) == -1);
+	int pfd = undolog_progress_open(dir);
+	CHECK(pfd >= 0 && undolog_progress_put(pfd, &pr, 1) == 0);
+	pr.done = 7;
+	CHECK(undolog_progress_put(pfd, &pr, 0) == 0);
+	close(pfd);
+	CHECK(undolog_progress_get(dir, &got) == 0 && got.seq == 4 && got.total == 10 && got.done == 7);
+	undolog_progress_clear(dir);
+	CHECK(undolog_progress_get(dir, &got) == -1);
 	undolog_drop(dir, 4, 4);
 	CHECK(size_of(3) < 0 && size_of(4) > 0 && size_of(5) < 0);
 	undolog_remove_all(dir);
