@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include "disable.h"
 #include "filechange.h"
+#include "poolfile.h"
 #include "procfs.h"
 #include "undolog.h"
 
@@ -112,22 +113,6 @@ void filetrack_mapped(struct tree *t, const char *path)
 	fchange_snapshot(t, path); /* its stores from now on are not seen: as it is before them */
 }
 
-static int stage_region(struct tree *t, const struct files_record *r)
-{
-	int at = prosper_pool_region_find(t->pool, FILES_REGION_NAME);
-	struct prosper_region_info info;
-	int id;
-	if (at >= 0) {
-		if ((id = prosper_pool_region_get(t->pool, at, &info)) != 0)
-			return id;
-		id = (int)info.id;
-	} else if ((id = prosper_pool_region_add(t->pool, FILES_REGION_NAME, PROSPER_KIND_OTHER, PROSPER_REGION_REDO, 0,
-						  sizeof *r, 0)) < 0) {
-		return id;
-	}
-	return prosper_pool_write(t->pool, (uint32_t)id, 0, r, sizeof *r);
-}
-
 void filetrack_mapped_image(struct tree *t, const struct img *im)
 {
 	for (uint32_t i = 0; im->h && i < im->h->nvmas; i++) {
@@ -139,14 +124,8 @@ void filetrack_mapped_image(struct tree *t, const struct img *im)
 
 int filetrack_region(prosper_pool *pool, struct files_record *r)
 {
-	int at = prosper_pool_region_find(pool, FILES_REGION_NAME);
-	if (at < 0)
-		return 1;
-	struct prosper_region_info info;
-	if (prosper_pool_region_get(pool, at, &info) != 0 || info.length != sizeof *r ||
-	    prosper_pool_region_read(pool, info.id, 0, r, sizeof *r) != 0 || r->tracked > 1)
-		return -1;
-	return 0;
+	int rc = poolfile_record_get(pool, FILES_REGION_NAME, r, sizeof *r);
+	return rc == 0 && r->tracked > 1 ? -1 : rc;
 }
 
 static int switch_to(struct tree *t, uint64_t seq, int fresh)
@@ -187,7 +166,7 @@ int filetrack_cut(struct tree *t)
 {
 	struct file_track *ft = &t->files;
 	struct files_record r = { .seq = ft->seq + 1, .tracked = (uint32_t)ft->on };
-	int rc = stage_region(t, &r);
+	int rc = poolfile_record_put(t->pool, FILES_REGION_NAME, &r, sizeof r);
 	if (rc)
 		return rc;
 	if (ft->on && switch_to(t, r.seq, 1) != 0) {

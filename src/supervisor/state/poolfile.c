@@ -69,3 +69,30 @@ int poolfile_mark_finished(prosper_pool *p, int exit_code)
 	struct done_record d = { .magic = DONE_MAGIC, .exit_code = exit_code };
 	return prosper_pool_commit(p, &d, sizeof d);
 }
+
+int poolfile_record_put(prosper_pool *p, const char *name, const void *rec, size_t len)
+{
+	int at = prosper_pool_region_find(p, name);
+	struct prosper_region_info info;
+	int id;
+	if (at >= 0) {
+		if ((id = prosper_pool_region_get(p, at, &info)) != 0)
+			return id;
+		id = (int)info.id;
+	} else if ((id = prosper_pool_region_add(p, name, PROSPER_KIND_OTHER, PROSPER_REGION_REDO, 0, len, 0)) < 0) {
+		return id;
+	}
+	return prosper_pool_write(p, (uint32_t)id, 0, rec, len);
+}
+
+int poolfile_record_get(prosper_pool *p, const char *name, void *rec, size_t len)
+{
+	int at = prosper_pool_region_find(p, name);
+	if (at < 0)
+		return 1;
+	struct prosper_region_info info;
+	if (prosper_pool_region_get(p, at, &info) != 0 || info.length != len ||
+	    prosper_pool_region_read(p, info.id, 0, rec, len) != 0)
+		return -1;
+	return 0;
+}

@@ -26,6 +26,13 @@ enum pool_state poolfile_state(const char *path, char *why, size_t whylen, char 
 /* Is blob (the committed epoch's) the finished record?  Then *exit_code is the program's. */
 int poolfile_finished(const void *blob, size_t len, int *exit_code);
 
+/* A small fixed-size record of the supervisor's in a region of its own (the run's options, the
+ * file-undo journal's cut): staged into the epoch being built, the region added the first time;
+ * 0 or a negative errno.  Read back from the committed epoch: 0, 1 if there is no such region,
+ * -1 if it is not len bytes or unreadable. */
+int poolfile_record_put(prosper_pool *p, const char *name, const void *rec, size_t len);
+int poolfile_record_get(prosper_pool *p, const char *name, void *rec, size_t len);
+
 /* Commit the finished record with the program's exit code; 0 or -1 (prosper_pool_errormsg()). */
 int poolfile_mark_finished(prosper_pool *p, int exit_code);
 

@@ -1,5 +1,6 @@
 /* settings.c -- the checkpoint options of a run, kept in its pool (settings.h). */
 #include "settings.h"
+#include "poolfile.h"
 #include <string.h>
 #include "metalog.h"
 
@@ -36,18 +37,7 @@ static struct settings_record record_of(const struct sup_config *cfg)
 int settings_save(prosper_pool *pool, const struct sup_config *cfg)
 {
 	struct settings_record r = record_of(cfg);
-	int at = prosper_pool_region_find(pool, SETTINGS_REGION_NAME);
-	struct prosper_region_info info;
-	int id;
-	if (at >= 0) {
-		if ((id = prosper_pool_region_get(pool, at, &info)) != 0)
-			return id;
-		id = (int)info.id;
-	} else if ((id = prosper_pool_region_add(pool, SETTINGS_REGION_NAME, PROSPER_KIND_OTHER, PROSPER_REGION_REDO, 0,
-						  sizeof r, 0)) < 0) {
-		return id;
-	}
-	return prosper_pool_write(pool, (uint32_t)id, 0, &r, sizeof r);
+	return poolfile_record_put(pool, SETTINGS_REGION_NAME, &r, sizeof r);
 }
 
 static int granularity_ok(uint32_t g) { return g >= 8 && g <= 4096 && !(g & (g - 1)); }
@@ -56,13 +46,11 @@ static int tracker_ok(int32_t m) { return m == TRACK_MODE_PAGE || m == TRACK_MOD
 
 int settings_load(prosper_pool *pool, struct sup_config *cfg, unsigned given, const char **why)
 {
-	int at = prosper_pool_region_find(pool, SETTINGS_REGION_NAME);
-	if (at < 0)
-		return 0;
-	struct prosper_region_info info;
 	struct settings_record r;
-	if (prosper_pool_region_get(pool, at, &info) != 0 || info.length != sizeof r ||
-	    prosper_pool_region_read(pool, info.id, 0, &r, sizeof r) != 0) {
+	int got = poolfile_record_get(pool, SETTINGS_REGION_NAME, &r, sizeof r);
+	if (got > 0)
+		return 0;
+	if (got < 0) {
 		*why = "its record of the run's options has the wrong size";
 		return -1;
 	}
