@@ -262,6 +262,39 @@ make -s -j2 -f {src}/Makefile || exit 1
     torture(build, kills=kills)
 
 
+def test_git_commits_in_a_loop(tmp_path):
+    """`git` commits 120 times in a repository it made (adds, removes, a lock file and a rename of
+    the index at every commit, loose objects written once); killed 30 times with the pool on a
+    disk (two tiers): `git fsck --full --strict` is clean and the history the same commit for
+    commit (fixed dates make the hashes reproducible).  The index, which holds inode numbers and
+    change times, is removed at the end; everything else in .git is compared byte for byte."""
+    prog = programs.script(f"{tmp_path}/commits.sh", """#!/bin/sh
+set -e
+export GIT_AUTHOR_NAME=ann GIT_AUTHOR_EMAIL=ann@example.org GIT_COMMITTER_NAME=ann GIT_COMMITTER_EMAIL=ann@example.org
+export GIT_AUTHOR_DATE=2026-01-01T00:00:00Z GIT_COMMITTER_DATE=2026-01-01T00:00:00Z
+export GIT_CONFIG_NOSYSTEM=1 HOME="$PWD"
+git init -q -b main repo
+cd repo
+i=0
+while [ $i -lt 120 ]; do
+  echo "line $i" >> notes
+  echo "$i" > "f$((i % 10))"
+  if [ $((i % 7)) -eq 3 ]; then git rm -q --ignore-unmatch "f$(((i + 5) % 10))"; fi
+  git add -A
+  git commit -q -m "step $i"
+  i=$((i + 1))
+done
+git fsck --full --strict --no-progress
+git status --porcelain
+git rev-list --count HEAD
+git log -1 --format=%H
+rm -f .git/index
+""")
+    disk = tmp_path / "pools"  # the test machine's disk: two tiers, journal beside the durable pool
+    disk.mkdir()
+    torture(prog, pool_dir=str(disk))
+
+
 def test_a_resume_that_dies_while_undoing_is_undone_again(tmp_path, pool_dir):
     """Crash points of the undo itself: resumes that die after undoing 1, 2, 5, 13, 40 more records,
     or after all of them but before the journal restarts, then one that completes -- the program
