@@ -9,9 +9,12 @@ mapped shared and writable: SQLite's WAL index, an mmap'd rewrite) and a file ch
 process after the checkpoint are refusals with their codes that touch nothing."""
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
+
+import pytest
 
 import programs
 from conftest import PROSPER, prosper
@@ -144,6 +147,23 @@ cat n
     torture(prog, kills=20)
 
 
+def test_a_name_written_to_proc_is_no_file_change(tmp_path):
+    """A shell that names itself through /proc/PID/comm (as pthread_setname_np does for another
+    thread) while it appends to a file: /proc is the kernel's state, not a file to put back or
+    watch -- the resumes go on and the output is the native run's."""
+    prog = programs.script(f"{tmp_path}/named.sh", """#!/bin/sh
+i=0
+while [ $i -lt 300 ]; do
+  echo "w$((i % 10))" > /proc/$$/comm
+  i=$((i + 1))
+  echo $i >> out
+done
+cat /proc/$$/comm
+wc -l < out
+""")
+    torture(prog, kills=10)
+
+
 # ---------------------------------------------------------------- refusals that touch nothing
 
 def _epoch(pool):
@@ -152,9 +172,10 @@ def _epoch(pool):
     return (info["fast_pool"] or info)["epoch"] if info else 0
 
 
-def run_until_checkpoints(pool, cwd, prog, ready, n=3):
+def run_until_checkpoints(pool, cwd, prog, ready, n=3, stderr=None):
     """Run prog until the file `ready` has bytes and n checkpoints were committed after that, then
-    kill its process group a little later: the file is in the checkpoint the resume goes back to."""
+    kill its process group a little later: the file is in the checkpoint the resume goes back to.
+    What the run said on stderr is appended to the list `stderr` if one is given."""
     p = subprocess.Popen([PROSPER, "run", "--pool", pool, "--", *prog], cwd=cwd, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.monotonic() + 60
@@ -167,6 +188,8 @@ def run_until_checkpoints(pool, cwd, prog, ready, n=3):
     assert p.poll() is None, p.stderr.read()
     os.killpg(p.pid, signal.SIGKILL)
     p.wait()
+    if stderr is not None:
+        stderr.append(p.stderr.read().decode())
     return _epoch(pool)
 
 
@@ -204,6 +227,51 @@ while True:
     assert refusal["refused"] == "file-changed-outside", refusal
     assert str(work / "data") in refusal["message"], refusal
     assert tree_of(work) == before
+    assert _epoch(pool) == epoch
+
+
+@pytest.fixture
+def fuse_dir(tmp_path):
+    """A directory on a FUSE file system (bindfs over a local one): not local for the journal."""
+    if not os.path.exists("/dev/fuse") or not shutil.which("bindfs"):
+        pytest.skip("needs /dev/fuse and bindfs (scripts/setup installs bindfs)")
+    src, mnt = tmp_path / "fuse-src", tmp_path / "fuse"
+    src.mkdir()
+    mnt.mkdir()
+    r = subprocess.run(["bindfs", str(src), str(mnt)], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a FUSE file system here: {r.stderr.strip()}")
+    yield mnt
+    subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def test_a_file_on_a_network_file_system_warns_then_refuses(tmp_path, pool_dir, fuse_dir):
+    """A file rewritten in place on a FUSE file system (one that another machine or process may
+    change too): a warning on stderr while the program runs, and a resume from a checkpoint
+    before the rewrite refuses with file-not-undoable, exit 2, the file and the pool untouched."""
+    work = tmp_path / "w"
+    work.mkdir()
+    prog = programs.script(f"{tmp_path}/counter.py", f"""#!/usr/bin/env python3
+import os, time
+fd = os.open("{fuse_dir}/count", os.O_RDWR | os.O_CREAT, 0o644)
+i = 0
+while True:
+    os.pwrite(fd, b"%08d\\n" % i, 0)
+    i += 1
+    time.sleep(0.002)
+""")
+    pool = os.path.join(pool_dir, "p.prosper")
+    err = []
+    epoch = run_until_checkpoints(pool, work, [prog], fuse_dir / "count", stderr=err)
+    assert "fuse, a file system others can change too" in err[0], err[0]
+    assert "file-not-undoable" in err[0], err[0]
+    before = (fuse_dir / "count").read_bytes()
+    r = prosper("resume", "--json", "--pool", pool)
+    assert r.returncode == 2, r.stderr
+    refusal = json.loads(r.stderr.strip().splitlines()[-1])
+    assert refusal["refused"] == "file-not-undoable", refusal
+    assert str(fuse_dir / "count") in refusal["message"], refusal
+    assert (fuse_dir / "count").read_bytes() == before
     assert _epoch(pool) == epoch
 
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "fsclass.h"
 #include "procfs.h"
 #include "undolog.h"
 
@@ -14,6 +15,7 @@
 
 int fchange_fd_target(pid_t tid, int fd, struct fchange_target *f)
 {
+	memset(&f->st, 0, sizeof f->st);
 	snprintf(f->open_path, sizeof f->open_path, "/proc/%d/fd/%d", (int)tid, fd);
 	ssize_t n = readlink(f->open_path, f->path, sizeof f->path - 1);
 	if (n <= 0 || f->path[0] != '/')
@@ -133,12 +135,51 @@ void fchange_snapshot(struct tree *t, const char *path)
 
 void fchange_cannot(struct tree *t, const char *path, const char *what)
 {
+	struct file_track *ft = &t->files;
 	struct undo_rec h = { .kind = UNDO_CANNOT };
-	t->files.cannot++;
+	ft->cannot++;
 	put(t, &h, path, what, strlen(what));
+	/* said while it runs, once per reason: the user learns it before a resume refuses */
+	uint64_t key = 1469598103934665603ull;
+	for (const char *c = what; *c; c++)
+		key = (key ^ (uint8_t)*c) * 1099511628211ull;
+	size_t n = sizeof ft->warned / sizeof ft->warned[0];
+	for (size_t i = 0; i < n; i++) {
+		if (ft->warned[i] == key)
+			return;
+		if (!ft->warned[i]) {
+			ft->warned[i] = key;
+			fprintf(stderr, "%s: warning: %s%s%s: a change the file-undo journal cannot put back; a resume from a "
+				"checkpoint made before it refuses (file-not-undoable)\n", sup_command(), path, *path ? ": " : "", what);
+			return;
+		}
+	}
 }
 
+/* A file where the journal does not apply (fsclass.h): on a kernel file system nothing is kept
+ * (1); outside the local ones, a change that cannot be undone (1); else 0. */
+static int not_journalled(struct tree *t, const struct fchange_target *f)
+{
+	char name[64], what[160];
+	enum fs_class c = fsclass_of(f->open_path[0] ? f->open_path : f->path, name, sizeof name);
+	if (c == FS_LOCAL)
+		return 0;
+	if (c == FS_OUTSIDE) {
+		snprintf(what, sizeof what, "on %s, a file system others can change too", name);
+		fchange_cannot(t, f->path, what);
+	}
+	return 1;
+}
+
+static void attrs(struct tree *t, const struct fchange_target *f);
+
 void fchange_attrs(struct tree *t, const struct fchange_target *f)
+{
+	if (!not_journalled(t, f))
+		attrs(t, f);
+}
+
+static void attrs(struct tree *t, const struct fchange_target *f)
 {
 	struct file_track *ft = &t->files;
 	uint64_t key = (uint64_t)f->st.st_dev * 0x9e3779b97f4a7c15ull ^ (uint64_t)f->st.st_ino;
@@ -204,7 +245,9 @@ static int keep_bytes(struct tree *t, const struct fchange_target *f, const char
 
 void fchange_bytes(struct tree *t, const struct fchange_target *f, uint64_t off, uint64_t len)
 {
-	fchange_attrs(t, f);
+	if (not_journalled(t, f))
+		return;
+	attrs(t, f);
 	uint64_t size = (uint64_t)f->st.st_size;
 	if (off >= size || !len)
 		return; /* beyond the end: cut back by the size in its attributes */
@@ -215,6 +258,8 @@ void fchange_bytes(struct tree *t, const struct fchange_target *f, uint64_t off,
 
 void fchange_created(struct tree *t, const struct fchange_target *f, int dir, const struct stat *of)
 {
+	if (not_journalled(t, f))
+		return;
 	struct undo_rec h = { .kind = UNDO_CREATED, .a = (uint64_t)dir };
 	if (of)
 		h.dev = of->st_dev, h.ino = of->st_ino; /* a hard link: the inode it adds a name to */
@@ -224,7 +269,7 @@ void fchange_created(struct tree *t, const struct fchange_target *f, int dir, co
 void fchange_removed(struct tree *t, const struct fchange_target *f)
 {
 	const struct stat *st = &f->st;
-	if (!st->st_ino)
+	if (!st->st_ino || not_journalled(t, f))
 		return; /* nothing there: nothing to put back */
 	struct undo_rec h = { .kind = UNDO_REMOVED };
 	fill_attrs(&h, st);
@@ -253,6 +298,8 @@ void fchange_removed(struct tree *t, const struct fchange_target *f)
 
 void fchange_renamed(struct tree *t, const struct fchange_target *from, const char *to, int exchange)
 {
+	if (not_journalled(t, from))
+		return;
 	struct undo_rec h = { .kind = UNDO_RENAMED };
 	fill_attrs(&h, &from->st);
 	h.a = (uint64_t)exchange;

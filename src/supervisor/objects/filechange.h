@@ -27,7 +27,8 @@ struct fchange_target {
 	struct stat st;
 };
 
-/* The file an fd of tid is, if a regular file with a path: 0, else -1 (a pipe, a socket, a device...). */
+/* The file an fd of tid is, if a regular file with a path: 0, else -1 (a pipe, a socket, a device...;
+ * f->st says which when it could be read, else is zero). */
 int fchange_fd_target(pid_t tid, int fd, struct fchange_target *f);
 /* Path at addr of tid's memory, relative to dirfd (AT_FDCWD: its cwd) made absolute; lstat'ed
  * (follow = 1: stat'ed) into f.  0, or -1 if the path cannot be read. */

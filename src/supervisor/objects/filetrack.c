@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include "disable.h"
 #include "filechange.h"
+#include "fsclass.h"
 #include "poolfile.h"
 #include "procfs.h"
 #include "undolog.h"
@@ -201,6 +202,9 @@ int filetrack_cut(struct tree *t)
 				continue; /* the run's own stdio, ours too: a resume is given its own (fd_file.c) */
 			if (is_mapped(ft, f.path))
 				continue; /* its stores move its time: watched by its size below */
+			char fsname[64];
+			if (fsclass_of(f.open_path, fsname, sizeof fsname) == FS_KERNEL)
+				continue; /* a value of the kernel's (/proc/N/comm), not a file's bytes */
 			struct undo_rec h = { .kind = UNDO_WATCH, .dev = f.st.st_dev, .ino = f.st.st_ino, .a = (uint64_t)f.st.st_size,
 					      .mode = f.st.st_mode };
 			h.mtime_ns = (int64_t)f.st.st_mtim.tv_sec * 1000000000 + f.st.st_mtim.tv_nsec;
@@ -248,11 +252,22 @@ static uint64_t iov_bytes(pid_t tid, uint64_t addr, uint64_t cnt)
 	return total;
 }
 
+/* The regular file fd of tid is (0), or -1: nothing of the file system's (a pipe, a socket, a
+ * terminal), or a block device, whose changed blocks are recorded as a change that cannot be undone. */
+static int fd_file(struct tree *t, pid_t tid, int fd, struct fchange_target *f)
+{
+	if (fchange_fd_target(tid, fd, f) == 0)
+		return 0;
+	if (S_ISBLK(f->st.st_mode))
+		fchange_cannot(t, f->path, "a block device written");
+	return -1;
+}
+
 /* Data written to fd at off (UINT64_MAX: at its position, or its end when O_APPEND), len bytes. */
 static void data_write(struct tree *t, pid_t tid, int fd, uint64_t off, uint64_t len)
 {
 	struct fchange_target f;
-	if (fchange_fd_target(tid, fd, &f) != 0)
+	if (fd_file(t, tid, fd, &f) != 0)
 		return;
 	uint64_t pos;
 	int flags;
@@ -329,7 +344,7 @@ static void renamed(struct tree *t, pid_t tid, int olddir, uint64_t old, int new
 static void mapped(struct tree *t, pid_t tid, int fd)
 {
 	struct fchange_target f;
-	if (fd >= 0 && fchange_fd_target(tid, fd, &f) == 0)
+	if (fd >= 0 && fd_file(t, tid, fd, &f) == 0)
 		filetrack_mapped(t, f.path);
 }
 
@@ -349,7 +364,7 @@ static void dispatch(struct tree *t, pid_t tid, const struct user_regs_struct *r
 	case __NR_ftruncate:
 	case __NR_fallocate: {
 		struct fchange_target f;
-		if (fchange_fd_target(tid, a0, &f) != 0)
+		if (fd_file(t, tid, a0, &f) != 0)
 			break;
 		uint64_t from = (long)r->orig_rax == __NR_ftruncate ? a1 : (a1 & ~(uint64_t)1) ? a2u : UINT64_MAX;
 		fchange_bytes(t, &f, from, UINT64_MAX); /* fallocate mode 0/KEEP_SIZE: only its size */

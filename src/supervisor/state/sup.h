@@ -258,6 +258,7 @@ struct file_track {
 	char mapped[16][256];
 	int nmapped;
 	int snapshot;                /* the records being written keep a mapped file whole (b = 1) */
+	uint64_t warned[16];         /* reasons of UNDO_CANNOT said on stderr (a hash each; 0: free) */
 	/* statistics */
 	uint64_t traps, records, bytes, cannot;
 	double seconds;
