@@ -12,8 +12,11 @@ the pool) leaves a finished pool: that recorded code is the run's exit code.
 With --pool-dir on a disk the pool has two tiers (docs/durability.md): checkpoints go into a fast
 pool in memory (here a private directory given as PROSPER_FAST_DIR) and are copied into the pool
 every --durable-every.  --power-cut then removes the fast pool after every kill, as a reboot
-would, so that every resume continues from the durable pool alone.  (The durable pool's writes
-not yet flushed are lost in a real power cut too; `prosper crashtest` covers that part.)
+would, so that every resume continues from the durable pool alone, and cuts the file-undo journal
+back to what the supervisor had flushed (PROSPER_TEST_JOURNAL_DURABLE, undolog.h): the program's
+files keep every byte it wrote, their undo records only the flushed ones -- the order a power cut
+can leave.  (The durable pool's writes not yet flushed are lost in a real power cut too;
+`prosper crashtest` covers that part.)
 
 JSON keys: kills, resumes, identical, checkpoints, kills_in_commit_window, fresh_starts,
 exit_found_after_kill (the last kill landed after the program's exit was recorded: no resume
@@ -111,6 +114,33 @@ def _files(root):
     return out
 
 
+def _journal_power_cut(undo_dir):
+    """What a power cut leaves of the file-undo journal: each journal file cut back to the longest
+    length noted flushed since its last restart (PROSPER_TEST_JOURNAL_DURABLE, undolog.h), one
+    never flushed removed."""
+    if not os.path.isdir(undo_dir):
+        return
+    durable = {}
+    notes = os.path.join(undo_dir, "durable-lengths")
+    if os.path.exists(notes):
+        with open(notes) as f:
+            for line in f:
+                seq, n = line.split()
+                if n == "restart":
+                    durable[int(seq)] = 0
+                else:
+                    durable[int(seq)] = max(durable.get(int(seq), 0), int(n))
+    for name in os.listdir(undo_dir):
+        if not name.endswith(".undo"):
+            continue
+        path = os.path.join(undo_dir, name)
+        seq = int(name[:-len(".undo")])
+        if seq in durable:
+            os.truncate(path, min(durable[seq], os.path.getsize(path)))
+        else:
+            os.unlink(path)
+
+
 def _epoch(pool):
     """The pool's committed epoch (0 if it cannot be read)."""
     r = subprocess.run([tool(POOL_TOOL), "inspect", "--json", pool], capture_output=True, text=True)
@@ -191,6 +221,8 @@ def main(args):
         else:
             cmd = [sup, "resume"] + common + (["--trust-files"] if args.host_pids else [])
         env = dict(os.environ, PROSPER_FAST_DIR=fast_dir)
+        if args.power_cut:
+            env["PROSPER_TEST_JOURNAL_DURABLE"] = "1"
         hook = kills < args.kills and kills % 2 == 1
         if hook:
             env["PROSPER_TEST_COMMIT_DELAY_US"] = str(COMMIT_DELAY_US)
@@ -220,6 +252,7 @@ def main(args):
                 if args.power_cut:
                     for f in _fast_pools(fast_dir):
                         os.unlink(f)
+                    _journal_power_cut(pool + ".undo")
                 # killed while the pool was being created: nothing to resume, a fresh start
                 started = os.path.exists(pool)
                 fresh += not started

@@ -141,11 +141,17 @@ int main(int argc, char **argv)
 	int code = st < 0 ? 1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	if (s->tree->memory_lost)
 		code = 2; /* the reason is printed (sup_fill_finish) */
-	if (st >= 0 && WIFEXITED(st) && prosper_pool_epoch(s->tree->pool) > 0 && poolfile_mark_finished(s->tree->pool, code) != 0)
+	int finished = st >= 0 && WIFEXITED(st);
+	if (finished && prosper_pool_epoch(s->tree->pool) > 0 && poolfile_mark_finished(s->tree->pool, code) != 0) {
 		fprintf(stderr, "%s: could not mark the pool finished: %s\n", sup_command(), prosper_pool_errormsg());
-	else if (st >= 0 && WIFEXITED(st))
-		undolog_remove_all(s->tree->files.dir); /* nothing left to resume: nothing to undo */
+		finished = 0;
+	}
 	tiers_after_commit(&s->tree->tiers, s->tree->pool, 1); /* the last state made durable (T3), counted */
+	if (finished) {
+		/* nothing left to resume: nothing to undo -- once the durable pool says so too */
+		s->tree->tiers.journal_dir = NULL;
+		undolog_remove_all(s->tree->files.dir);
+	}
 	if (s->cfg.stats_path && stats_write(s, s->cfg.stats_path) != 0)
 		fprintf(stderr, "%s: cannot write %s: %m\n", sup_command(), s->cfg.stats_path);
 	prosper_track_close(&s->track);

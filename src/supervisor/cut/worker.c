@@ -10,7 +10,9 @@
 int worker_timed_commit(struct sup *s)
 {
 	double t0 = stopclock_now();
-	int rc = tree_commit(s->tree);
+	int rc = filetrack_before_durable(s->tree);
+	if (!rc)
+		rc = tree_commit(s->tree);
 	s->tree->stats.commit_total += stopclock_now() - t0;
 	if (!rc) {
 		filetrack_committed(s->tree); /* before the durable copy: it is tagged with this cut */

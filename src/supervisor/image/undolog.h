@@ -66,6 +66,18 @@ int undolog_dir(const char *pool_path, char *out, size_t cap);
  * The fd, or -errno. */
 int undolog_open(const char *dir, uint64_t seq, int fresh);
 
+/* Make the journal file of cut seq durable (fdatasync), by fd when fd >= 0, else by its name; and
+ * with with_dir its name in dir (fsync of the folder).  0 or -errno. */
+int undolog_sync(const char *dir, uint64_t seq, int fd, int with_dir);
+
+/* Power-cut tests (prosper torture --power-cut) set PROSPER_TEST_JOURNAL_DURABLE=1: each sync
+ * then notes "seq length" in <dir>/durable-lengths (the bytes written before it began), and the
+ * test cuts every journal file back to its longest noted length, as a power cut that lost all
+ * that was not flushed would.  A resume that restarts the journal of cut seq notes "seq restart"
+ * (the file's name was durable already; what was noted before it is gone); a new run clears them. */
+void undolog_notes_restart(const char *dir, uint64_t seq);
+void undolog_notes_clear(const char *dir);
+
 /* Append one record (one write); 0 or -errno. */
 int undolog_append(int fd, struct undo_rec *h, const char *path, const void *data, size_t data_len);
 

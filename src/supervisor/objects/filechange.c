@@ -105,6 +105,10 @@ static void put(struct tree *t, struct undo_rec *h, const char *path, const void
 	}
 	ft->records++;
 	ft->bytes += sizeof *h + len;
+	/* a change that can outlive a power cut, or one that cannot be undone: flushed before the
+	 * call runs (filetrack_stop) */
+	if (ft->target_on_disk || h->kind == UNDO_CANNOT)
+		ft->unflushed = 1;
 }
 
 static void fill_attrs(struct undo_rec *h, const struct stat *st)
@@ -162,7 +166,8 @@ static int not_journalled(struct tree *t, const struct fchange_target *f)
 {
 	char name[64], what[160];
 	enum fs_class c = fsclass_of(f->open_path[0] ? f->open_path : f->path, name, sizeof name);
-	if (c == FS_LOCAL)
+	t->files.target_on_disk = c == FS_LOCAL;
+	if (c == FS_LOCAL || c == FS_MEMORY)
 		return 0;
 	if (c == FS_OUTSIDE) {
 		snprintf(what, sizeof what, "on %s, a file system others can change too", name);

@@ -139,6 +139,33 @@ static int switch_to(struct tree *t, uint64_t seq, int fresh)
 		close(ft->fd);
 	ft->fd = fd, ft->seq = seq;
 	ft->saved_bytes = 0, ft->ntouched = 0;
+	ft->unflushed = 0, ft->name_flushed = 0;
+	return 0;
+}
+
+/* Can a checkpoint of this run outlive a power cut (a pool on a disk or on persistent memory)?
+ * Then so must the records that undo what the program changed on a disk since (docs/durability.md). */
+static int outlives_power_cut(const struct tree *t)
+{
+	return t->tiers.kind == TIER_DISK || t->tiers.kind == TIER_PMEM || t->tiers.kind == TIER_TWO;
+}
+
+/* The journal file being appended made durable (with its name the first time); 0, or -1 and the
+ * journal failed. */
+static int flush_journal(struct tree *t)
+{
+	struct file_track *ft = &t->files;
+	double t0 = stopclock_now();
+	int rc = undolog_sync(ft->dir, ft->seq, ft->fd, !ft->name_flushed);
+	ft->flush_seconds += stopclock_now() - t0;
+	ft->unflushed = 0;
+	if (rc) {
+		ft->failed = 1;
+		fprintf(stderr, "%s: cannot flush the file-undo journal in %s: %s\n", sup_command(), ft->dir, strerror(-rc));
+		return -1;
+	}
+	ft->name_flushed = 1;
+	ft->flushes++;
 	return 0;
 }
 
@@ -154,13 +181,31 @@ int filetrack_start(struct tree *t, const char *pool_path, uint64_t seq, int on,
 		undolog_remove_all(ft->dir); /* a new run: an older run's journal means nothing now */
 	else
 		undolog_drop(ft->dir, 0, seq); /* undone by this resume */
+	if (seq)
+		undolog_notes_restart(ft->dir, seq);
 	int rc = on ? switch_to(t, seq, 1) : 0;
 	if (rc) {
 		snprintf(why, whylen, "cannot write the file-undo journal in %s: %s", ft->dir, strerror(-rc));
 		return -1;
 	}
 	undolog_progress_clear(ft->dir); /* the records it undid are gone now */
+	if (on && outlives_power_cut(t) && flush_journal(t) != 0) {
+		/* the restarted journal and the cleared progress durable: after a power cut, a resume
+		 * must not find the records this one undid and undo them again */
+		snprintf(why, whylen, "cannot flush the file-undo journal in %s", ft->dir);
+		return -1;
+	}
+	if (on && t->tiers.kind == TIER_TWO)
+		t->tiers.journal_dir = ft->dir; /* each durable copy flushes the journal of its cut first */
 	return 0;
+}
+
+int filetrack_before_durable(struct tree *t)
+{
+	struct file_track *ft = &t->files;
+	if (!ft->on || (t->tiers.kind != TIER_DISK && t->tiers.kind != TIER_PMEM))
+		return 0; /* two tiers: the durable thread flushes before its copy (tiers.c) */
+	return undolog_sync(ft->dir, ft->seq, -1, 1);
 }
 
 int filetrack_cut(struct tree *t)
@@ -442,6 +487,10 @@ void filetrack_stop(struct tree *t, struct sup *m, pid_t tid)
 	double t0 = stopclock_now();
 	ft->traps++;
 	dispatch(t, tid, &r);
+	/* undo before data: a change on a disk runs only once what undoes it is on the disk too */
+	if (ft->unflushed && !ft->failed && outlives_power_cut(t))
+		flush_journal(t);
+	ft->unflushed = 0;
 	ft->seconds += stopclock_now() - t0;
 	if (ft->failed) {
 		/* a change that cannot be recorded must not run: the program ends here, its last

@@ -14,6 +14,12 @@
  *   - No change runs before its record is written: the journal is appended before the stop ends;
  *     a journal that cannot be written stops checkpointing and kills the program (a record
  *     missing would be a silent wrong resume).
+ *   - Undo before data, when a checkpoint can outlive a power cut (a pool on a disk or persistent
+ *     memory): a change to a file on a disk runs only after its records are flushed (fdatasync
+ *     of the journal, and of its folder for a new journal file); a change that cannot be undone
+ *     is flushed the same way, wherever the file is.  A checkpoint is made durable only after
+ *     the journal file of its cut is (filetrack_before_durable, tiers.h).  Files in memory
+ *     (tmpfs) need no flush: a power cut takes them too.
  *   - The journal file of cut seq holds the changes made after that cut's capture; the pool's
  *     "files" region, committed with the cut's epoch, names seq (FILES_REGION_NAME).
  *   - Files of cuts older than both the newest committed cut and the one a power cut would leave
@@ -63,6 +69,12 @@ void filetrack_mapped_image(struct tree *t, const struct img *im);
  * the epoch being built; the files the program holds open, as they are now (UNDO_WATCH).
  * 0, or a negative errno (the pool's error). */
 int filetrack_cut(struct tree *t);
+
+/* On the commit thread, before a commit that a power cut does not undo (a pool on a disk or on
+ * persistent memory, one tier): the journal file of the cut being committed, and its name, made
+ * durable -- a resume from that checkpoint after a power cut must find it (two tiers: the durable
+ * thread does the same before each copy, tiers.h).  0, or a negative errno. */
+int filetrack_before_durable(struct tree *t);
 
 /* On the commit thread, after the cut committed: older journal files removed. */
 void filetrack_committed(struct tree *t);

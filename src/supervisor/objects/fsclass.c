@@ -12,8 +12,8 @@ static const struct {
 } known[] = {
 	{ 0xEF53, FS_LOCAL, "ext4" },         { 0x58465342, FS_LOCAL, "xfs" },
 	{ 0x9123683E, FS_LOCAL, "btrfs" },    { 0xF2F52010, FS_LOCAL, "f2fs" },
-	{ 0x01021994, FS_LOCAL, "tmpfs" },    { 0x858458f6, FS_LOCAL, "ramfs" },
-	{ 0x958458f6, FS_LOCAL, "hugetlbfs" }, { 0x794c7630, FS_LOCAL, "overlay" },
+	{ 0x01021994, FS_MEMORY, "tmpfs" },   { 0x858458f6, FS_MEMORY, "ramfs" },
+	{ 0x958458f6, FS_MEMORY, "hugetlbfs" }, { 0x794c7630, FS_LOCAL, "overlay" },
 	{ 0x4d44, FS_LOCAL, "vfat" },         { 0x2011BAB0, FS_LOCAL, "exfat" },
 	{ 0x3434, FS_LOCAL, "nilfs2" },       { 0x3153464a, FS_LOCAL, "jfs" },
 	{ 0x52654973, FS_LOCAL, "reiserfs" }, { 0xca451a4e, FS_LOCAL, "bcachefs" },

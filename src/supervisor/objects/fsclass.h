@@ -1,9 +1,12 @@
 /* fsclass.h -- which file systems the file-undo journal can put back (docs/limitations.md,
  * "Files").
  *
- *   FS_LOCAL   a local disk or memory file system (ext2/3/4, xfs, btrfs, f2fs, tmpfs, ramfs,
- *              overlay, vfat, exfat, ...): what the program changes there only the program
- *              changes, and its old bytes read now are its bytes at the checkpoint.
+ *   FS_LOCAL   a local disk file system (ext2/3/4, xfs, btrfs, f2fs, overlay, vfat, exfat, ...):
+ *              what the program changes there only the program changes, and its old bytes read
+ *              now are its bytes at the checkpoint.  Its changes can outlive a power cut, so
+ *              their undo records must too (docs/durability.md).
+ *   FS_MEMORY  the same, in memory (tmpfs, ramfs, hugetlbfs): a power cut takes the files with
+ *              it, so their records need not be flushed.
  *   FS_KERNEL  a window on kernel state (proc, sysfs, cgroup, debugfs, tracefs, bpf, ...): a
  *              write there sets a value of the kernel, not the bytes of a file; nothing of it is
  *              journalled or undone (a thread's name written to /proc/self/task/N/comm is
@@ -19,7 +22,7 @@
 #define PROSPER_SUP_FSCLASS_H
 #include <stddef.h>
 
-enum fs_class { FS_LOCAL, FS_KERNEL, FS_OUTSIDE };
+enum fs_class { FS_LOCAL, FS_MEMORY, FS_KERNEL, FS_OUTSIDE };
 
 /* The class of the file system holding path (or, if path does not exist, its directory); name
  * gets the file system's name ("nfs", "fuse", "0x1234abcd" when unknown). */

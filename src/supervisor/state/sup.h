@@ -259,9 +259,13 @@ struct file_track {
 	int nmapped;
 	int snapshot;                /* the records being written keep a mapped file whole (b = 1) */
 	uint64_t warned[16];         /* reasons of UNDO_CANNOT said on stderr (a hash each; 0: free) */
+	/* flushing before the change (docs/durability.md): the file being recorded is on a disk;
+	 * records were written that the journal must hold durably before the call runs; the
+	 * journal file's name is durable in its folder */
+	int target_on_disk, unflushed, name_flushed;
 	/* statistics */
-	uint64_t traps, records, bytes, cannot;
-	double seconds;
+	uint64_t traps, records, bytes, cannot, flushes;
+	double seconds, flush_seconds;
 };
 
 /* The supervision of the program as a whole: what every process of it shares. */

@@ -12,6 +12,7 @@
 #include "fastpool.h"
 #include "sup.h"
 #include "stopclock.h"
+#include "undolog.h"
 
 static const char *fs_name(long magic)
 {
@@ -171,14 +172,19 @@ int tiers_start_resume(struct tiers *t, prosper_pool **work, const struct prospe
 /* commit_staged -- the staged copy committed into the durable pool, its statistics kept. */
 static void commit_staged(struct tiers *t)
 {
-	int rc = prosper_pool_commit(t->durable, t->blob, t->blob_len);
+	char why[4400] = "";
+	int rc = t->journal_dir ? undolog_sync(t->journal_dir, t->pending_tag, -1, 1) : 0;
+	if (rc)
+		snprintf(why, sizeof why, "cannot flush the file-undo journal %s: %s", t->journal_dir, strerror(-rc));
+	else if ((rc = prosper_pool_commit(t->durable, t->blob, t->blob_len)) != 0)
+		snprintf(why, sizeof why, "%s", prosper_pool_errormsg());
 	double dt = stopclock_now() - t->pending_t0;
 	if (t->thread_started)
 		pthread_mutex_lock(&t->mu);
 	if (rc) {
 		t->failed = 1;
 		fprintf(stderr, "%s: the durable copy into the pool failed (%s): checkpoints go on in memory only (%s), "
-			"they survive the program but not a power cut\n", sup_command(), prosper_pool_errormsg(), t->fast_path);
+			"they survive the program but not a power cut\n", sup_command(), why, t->fast_path);
 	} else {
 		t->durable_epoch = prosper_pool_epoch(t->durable);
 		t->durable_tag = t->pending_tag;
