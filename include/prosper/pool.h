@@ -134,6 +134,9 @@ int prosper_pool_region_view(prosper_pool *pool, uint32_t id, uint64_t off, uint
 			     uint64_t *n);
 /* The opaque per-epoch blob (registers, fds, ...) of the committed epoch. */
 const void *prosper_pool_blob(const prosper_pool *pool, size_t *len);
+/* The largest blob an epoch with the regions staged now could commit: the metadata slot less its
+ * region and segment tables (a larger blob is -ENOSPC at commit). */
+uint64_t prosper_pool_blob_room(const prosper_pool *pool);
 
 /* ---- building the next epoch (takes effect at prosper_pool_commit) ---- */
 int prosper_pool_region_add(prosper_pool *pool, const char *name, uint32_t kind, uint32_t mode,

@@ -159,18 +159,38 @@ int prosper_pool_write(prosper_pool *p, uint32_t id, uint64_t off, const void *s
 	return 0;
 }
 
-/* build_meta -- serialize the epoch being built into metadata slot q. */
-static int build_meta(struct prosper_pool *p, int q, uint64_t epoch, const void *blob, size_t blob_len)
+/* The regions and segments of the epoch being built. */
+static void count_live(const struct prosper_pool *p, uint32_t *nregions, uint32_t *nsegs)
 {
-	uint32_t nregions = 0, nsegs = 0;
+	*nregions = *nsegs = 0;
 	for (uint32_t i = 0; i < p->nregions; i++) {
 		if (p->regions[i].removed)
 			continue;
-		nregions++;
-		nsegs += p->regions[i].nsegs;
+		(*nregions)++;
+		*nsegs += p->regions[i].nsegs;
 	}
-	uint64_t bytes = sizeof(struct pool_meta_hdr) + (uint64_t)nregions * sizeof(struct pool_region_rec) +
-			 (uint64_t)nsegs * sizeof(struct pool_seg_rec) + blob_len;
+}
+
+static uint64_t tables_bytes(uint32_t nregions, uint32_t nsegs)
+{
+	return sizeof(struct pool_meta_hdr) + (uint64_t)nregions * sizeof(struct pool_region_rec) +
+	       (uint64_t)nsegs * sizeof(struct pool_seg_rec);
+}
+
+uint64_t prosper_pool_blob_room(const prosper_pool *p)
+{
+	uint32_t nregions, nsegs;
+	count_live(p, &nregions, &nsegs);
+	uint64_t t = tables_bytes(nregions, nsegs);
+	return t < p->sb.meta_bytes ? p->sb.meta_bytes - t : 0;
+}
+
+/* build_meta -- serialize the epoch being built into metadata slot q. */
+static int build_meta(struct prosper_pool *p, int q, uint64_t epoch, const void *blob, size_t blob_len)
+{
+	uint32_t nregions, nsegs;
+	count_live(p, &nregions, &nsegs);
+	uint64_t bytes = tables_bytes(nregions, nsegs) + blob_len;
 	if (bytes > p->sb.meta_bytes)
 		return pool_err(-ENOSPC, "epoch metadata (%llu bytes) exceeds the metadata slot (%u bytes)",
 				(unsigned long long)bytes, p->sb.meta_bytes);

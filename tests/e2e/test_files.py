@@ -164,6 +164,70 @@ wc -l < out
     torture(prog, kills=10)
 
 
+# ---------------------------------------------------------------- files held open with no name
+
+def test_sqlite_temporary_files(tmp_path):
+    """A TEMP table spilled to SQLite's temporary file (temp_store=FILE, a tiny cache): SQLite
+    opens /var/tmp/etilqs_* and removes its name at once; the checkpoint keeps its bytes and a
+    resume makes it again (it came back as "gone" before)."""
+    lines = ["PRAGMA temp_store=FILE; PRAGMA temp.cache_size=5;",
+             "CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY, v INTEGER);",
+             "CREATE TEMP TABLE scratch(k INTEGER, v TEXT);"]
+    lines += [f"BEGIN; INSERT INTO scratch VALUES ({i}, printf('%.200c', '{i * 7}')); "
+              f"INSERT INTO t(v) SELECT count(*) + {i} FROM scratch; COMMIT;" for i in range(300)]
+    lines.append("SELECT count(*), sum(v) FROM t; SELECT count(*), sum(k) FROM scratch; PRAGMA integrity_check;")
+    sql = programs.script(f"{tmp_path}/temp.sql", "\n".join(lines) + "\n")
+    torture("/usr/bin/sqlite3", "data.db", f".read {sql}")
+
+
+def test_files_held_open_with_no_name(tmp_path):
+    """Python's tempfile.TemporaryFile (O_TMPFILE: never named) and a file opened, then removed,
+    both written and read back for 20000 steps: their bytes at the checkpoint come back."""
+    prog = programs.script(f"{tmp_path}/nameless.py", """#!/usr/bin/env python3
+import os, tempfile
+t = tempfile.TemporaryFile()
+fd = os.open("scratch", os.O_RDWR | os.O_CREAT, 0o600)
+os.unlink("scratch")
+total = 0
+for i in range(20000):
+    t.write(b"%d\\n" % i)
+    os.write(fd, b"x%d;" % (i % 97))
+    if i % 100 == 99:
+        t.flush()
+        t.seek(0)
+        total += sum(int(x) for x in t.read().split())
+        os.lseek(fd, 0, 0)
+        total += len(os.read(fd, 1 << 20))
+print(total)
+""")
+    torture(prog)
+
+
+def test_a_nameless_file_too_large_to_keep_is_refused(tmp_path, pool_dir):
+    """A removed file of 8 MiB held open is more than a checkpoint keeps in its metadata: said at
+    run, and a resume refuses (fd-file-gone) rather than resuming without it."""
+    work = tmp_path / "w"
+    work.mkdir()
+    prog = programs.script(f"{tmp_path}/big.py", """#!/usr/bin/env python3
+import os, time
+fd = os.open("big", os.O_RDWR | os.O_CREAT, 0o600)
+os.unlink("big")
+os.write(fd, b"z" * (8 << 20))
+open("ready", "w").write("1")
+while True:
+    time.sleep(0.01)
+""")
+    pool = os.path.join(pool_dir, "p.prosper")
+    err = []
+    epoch = run_until_checkpoints(pool, work, [prog], work / "ready", stderr=err)
+    assert "files held open with no name" in err[0] and "a resume of it is refused" in err[0], err[0]
+    r = prosper("resume", "--json", "--pool", pool)
+    assert r.returncode == 2, r.stderr
+    refusal = json.loads(r.stderr.strip().splitlines()[-1])
+    assert refusal["refused"] == "fd-file-gone", refusal
+    assert _epoch(pool) == epoch
+
+
 # ---------------------------------------------------------------- power cuts: undo before data
 
 def test_power_cuts_leave_the_database_undoable(tmp_path):

@@ -1,5 +1,5 @@
-/* fd_shm.c -- an fd of a deleted file in memory the tree keeps (fdkind.h; sharedmem.h:
- * multiprocessing's heap, a memfd).
+/* fd_shm.c -- an fd of a deleted file the tree keeps (fdkind.h; sharedmem.h: multiprocessing's
+ * heap, a memfd, a file held open after its name was removed).
  *
  * Recorded by its inode at the cut (`object`), which names it in the tree blob, and its file
  * position; the object is made again, with its bytes, before the processes are forked.  A memory
@@ -13,6 +13,7 @@
 #include "fdkind.h"
 #include "inject.h"
 #include "sharedmem.h"
+#include "tree_image.h"
 #include "sup.h"
 
 static int claims(struct sup *s, const struct fd_info *fi)
@@ -28,6 +29,18 @@ static int record(struct fd_capture *c)
 	return 0;
 }
 
+/* The object must be in the checkpoint: past what a checkpoint keeps, none is (sharedmem.h). */
+static enum refusal check(const struct img *im, const struct tree_view *tv, const struct img_fd *f, char *why,
+			  size_t whylen)
+{
+	for (uint32_t i = 0; tv && i < tv->nshms; i++)
+		if (tv->shms[i]->ino == f->object)
+			return 0;
+	snprintf(why, whylen, "fd %d: %s is gone: it was not kept with the checkpoint (shared memory and files held "
+		 "open with no name, more than a checkpoint keeps)", f->fd, img_s(im, f->path));
+	return REFUSE_FD_GONE;
+}
+
 static int reopen(struct fd_restore *r, const struct img_fd *f)
 {
 	int shm_fd = shm_fd_of(r->s->tree, f->object);
@@ -39,4 +52,4 @@ static int reopen(struct fd_restore *r, const struct img_fd *f)
 }
 
 const struct fd_kind fd_kind_shm = { .type = IMG_FD_SHM, .name = "shared memory", .phase = FD_PHASE_SHARED,
-				     .claims = claims, .record = record, .reopen = reopen };
+				     .claims = claims, .record = record, .check = check, .reopen = reopen };

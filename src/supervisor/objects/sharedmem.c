@@ -99,8 +99,9 @@ int shm_note_fd(struct sup *s, int fd, const char *path, uint64_t *ino)
 	struct stat st;
 	struct statfs fs;
 	snprintf(p, sizeof p, "/proc/%d/fd/%d", (int)s->pid, fd);
-	/* a deleted file elsewhere than in memory (a disk's) is not the program's memory */
-	if (stat(p, &st) != 0 || !S_ISREG(st.st_mode) || statfs(p, &fs) != 0 || fs.f_type != TMPFS_MAGIC)
+	/* a file in memory, or a deleted one anywhere: held open with no name (SQLite's temporary
+	 * files, tmpfile(), O_TMPFILE), its bytes are the program's alone -- kept like its memory */
+	if (stat(p, &st) != 0 || !S_ISREG(st.st_mode) || statfs(p, &fs) != 0 || (fs.f_type != TMPFS_MAGIC && !ends_deleted(path)))
 		return 0;
 	struct stat pool;
 	if (stat(s->tree->pool_path, &pool) == 0 && pool.st_ino == st.st_ino && pool.st_dev == st.st_dev)
@@ -169,12 +170,18 @@ int shm_scan(struct tree *t)
 		total += objs[o].size;
 		over |= objs[o].nuses > TREE_MAX_SHM_USES;
 	}
-	if (over || total > SHM_MAX_BYTES) {
+	/* the objects go into the epoch's blob: what the pool's metadata slot has room for, less
+	 * room for the processes' own metadata, or at most SHM_MAX_BYTES */
+	uint64_t room = t->pool ? prosper_pool_blob_room(t->pool) : SHM_MAX_BYTES;
+	uint64_t limit = room > SHM_BLOB_MARGIN ? room - SHM_BLOB_MARGIN : 0;
+	if (limit > SHM_MAX_BYTES)
+		limit = SHM_MAX_BYTES;
+	if (over || total > limit) {
 		if (!t->warned_shm) {
 			t->warned_shm = 1;
-			fprintf(stderr, "prosper: warning: the program's shared memory (%d objects, %llu KiB) is more than a "
-					"checkpoint keeps (%u MiB): a resume of it is refused\n",
-				nobjs, (unsigned long long)(total >> 10), SHM_MAX_BYTES >> 20);
+			fprintf(stderr, "prosper: warning: the program's shared memory and files held open with no name (%d "
+					"objects, %llu KiB) are more than a checkpoint keeps (%llu KiB): a resume of it is refused\n",
+				nobjs, (unsigned long long)((total + 1023) >> 10), (unsigned long long)(limit >> 10));
 		}
 		nholds = nobjs = 0;
 	}

@@ -16,10 +16,15 @@
  * checkpoint, maps it shared at each of its addresses (restore.c), takes it at the fds that held
  * it, then closes it with the premade pipes.
  *
+ * A deleted regular file held open on any file system (SQLite's temporary files, tmpfile(),
+ * O_TMPFILE) is such an object too: its bytes are the program's alone; it comes back as a memfd.
+ *
  * Invariants: the bytes of one cut are read while every process is stopped; an object is copied
- * whole at every checkpoint, so the objects of one cut are kept only up to SHM_MAX_BYTES in all --
- * past that none is kept, `run` says so once and a resume refuses the checkpoint (a deleted
- * mapping, or a file gone), never resumes without them.  System V segments are not kept.
+ * whole at every checkpoint into the epoch's blob, so the objects of one cut are kept only up to
+ * what the pool's metadata slot has room for (prosper_pool_blob_room, less SHM_BLOB_MARGIN), at
+ * most SHM_MAX_BYTES in all -- past that none is kept, `run` says so once and a resume refuses the
+ * checkpoint (a deleted mapping, or a file gone), never resumes without them.  System V segments
+ * are not kept.
  */
 #ifndef PROSPER_SUP_SHAREDMEM_H
 #define PROSPER_SUP_SHAREDMEM_H
@@ -28,6 +33,7 @@
 #include "sup.h"
 
 #define SHM_MAX_BYTES (64u << 20)
+#define SHM_BLOB_MARGIN (512u << 10) /* of the blob's room, kept for the processes' own metadata */
 
 /* Is this mapping (or an fd whose link text is path) one of the objects kept? */
 int shm_kept_mapping(const struct vma *v);

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "fdkind.h"
+#include "tree_image.h"
 #include "sharedmem.h"
 #include "socketpairs.h"
 #include "sup.h"
@@ -189,7 +190,12 @@ int main(void)
 	const char *dw;
 	char why[300];
 	CHECK(img_decode(b.p, b.len, &im, &dw) == 0);
-	CHECK(fd_check(&im, NULL, why, sizeof why) == 0);
+	/* the memory object must be in the checkpoint's tree blob: kept, taken; not kept (too large), refused */
+	static struct tree_view tv;
+	struct tree_shm kept_shm = { .ino = ino_of(f_shm) };
+	tv.nshms = 1, tv.shms[0] = &kept_shm;
+	CHECK(fd_check(&im, &tv, why, sizeof why) == 0);
+	CHECK(fd_check(&im, NULL, why, sizeof why) == REFUSE_FD_GONE && strstr(why, "not kept"));
 	free(b.p);
 
 	/* damaged forms */
