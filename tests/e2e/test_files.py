@@ -464,6 +464,51 @@ rm -f .git/index
     torture(prog, pool_dir=str(disk))
 
 
+def test_directory_times_and_entries_are_put_back(tmp_path, pool_dir):
+    """Entries made, removed and renamed in a directory after the checkpoint: the resume's undo
+    (stopped right after it, before the program runs again) leaves the directory's entries and
+    its modification time as they were at the checkpoint -- `make` and `rsync` read them."""
+    work = tmp_path / "w"
+    work.mkdir()
+    prog = programs.script(f"{tmp_path}/dirs.py", """#!/usr/bin/env python3
+import os, time
+os.mkdir("d")
+for n in ("keep", "gone", "old"):
+    open(f"d/{n}", "w").write(n)
+open("ready", "w").write("1")
+while not os.path.exists("go"):
+    time.sleep(0.005)
+open("d/new", "w").write("new")
+os.unlink("d/gone")
+os.rename("d/old", "d/renamed")
+os.mkdir("d/sub")
+open("changed", "w").write("1")
+while True:
+    time.sleep(0.01)
+""")
+    pool = os.path.join(pool_dir, "p.prosper")
+    # a checkpoint every 500 ms: the changes and the kill fall between two of them
+    p = subprocess.Popen([PROSPER, "run", "--pool", pool, "--interval", "500", "--", prog], cwd=work,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (work / "ready").exists():
+        time.sleep(0.01)
+    first = _epoch(pool)
+    while time.monotonic() < deadline and _epoch(pool) <= first:
+        time.sleep(0.005)
+    at_checkpoint = (sorted(os.listdir(work / "d")), os.stat(work / "d").st_mtime_ns)
+    (work / "go").write_text("")
+    while time.monotonic() < deadline and not (work / "changed").exists():
+        time.sleep(0.01)
+    assert sorted(os.listdir(work / "d")) != at_checkpoint[0]
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
+    r = subprocess.run([PROSPER, "resume", "--pool", pool], cwd=work, capture_output=True,
+                       env=dict(os.environ, PROSPER_TEST_UNDO_CRASH_AFTER="-2"))
+    assert r.returncode == 3, r.stderr  # the hook: stopped after the undo, before the program runs
+    assert (sorted(os.listdir(work / "d")), os.stat(work / "d").st_mtime_ns) == at_checkpoint
+
+
 def test_a_resume_that_dies_while_undoing_is_undone_again(tmp_path, pool_dir):
     """Crash points of the undo itself: resumes that die after undoing 1, 2, 5, 13, 40 more records,
     or after all of them but before the journal restarts, then one that completes -- the program

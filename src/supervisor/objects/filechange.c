@@ -261,10 +261,25 @@ void fchange_bytes(struct tree *t, const struct fchange_target *f, uint64_t off,
 	keep_bytes(t, f, f->open_path[0] ? f->open_path : f->path, off, len, UNDO_BYTES);
 }
 
+/* The directory an entry is made in or removed from: its times (and mode), once per cut, so that
+ * the resume puts back its modification time too. */
+static void parent_attrs(struct tree *t, const char *path)
+{
+	struct fchange_target d;
+	const char *slash = strrchr(path, '/');
+	if (!slash || slash == path)
+		return; /* the root directory: not ours to keep */
+	d.open_path[0] = 0;
+	snprintf(d.path, sizeof d.path, "%.*s", (int)(slash - path), path);
+	if (lstat(d.path, &d.st) == 0 && S_ISDIR(d.st.st_mode))
+		attrs(t, &d);
+}
+
 void fchange_created(struct tree *t, const struct fchange_target *f, int dir, const struct stat *of)
 {
 	if (not_journalled(t, f))
 		return;
+	parent_attrs(t, f->path);
 	struct undo_rec h = { .kind = UNDO_CREATED, .a = (uint64_t)dir };
 	if (of)
 		h.dev = of->st_dev, h.ino = of->st_ino; /* a hard link: the inode it adds a name to */
@@ -276,6 +291,7 @@ void fchange_removed(struct tree *t, const struct fchange_target *f)
 	const struct stat *st = &f->st;
 	if (!st->st_ino || not_journalled(t, f))
 		return; /* nothing there: nothing to put back */
+	parent_attrs(t, f->path);
 	struct undo_rec h = { .kind = UNDO_REMOVED };
 	fill_attrs(&h, st);
 	if (S_ISREG(st->st_mode)) {
@@ -305,6 +321,8 @@ void fchange_renamed(struct tree *t, const struct fchange_target *from, const ch
 {
 	if (not_journalled(t, from))
 		return;
+	parent_attrs(t, from->path);
+	parent_attrs(t, to);
 	struct undo_rec h = { .kind = UNDO_RENAMED };
 	fill_attrs(&h, &from->st);
 	h.a = (uint64_t)exchange;

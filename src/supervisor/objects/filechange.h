@@ -7,6 +7,7 @@
  *     before it returns; the caller lets the system call run only after.
  *   - An inode's attributes (size, mode, owner, times) are recorded once per cut, at its first
  *     change: undone last, they put back the size the checkpoint saw and the times `make` reads.
+ *     A directory's are recorded at the first entry made, removed or renamed in it.
  *   - Old bytes are kept only below the file's size at the change (what lies beyond is cut back by
  *     the attributes' size); at most FILETRACK_BUDGET bytes per cut, beyond is UNDO_CANNOT.
  */
