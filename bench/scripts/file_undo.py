@@ -123,14 +123,18 @@ def main():
                 "filter_over_without": med["with_filter"] / med["without_filter"],
                 "file_calls_seen": stats["file_calls_seen"], "file_undo_records": stats["file_undo_records"],
                 "file_undo_bytes": stats["file_undo_bytes"], "file_tracking_ms": stats["file_tracking_ms"],
+                "file_journal_flushes": stats["file_journal_flushes"],
+                "file_journal_flush_ms": stats["file_journal_flush_ms"],
+                "us_per_call_seen": 1e6 * (med["with_filter"] - med["without_filter"]) / max(1, stats["file_calls_seen"]),
                 "checkpoints": stats["checkpoints"]})
             r = rows[-1]
             print(f"{name}: native {med['native']:.3f} s, without the filter {med['without_filter']:.3f} s "
                   f"({r['overhead_without_filter']:.2f}x), with it {med['with_filter']:.3f} s "
                   f"({r['overhead_with_filter']:.2f}x native, {r['filter_over_without']:.2f}x without); "
                   f"{r['file_calls_seen']} calls seen, {r['file_undo_records']} records, "
-                  f"{r['file_undo_bytes'] / 2**20:.1f} MiB journal, {r['file_tracking_ms']:.0f} ms recording",
-                  flush=True)
+                  f"{r['file_undo_bytes'] / 2**20:.1f} MiB journal, {r['file_tracking_ms']:.0f} ms recording "
+                  f"(of it {r['file_journal_flushes']} journal flushes, {r['file_journal_flush_ms']:.0f} ms); "
+                  f"{r['us_per_call_seen']:.0f} us more per call seen", flush=True)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     res = {"benchmark": "file_undo", "command": "bench/scripts/file_undo.py" + (" --quick" if a.quick else f" --reps {reps}"),
@@ -145,12 +149,14 @@ def main():
                 f"{res['nproc']} cores, load average {load_before[0]:.2f} before / {res['loadavg_after'][0]:.2f} after; "
                 f"pools in {res['pool_dir']}.\n\n"
                 "| program | native s | without filter s | with filter s | with / native | with / without | "
-                "calls seen | records | journal MiB | recording ms |\n|---|---|---|---|---|---|---|---|---|---|\n")
+                "calls seen | us more per call | records | journal MiB | recording ms | of it: flushes | flush ms |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
         for r in rows:
             s = r["seconds"]
             f.write(f"| {r['program']} | {s['native']:.3f} | {s['without_filter']:.3f} | {s['with_filter']:.3f} | "
                     f"{r['overhead_with_filter']:.2f} | {r['filter_over_without']:.2f} | {r['file_calls_seen']} | "
-                    f"{r['file_undo_records']} | {r['file_undo_bytes'] / 2**20:.1f} | {r['file_tracking_ms']:.0f} |\n")
+                    f"{r['us_per_call_seen']:.0f} | {r['file_undo_records']} | {r['file_undo_bytes'] / 2**20:.1f} | "
+                    f"{r['file_tracking_ms']:.0f} | {r['file_journal_flushes']} | {r['file_journal_flush_ms']:.0f} |\n")
     print(f"wrote {a.out}/file_undo.json and file_undo.md")
 
 

@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,6 +154,18 @@ static void precopy_all(struct sup *s)
  * uninterruptible wait (I/O on a slow device) must not hold the others stopped, and no mistake of
  * ours about which threads exist may hold the program stopped for good. */
 #define CUT_GIVE_UP 1.0
+/* After a file call's stop (filetrack.h) the loop looks for the next stop this long (seconds)
+ * before it sleeps: a program that writes in a loop stops again within microseconds, and waking a
+ * sleeping CPU costs more than the stop itself on a virtual machine (bench/results/file_undo.md:
+ * 73 us a stop with sleeping, 19 us with looking first, on the 2-CPU test machine).  Only with
+ * more than one CPU to run on: with one, looking would only keep the program from running. */
+#define FILE_STOP_SPIN 30e-6
+
+static int cpus_to_run_on(void)
+{
+	cpu_set_t set;
+	return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+}
 
 static void new_child(struct sup *s, pid_t child)
 {
@@ -259,7 +272,8 @@ int sup_supervise(struct sup *s, int sigfd)
 			lead = iv * f;
 	}
 	int interrupting = 0, late = 0, st = -1, precopied = 0;
-	double interrupt_sent = 0, cut_started = 0;
+	double interrupt_sent = 0, cut_started = 0, look_until = 0;
+	const int spin = cpus_to_run_on() > 1;
 	stage_ahead(s, 0); /* while the program starts: the first stop reads into pages in place */
 	for (;;) {
 		/* every stop and exit that is pending */
@@ -344,6 +358,8 @@ int sup_supervise(struct sup *s, int sigfd)
 			} else if (event == PTRACE_EVENT_SECCOMP) {
 				filetrack_stop(tree, m, pid); /* a change to the file system, recorded before it runs */
 				ptrace(PTRACE_CONT, pid, 0, 0);
+				if (spin)
+					look_until = stopclock_now() + FILE_STOP_SPIN;
 			} else if (event || sig == (SIGTRAP | 0x80)) {
 				/* an event, or the system call a lazy resume stopped at (its fill completed above) */
 				ptrace(PTRACE_CONT, pid, 0, 0);
@@ -415,6 +431,8 @@ int sup_supervise(struct sup *s, int sigfd)
 			interrupt_all(tree, 1);
 			interrupt_sent = t;
 		}
+		if (t < look_until)
+			continue; /* the next file call's stop is likely microseconds away */
 		double wake = lead && !precopied && t < next - lead ? next - lead : next;
 		int timeout = interrupting ? (int)(VFORK_WAIT * 1e3) + 1 : !s->tree->enabled ? -1 : busy && t >= next ? -1 : (int)((wake - t) * 1e3) + 1;
 		struct pollfd pf[2] = { { sigfd, POLLIN, 0 }, { have_worker ? w.done_fd[0] : -1, POLLIN, 0 } };

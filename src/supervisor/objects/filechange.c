@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "filecover.h"
 #include "fsclass.h"
 #include "procfs.h"
 #include "undolog.h"
@@ -16,12 +17,15 @@
 int fchange_fd_target(pid_t tid, int fd, struct fchange_target *f)
 {
 	memset(&f->st, 0, sizeof f->st);
+	f->path[0] = 0;
 	snprintf(f->open_path, sizeof f->open_path, "/proc/%d/fd/%d", (int)tid, fd);
+	if (stat(f->open_path, &f->st) != 0 || (!S_ISREG(f->st.st_mode) && !S_ISBLK(f->st.st_mode)))
+		return -1; /* a pipe, a socket, a terminal: the common write, one call */
 	ssize_t n = readlink(f->open_path, f->path, sizeof f->path - 1);
 	if (n <= 0 || f->path[0] != '/')
-		return -1;
+		return f->path[0] = 0, -1;
 	f->path[n] = 0;
-	if (stat(f->open_path, &f->st) != 0 || !S_ISREG(f->st.st_mode))
+	if (!S_ISREG(f->st.st_mode))
 		return -1;
 	return strstr(f->path, " (deleted)") ? -1 : 0; /* removed already: nothing of it to put back */
 }
@@ -111,6 +115,57 @@ static void put(struct tree *t, struct undo_rec *h, const char *path, const void
 		ft->unflushed = 1;
 }
 
+/* ------------------------------------------------------------------ files made since the cut */
+
+/* Paths the program made since the cut (a regular file, a FIFO, a directory), followed through its
+ * own renames and removals.  Removing one needs no copy of its bytes: it did not exist at the cut,
+ * so the resume removes it anyway (its UNDO_CREATED); only an empty one is made again first, for
+ * the records between to act on (a rename back).  SQLite makes and removes its rollback journal at
+ * every transaction: its bytes were most of the journal.  A path not found is copied as before. */
+#define BORN_MAX 1024
+
+static ssize_t born_find(const struct file_track *ft, const char *path)
+{
+	for (size_t i = 0; i < ft->nborn; i++)
+		if (!strcmp(ft->born[i], path))
+			return (ssize_t)i;
+	return -1;
+}
+
+static void born_drop(struct file_track *ft, const char *path)
+{
+	ssize_t i = born_find(ft, path);
+	if (i < 0)
+		return;
+	free(ft->born[i]);
+	ft->born[i] = ft->born[--ft->nborn];
+}
+
+static void born_add(struct file_track *ft, const char *path)
+{
+	if (born_find(ft, path) >= 0)
+		return;
+	if (ft->nborn == ft->born_cap) {
+		size_t cap = ft->born_cap ? ft->born_cap * 2 : 16;
+		char **g = cap <= BORN_MAX ? realloc(ft->born, cap * sizeof *g) : NULL;
+		if (!g)
+			return; /* not followed: its bytes are copied at its removal, as for any file */
+		ft->born = g, ft->born_cap = cap;
+	}
+	char *p = strdup(path);
+	if (p)
+		ft->born[ft->nborn++] = p;
+}
+
+void fchange_new_interval(struct tree *t)
+{
+	struct file_track *ft = &t->files;
+	for (size_t i = 0; i < ft->nborn; i++)
+		free(ft->born[i]);
+	ft->nborn = 0;
+	fcover_reset(&ft->cover);
+}
+
 static void fill_attrs(struct undo_rec *h, const struct stat *st)
 {
 	h->dev = st->st_dev, h->ino = st->st_ino;
@@ -165,7 +220,8 @@ void fchange_cannot(struct tree *t, const char *path, const char *what)
 static int not_journalled(struct tree *t, const struct fchange_target *f)
 {
 	char name[64], what[160];
-	enum fs_class c = fsclass_of(f->open_path[0] ? f->open_path : f->path, name, sizeof name);
+	const char *at = f->open_path[0] ? f->open_path : f->path;
+	enum fs_class c = f->st.st_ino ? fsclass_of_stat(at, &f->st, name, sizeof name) : fsclass_of(at, name, sizeof name);
 	t->files.target_on_disk = c == FS_LOCAL;
 	if (c == FS_LOCAL || c == FS_MEMORY)
 		return 0;
@@ -258,7 +314,16 @@ void fchange_bytes(struct tree *t, const struct fchange_target *f, uint64_t off,
 		return; /* beyond the end: cut back by the size in its attributes */
 	if (len > size - off)
 		len = size - off;
-	keep_bytes(t, f, f->open_path[0] ? f->open_path : f->path, off, len, UNDO_BYTES);
+	/* only what this interval's journal does not hold yet: its older record puts it back */
+	struct frange gaps[FCOVER_MAX_GAPS];
+	struct file_track *ft = &t->files;
+	size_t n = fcover_gaps(&ft->cover, (uint64_t)f->st.st_dev, (uint64_t)f->st.st_ino, off, off + len, gaps);
+	for (size_t i = 0; i < n; i++) {
+		if (keep_bytes(t, f, f->open_path[0] ? f->open_path : f->path, gaps[i].off, gaps[i].end - gaps[i].off,
+			       UNDO_BYTES) != 0)
+			return;
+		fcover_add(&ft->cover, (uint64_t)f->st.st_dev, (uint64_t)f->st.st_ino, gaps[i].off, gaps[i].end);
+	}
 }
 
 /* The directory an entry is made in or removed from: its times (and mode), once per cut, so that
@@ -284,6 +349,8 @@ void fchange_created(struct tree *t, const struct fchange_target *f, int dir, co
 	if (of)
 		h.dev = of->st_dev, h.ino = of->st_ino; /* a hard link: the inode it adds a name to */
 	put(t, &h, f->path, NULL, 0);
+	if (!of)
+		born_add(&t->files, f->path); /* a link's inode is older than its new name: not followed */
 }
 
 void fchange_removed(struct tree *t, const struct fchange_target *f)
@@ -294,6 +361,14 @@ void fchange_removed(struct tree *t, const struct fchange_target *f)
 	parent_attrs(t, f->path);
 	struct undo_rec h = { .kind = UNDO_REMOVED };
 	fill_attrs(&h, st);
+	if (born_find(&t->files, f->path) >= 0 && (S_ISREG(st->st_mode) || S_ISDIR(st->st_mode) || S_ISFIFO(st->st_mode))) {
+		/* made since the cut: made again empty, then removed by its UNDO_CREATED */
+		h.a = 0;
+		born_drop(&t->files, f->path);
+		put(t, &h, f->path, NULL, 0);
+		return;
+	}
+	born_drop(&t->files, f->path);
 	if (S_ISREG(st->st_mode)) {
 		/* undone last to first: the file made empty (UNDO_REMOVED), its content written
 		 * (UNDO_BYTES), then its size, mode and times (UNDO_ATTRS) */
@@ -327,4 +402,13 @@ void fchange_renamed(struct tree *t, const struct fchange_target *from, const ch
 	fill_attrs(&h, &from->st);
 	h.a = (uint64_t)exchange;
 	put(t, &h, from->path, to, strlen(to));
+	/* what was made since the cut moves with its name (a directory's entries are not followed) */
+	struct file_track *ft = &t->files;
+	int from_born = born_find(ft, from->path) >= 0, to_born = born_find(ft, to) >= 0;
+	born_drop(ft, from->path);
+	born_drop(ft, to);
+	if (from_born && !S_ISDIR(from->st.st_mode))
+		born_add(ft, to);
+	if (exchange && to_born)
+		born_add(ft, from->path);
 }

@@ -37,6 +37,9 @@ int fchange_path_target(pid_t tid, int dirfd, uint64_t addr, int follow, struct 
 /* The fd's position and open flags (/proc/PID/fdinfo); 0 or -1. */
 int fchange_fd_pos(pid_t tid, int fd, uint64_t *pos, int *flags);
 
+/* A new journal file (a cut): what the last one held is forgotten. */
+void fchange_new_interval(struct tree *t);
+
 /* The change about to be made: */
 void fchange_attrs(struct tree *t, const struct fchange_target *f);                  /* any attribute or size */
 void fchange_bytes(struct tree *t, const struct fchange_target *f, uint64_t off, uint64_t len); /* overwrite */

@@ -139,6 +139,7 @@ static int switch_to(struct tree *t, uint64_t seq, int fresh)
 		close(ft->fd);
 	ft->fd = fd, ft->seq = seq;
 	ft->saved_bytes = 0, ft->ntouched = 0;
+	fchange_new_interval(t);
 	ft->unflushed = 0, ft->name_flushed = 0;
 	return 0;
 }

@@ -66,3 +66,28 @@ enum fs_class fsclass_of(const char *path, char *name, size_t namelen)
 	}
 	return fsclass_type((unsigned long)s.f_type, name, namelen);
 }
+
+/* Devices seen, and their class: a device is one file system for as long as it is mounted (an
+ * unmount and another mount on the same device number while the program runs is not followed). */
+static struct {
+	dev_t dev;
+	enum fs_class cls;
+	char name[40];
+} seen[32];
+static int nseen;
+
+enum fs_class fsclass_of_stat(const char *path, const struct stat *st, char *name, size_t namelen)
+{
+	for (int i = 0; i < nseen; i++)
+		if (seen[i].dev == st->st_dev) {
+			snprintf(name, namelen, "%s", seen[i].name);
+			return seen[i].cls;
+		}
+	enum fs_class c = fsclass_of(path, name, namelen);
+	if (nseen < (int)(sizeof seen / sizeof seen[0])) {
+		seen[nseen].dev = st->st_dev, seen[nseen].cls = c;
+		snprintf(seen[nseen].name, sizeof seen[nseen].name, "%s", name);
+		nseen++;
+	}
+	return c;
+}

@@ -21,12 +21,16 @@
 #ifndef PROSPER_SUP_FSCLASS_H
 #define PROSPER_SUP_FSCLASS_H
 #include <stddef.h>
+#include <sys/stat.h>
 
 enum fs_class { FS_LOCAL, FS_MEMORY, FS_KERNEL, FS_OUTSIDE };
 
 /* The class of the file system holding path (or, if path does not exist, its directory); name
  * gets the file system's name ("nfs", "fuse", "0x1234abcd" when unknown). */
 enum fs_class fsclass_of(const char *path, char *name, size_t namelen);
+
+/* The same for a file whose stat is st (its device's class is asked once, then remembered). */
+enum fs_class fsclass_of_stat(const char *path, const struct stat *st, char *name, size_t namelen);
 
 /* The class and name of a file system type (statfs f_type). */
 enum fs_class fsclass_type(unsigned long f_type, char *name, size_t namelen);

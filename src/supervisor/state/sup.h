@@ -251,6 +251,9 @@ struct file_track {
 	uint64_t committed_seq;      /* the newest cut committed (the commit thread) */
 	uint64_t saved_bytes;        /* old bytes recorded since cut seq (bounded: FILETRACK_BUDGET) */
 	uint64_t *touched;           /* inodes whose attributes are recorded since cut seq (dev ^ ino) */
+	struct fcover *cover;        /* their bytes recorded since cut seq (filecover.h) */
+	char **born;                 /* paths the program made since cut seq (filechange.c) */
+	size_t nborn, born_cap;
 	size_t ntouched, touched_cap;
 	int failed;                  /* the journal cannot be written: said once; the program is stopped */
 	/* files mapped shared and writable (stores to them are not seen): each cut's journal says
