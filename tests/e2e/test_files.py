@@ -265,6 +265,29 @@ print(open("state").read().split()[0])
     torture(prog, kills=20, pool_dir=str(disk), extra=["--power-cut", "--durable-every", "50ms"])
 
 
+def test_power_cuts_during_rewrites_in_place(tmp_path):
+    """A counter rewritten in place (pwrite at offset 0) every 10 ms, between durable copies 50 ms
+    apart: the first rewrite after the durable checkpoint is the one whose record a power cut
+    must not lose.  40 power cuts.  (With the bytes' records of every file left unflushed, this
+    was refused as changed outside after 21 to 30 cuts on three seeds; in the tests above each
+    transaction's other records are flushed soon after and hide that mistake.)"""
+    prog = programs.script(f"{tmp_path}/counter.py", """#!/usr/bin/env python3
+import os, time
+fd = os.open("counter", os.O_RDWR | os.O_CREAT, 0o644)
+if os.fstat(fd).st_size == 0:
+    os.pwrite(fd, b"%012d\\n" % 0, 0)
+    os.fsync(fd)
+for i in range(150):
+    n = int(os.pread(fd, 13, 0))
+    time.sleep(0.01)
+    os.pwrite(fd, b"%012d\\n" % (n + i), 0)
+print(int(os.pread(fd, 13, 0)))
+""")
+    disk = tmp_path / "pools"
+    disk.mkdir()
+    torture(prog, kills=40, pool_dir=str(disk), extra=["--power-cut", "--durable-every", "50ms"])
+
+
 # ---------------------------------------------------------------- refusals that touch nothing
 
 def _epoch(pool):

@@ -149,7 +149,7 @@ int main(int argc, char **argv)
 	tiers_after_commit(&s->tree->tiers, s->tree->pool, 1); /* the last state made durable (T3), counted */
 	if (finished) {
 		/* nothing left to resume: nothing to undo -- once the durable pool says so too */
-		s->tree->tiers.journal_dir = NULL;
+		s->tree->tiers.before_copy = NULL;
 		undolog_remove_all(s->tree->files.dir);
 	}
 	if (s->cfg.stats_path && stats_write(s, s->cfg.stats_path) != 0)

@@ -107,6 +107,28 @@ int undolog_sync(const char *dir, uint64_t seq, int fd, int with_dir)
 	return rc;
 }
 
+int undolog_sync_from(const char *dir, uint64_t from)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return -errno;
+	int rc = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) && !rc) {
+		char *end;
+		unsigned long long v = strtoull(e->d_name, &end, 10);
+		if (end != e->d_name && !strcmp(end, ".undo") && v >= from)
+			rc = undolog_sync(dir, v, -1, 0);
+	}
+	closedir(d);
+	int fd = rc ? -1 : open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (!rc && (fd < 0 || fsync(fd) != 0))
+		rc = -errno;
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
 static uint32_t crc_of(const struct undo_rec *h, const void *path, const void *data)
 {
 	uint32_t c = prosper_crc32c(0, &h->kind, sizeof *h - offsetof(struct undo_rec, kind));

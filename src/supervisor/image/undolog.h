@@ -70,6 +70,9 @@ int undolog_open(const char *dir, uint64_t seq, int fresh);
  * with with_dir its name in dir (fsync of the folder).  0 or -errno. */
 int undolog_sync(const char *dir, uint64_t seq, int fd, int with_dir);
 
+/* The same for every journal file of cut >= from in dir, and the folder.  0 or -errno. */
+int undolog_sync_from(const char *dir, uint64_t from);
+
 /* Power-cut tests (prosper torture --power-cut) set PROSPER_TEST_JOURNAL_DURABLE=1: each sync
  * then notes "seq length" in <dir>/durable-lengths (the bytes written before it began), and the
  * test cuts every journal file back to its longest noted length, as a power cut that lost all

@@ -110,59 +110,78 @@ static void put(struct tree *t, struct undo_rec *h, const char *path, const void
 	ft->records++;
 	ft->bytes += sizeof *h + len;
 	/* a change that can outlive a power cut, or one that cannot be undone: flushed before the
-	 * call runs (filetrack_stop) */
-	if (ft->target_on_disk || h->kind == UNDO_CANNOT)
+	 * call runs (filetrack_stop) -- but the bytes, attributes and removal of a file made after
+	 * the cut a power cut goes back to (its UNDO_CREATED, flushed, removes it) */
+	int of_born = ft->target_born && (h->kind == UNDO_ATTRS || h->kind == UNDO_BYTES || h->kind == UNDO_REMOVED);
+	if ((ft->target_on_disk && !of_born) || h->kind == UNDO_CANNOT)
 		ft->unflushed = 1;
 }
 
-/* ------------------------------------------------------------------ files made since the cut */
+/* ------------------------------------------------------------------ files made since a cut */
 
-/* Paths the program made since the cut (a regular file, a FIFO, a directory), followed through its
- * own renames and removals.  Removing one needs no copy of its bytes: it did not exist at the cut,
- * so the resume removes it anyway (its UNDO_CREATED); only an empty one is made again first, for
- * the records between to act on (a rename back).  SQLite makes and removes its rollback journal at
- * every transaction: its bytes were most of the journal.  A path not found is copied as before. */
-#define BORN_MAX 1024
+/* Paths the program made (a regular file, a FIFO, a directory) and the interval it made each in,
+ * followed through its own renames and removals.  Two uses:
+ *   - removing one made in this very interval needs no copy of its bytes: it did not exist at the
+ *     cut, so the resume removes it anyway (its UNDO_CREATED); only an empty one is made again
+ *     first, for the records between to act on (a rename back).  SQLite makes and removes its
+ *     rollback journal at every transaction.
+ *   - the bytes and attributes of one made after the cut a power cut would go back to
+ *     (flush_base) need not be flushed before they change: if lost, the file is removed by its
+ *     UNDO_CREATED, which is flushed (a compiler's temporary files, an object file).
+ * A path not found is treated as any file's: copied and flushed. */
+#define BORN_MAX 4096
 
-static ssize_t born_find(const struct file_track *ft, const char *path)
+static struct born_path *born_find(const struct file_track *ft, const char *path)
 {
 	for (size_t i = 0; i < ft->nborn; i++)
-		if (!strcmp(ft->born[i], path))
-			return (ssize_t)i;
-	return -1;
+		if (!strcmp(ft->born[i].path, path))
+			return &ft->born[i];
+	return NULL;
 }
 
 static void born_drop(struct file_track *ft, const char *path)
 {
-	ssize_t i = born_find(ft, path);
-	if (i < 0)
+	struct born_path *b = born_find(ft, path);
+	if (!b)
 		return;
-	free(ft->born[i]);
-	ft->born[i] = ft->born[--ft->nborn];
+	free(b->path);
+	*b = ft->born[--ft->nborn];
 }
 
-static void born_add(struct file_track *ft, const char *path)
+static void born_add(struct file_track *ft, const char *path, uint64_t seq)
 {
-	if (born_find(ft, path) >= 0)
-		return;
+	born_drop(ft, path);
 	if (ft->nborn == ft->born_cap) {
 		size_t cap = ft->born_cap ? ft->born_cap * 2 : 16;
-		char **g = cap <= BORN_MAX ? realloc(ft->born, cap * sizeof *g) : NULL;
+		struct born_path *g = cap <= BORN_MAX ? realloc(ft->born, cap * sizeof *g) : NULL;
 		if (!g)
-			return; /* not followed: its bytes are copied at its removal, as for any file */
+			return; /* not followed: treated as any file */
 		ft->born = g, ft->born_cap = cap;
 	}
 	char *p = strdup(path);
 	if (p)
-		ft->born[ft->nborn++] = p;
+		ft->born[ft->nborn++] = (struct born_path){ p, seq };
+}
+
+/* Made after the cut a power cut could take the program back to? (flush_base: the caller holds mu) */
+static int born_since_base(const struct file_track *ft, const char *path)
+{
+	const struct born_path *b = born_find(ft, path);
+	return b && ft->flush_base != UINT64_MAX && b->seq >= ft->flush_base;
 }
 
 void fchange_new_interval(struct tree *t)
 {
 	struct file_track *ft = &t->files;
-	for (size_t i = 0; i < ft->nborn; i++)
-		free(ft->born[i]);
-	ft->nborn = 0;
+	/* made before both the cut now committed and the durable one: no longer of use */
+	for (size_t i = 0; i < ft->nborn;) {
+		if (ft->born[i].seq < ft->committed_seq && (ft->flush_base == UINT64_MAX || ft->born[i].seq < ft->flush_base)) {
+			free(ft->born[i].path);
+			ft->born[i] = ft->born[--ft->nborn];
+		} else {
+			i++;
+		}
+	}
 	fcover_reset(&ft->cover);
 }
 
@@ -223,6 +242,7 @@ static int not_journalled(struct tree *t, const struct fchange_target *f)
 	const char *at = f->open_path[0] ? f->open_path : f->path;
 	enum fs_class c = f->st.st_ino ? fsclass_of_stat(at, &f->st, name, sizeof name) : fsclass_of(at, name, sizeof name);
 	t->files.target_on_disk = c == FS_LOCAL;
+	t->files.target_born = born_since_base(&t->files, f->path);
 	if (c == FS_LOCAL || c == FS_MEMORY)
 		return 0;
 	if (c == FS_OUTSIDE) {
@@ -336,8 +356,12 @@ static void parent_attrs(struct tree *t, const char *path)
 		return; /* the root directory: not ours to keep */
 	d.open_path[0] = 0;
 	snprintf(d.path, sizeof d.path, "%.*s", (int)(slash - path), path);
-	if (lstat(d.path, &d.st) == 0 && S_ISDIR(d.st.st_mode))
+	if (lstat(d.path, &d.st) == 0 && S_ISDIR(d.st.st_mode)) {
+		int entry_born = t->files.target_born;
+		t->files.target_born = born_since_base(&t->files, d.path); /* the directory's own */
 		attrs(t, &d);
+		t->files.target_born = entry_born;
+	}
 }
 
 void fchange_created(struct tree *t, const struct fchange_target *f, int dir, const struct stat *of)
@@ -350,7 +374,7 @@ void fchange_created(struct tree *t, const struct fchange_target *f, int dir, co
 		h.dev = of->st_dev, h.ino = of->st_ino; /* a hard link: the inode it adds a name to */
 	put(t, &h, f->path, NULL, 0);
 	if (!of)
-		born_add(&t->files, f->path); /* a link's inode is older than its new name: not followed */
+		born_add(&t->files, f->path, t->files.seq); /* a link's inode is older than its new name: not followed */
 }
 
 void fchange_removed(struct tree *t, const struct fchange_target *f)
@@ -361,7 +385,8 @@ void fchange_removed(struct tree *t, const struct fchange_target *f)
 	parent_attrs(t, f->path);
 	struct undo_rec h = { .kind = UNDO_REMOVED };
 	fill_attrs(&h, st);
-	if (born_find(&t->files, f->path) >= 0 && (S_ISREG(st->st_mode) || S_ISDIR(st->st_mode) || S_ISFIFO(st->st_mode))) {
+	const struct born_path *b = born_find(&t->files, f->path);
+	if (b && b->seq == t->files.seq && (S_ISREG(st->st_mode) || S_ISDIR(st->st_mode) || S_ISFIFO(st->st_mode))) {
 		/* made since the cut: made again empty, then removed by its UNDO_CREATED */
 		h.a = 0;
 		born_drop(&t->files, f->path);
@@ -404,11 +429,12 @@ void fchange_renamed(struct tree *t, const struct fchange_target *from, const ch
 	put(t, &h, from->path, to, strlen(to));
 	/* what was made since the cut moves with its name (a directory's entries are not followed) */
 	struct file_track *ft = &t->files;
-	int from_born = born_find(ft, from->path) >= 0, to_born = born_find(ft, to) >= 0;
+	const struct born_path *fb = born_find(ft, from->path), *tb = born_find(ft, to);
+	uint64_t from_seq = fb ? fb->seq : UINT64_MAX, to_seq = tb ? tb->seq : UINT64_MAX;
 	born_drop(ft, from->path);
 	born_drop(ft, to);
-	if (from_born && !S_ISDIR(from->st.st_mode))
-		born_add(ft, to);
-	if (exchange && to_born)
-		born_add(ft, from->path);
+	if (from_seq != UINT64_MAX && !S_ISDIR(from->st.st_mode))
+		born_add(ft, to, from_seq);
+	if (exchange && to_seq != UINT64_MAX)
+		born_add(ft, from->path, to_seq);
 }

@@ -170,10 +170,25 @@ static int flush_journal(struct tree *t)
 	return 0;
 }
 
+/* The durable thread, before a copy of cut tag commits (tiers.h). */
+static int before_copy(void *arg, uint64_t tag)
+{
+	struct tree *t = arg;
+	struct file_track *ft = &t->files;
+	/* from now on what was made after tag is what needs no flush; what was recorded before,
+	 * under the older base, is flushed here (every file from tag on) */
+	pthread_mutex_lock(&ft->mu);
+	ft->flush_base = tag;
+	pthread_mutex_unlock(&ft->mu);
+	return undolog_sync_from(ft->dir, tag);
+}
+
 int filetrack_start(struct tree *t, const char *pool_path, uint64_t seq, int on, char *why, size_t whylen)
 {
 	struct file_track *ft = &t->files;
 	ft->fd = -1, ft->on = on;
+	ft->flush_base = UINT64_MAX; /* no checkpoint known durable yet: every record is flushed */
+	pthread_mutex_init(&ft->mu, NULL);
 	if (undolog_dir(pool_path, ft->dir, sizeof ft->dir) != 0) {
 		snprintf(why, whylen, "the pool's path is too long for its file-undo journal");
 		return -1;
@@ -197,7 +212,7 @@ int filetrack_start(struct tree *t, const char *pool_path, uint64_t seq, int on,
 		return -1;
 	}
 	if (on && t->tiers.kind == TIER_TWO)
-		t->tiers.journal_dir = ft->dir; /* each durable copy flushes the journal of its cut first */
+		t->tiers.before_copy = before_copy, t->tiers.before_copy_arg = t;
 	return 0;
 }
 
@@ -205,11 +220,27 @@ int filetrack_before_durable(struct tree *t)
 {
 	struct file_track *ft = &t->files;
 	if (!ft->on || (t->tiers.kind != TIER_DISK && t->tiers.kind != TIER_PMEM))
-		return 0; /* two tiers: the durable thread flushes before its copy (tiers.c) */
-	return undolog_sync(ft->dir, ft->seq, -1, 1);
+		return 0; /* two tiers: the durable thread flushes before its copy (before_copy) */
+	return before_copy(t, ft->seq);
 }
 
+static int cut_locked(struct tree *t);
+
 int filetrack_cut(struct tree *t)
+{
+	struct file_track *ft = &t->files;
+	pthread_mutex_lock(&ft->mu);
+	int rc = cut_locked(t);
+	pthread_mutex_unlock(&ft->mu);
+	/* a mapped file's copy is flushed before its stores can reach the disk: before the program
+	 * runs again */
+	if (!rc && ft->unflushed && !ft->failed && outlives_power_cut(t) && flush_journal(t) != 0)
+		rc = -EIO;
+	ft->unflushed = 0;
+	return rc;
+}
+
+static int cut_locked(struct tree *t)
 {
 	struct file_track *ft = &t->files;
 	struct files_record r = { .seq = ft->seq + 1, .tracked = (uint32_t)ft->on };
@@ -487,7 +518,9 @@ void filetrack_stop(struct tree *t, struct sup *m, pid_t tid)
 		return;
 	double t0 = stopclock_now();
 	ft->traps++;
+	pthread_mutex_lock(&ft->mu); /* flush_base holds still while the call is recorded */
 	dispatch(t, tid, &r);
+	pthread_mutex_unlock(&ft->mu);
 	/* undo before data: a change on a disk runs only once what undoes it is on the disk too */
 	if (ft->unflushed && !ft->failed && outlives_power_cut(t))
 		flush_journal(t);

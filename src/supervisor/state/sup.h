@@ -252,8 +252,13 @@ struct file_track {
 	uint64_t saved_bytes;        /* old bytes recorded since cut seq (bounded: FILETRACK_BUDGET) */
 	uint64_t *touched;           /* inodes whose attributes are recorded since cut seq (dev ^ ino) */
 	struct fcover *cover;        /* their bytes recorded since cut seq (filecover.h) */
-	char **born;                 /* paths the program made since cut seq (filechange.c) */
+	struct born_path *born;      /* paths the program made, and in which interval (filechange.c) */
 	size_t nborn, born_cap;
+	/* The cut a power cut could take the files back to, or UINT64_MAX before any is durable:
+	 * what is made after it needs no flushed records (docs/durability.md).  Written by the
+	 * durable or commit thread, under mu, which the loop holds while it records a call. */
+	uint64_t flush_base;
+	pthread_mutex_t mu;
 	size_t ntouched, touched_cap;
 	int failed;                  /* the journal cannot be written: said once; the program is stopped */
 	/* files mapped shared and writable (stores to them are not seen): each cut's journal says
@@ -266,9 +271,15 @@ struct file_track {
 	 * records were written that the journal must hold durably before the call runs; the
 	 * journal file's name is durable in its folder */
 	int target_on_disk, unflushed, name_flushed;
+	int target_born;             /* the file being recorded was made after flush_base */
 	/* statistics */
 	uint64_t traps, records, bytes, cannot, flushes;
 	double seconds, flush_seconds;
+};
+
+struct born_path {
+	char *path;
+	uint64_t seq; /* the journal file its UNDO_CREATED is in */
 };
 
 /* The supervision of the program as a whole: what every process of it shares. */

@@ -12,7 +12,6 @@
 #include "fastpool.h"
 #include "sup.h"
 #include "stopclock.h"
-#include "undolog.h"
 
 static const char *fs_name(long magic)
 {
@@ -173,9 +172,9 @@ int tiers_start_resume(struct tiers *t, prosper_pool **work, const struct prospe
 static void commit_staged(struct tiers *t)
 {
 	char why[4400] = "";
-	int rc = t->journal_dir ? undolog_sync(t->journal_dir, t->pending_tag, -1, 1) : 0;
+	int rc = t->before_copy ? t->before_copy(t->before_copy_arg, t->pending_tag) : 0;
 	if (rc)
-		snprintf(why, sizeof why, "cannot flush the file-undo journal %s: %s", t->journal_dir, strerror(-rc));
+		snprintf(why, sizeof why, "cannot flush the file-undo journal: %s", strerror(-rc));
 	else if ((rc = prosper_pool_commit(t->durable, t->blob, t->blob_len)) != 0)
 		snprintf(why, sizeof why, "%s", prosper_pool_errormsg());
 	double dt = stopclock_now() - t->pending_t0;

@@ -59,9 +59,11 @@ struct tiers {
 	 * one of the epoch the durable pool holds, once its copy is committed (the file-undo
 	 * journal's cut, filetrack.h).  Written by the durable thread under mu. */
 	uint64_t tag, pending_tag, durable_tag;
-	/* The file-undo journal's folder (filetrack.h), or NULL: before a copy commits, the journal
-	 * file of its tag is made durable, for a resume from the copy finds it after a power cut. */
-	const char *journal_dir;
+	/* Called on the durable thread before a copy commits, with the copy's tag (NULL: none): the
+	 * file-undo journal from that cut on made durable (filetrack.h), for a resume from the copy
+	 * after a power cut needs it.  0, or a negative errno: the copy fails. */
+	int (*before_copy)(void *arg, uint64_t tag);
+	void *before_copy_arg;
 };
 
 /* Which kind a pool at path gets with --durable-every every_s (< 0: the default).  Fills t->kind,
