@@ -164,6 +164,108 @@ wc -l < out
     torture(prog, kills=10)
 
 
+# ---------------------------------------------------------------- output to fd 1 and 2 (filefilter.h)
+
+def killed_once_in_the_middle(tmp_path, pool_dir, prog):
+    """Run prog natively, then under prosper until it made the file `ready` and two more
+    checkpoints were committed, kill it a little later (its changes after the checkpoint), resume
+    it (`prosper resume >> out`): output, exit code and files must be the native run's.  One kill
+    at the moment that matters, rather than random ones that may all fall before it."""
+    native_dir, run_dir = tmp_path / "native", tmp_path / "run"
+    native_dir.mkdir()
+    run_dir.mkdir()
+    native = subprocess.run([prog], cwd=native_dir, capture_output=True, timeout=120)
+    pool = os.path.join(pool_dir, "once.prosper")
+    out = tmp_path / "out"
+    with open(out, "wb") as f:
+        p = subprocess.Popen([PROSPER, "run", "--pool", pool, "--", prog], cwd=run_dir, stdout=f,
+                             stderr=subprocess.PIPE, start_new_session=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (run_dir / "ready").exists():
+            time.sleep(0.005)
+        first = _epoch(pool)
+        while time.monotonic() < deadline and _epoch(pool) < first + 2:
+            time.sleep(0.005)
+        time.sleep(0.03)
+        assert p.poll() is None, p.stderr.read()
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        r = subprocess.run([PROSPER, "resume", "--pool", pool], cwd=run_dir, stdout=f, stderr=subprocess.PIPE,
+                           timeout=120)
+    assert r.returncode == native.returncode, r.stderr
+    assert out.read_bytes() == native.stdout
+    def files(d):
+        return {n: (d / n).read_bytes() for n in sorted(os.listdir(d))}
+    assert files(run_dir) == files(native_dir)
+
+
+def test_stdout_redirected_to_a_file_and_rewritten_in_place(tmp_path, pool_dir):
+    """Writes to the run's own stdout go through without a stop; a process that puts a file of its
+    own on fd 1 (dup2) and rewrites it in place through fd 1 is tightened, so those rewrites are
+    journalled and undone like any other: the final file and output are the native run's."""
+    prog = programs.script(f"{tmp_path}/redirect.py", """#!/usr/bin/env python3
+import os, time
+print("to the run's stdout", flush=True)
+saved = os.dup(1)
+fd = os.open("counter", os.O_RDWR | os.O_CREAT, 0o644)
+os.dup2(fd, 1)
+os.write(1, b"%012d\\n" % 0)
+for i in range(400):
+    n = int(os.pread(fd, 13, 0))
+    os.lseek(1, 0, 0)
+    os.write(1, b"%012d\\n" % (n + i))
+    if i == 50:
+        open("ready", "w").close()
+    time.sleep(0.002)
+os.dup2(saved, 1)
+print(int(os.pread(fd, 13, 0)))
+""")
+    killed_once_in_the_middle(tmp_path, pool_dir, prog)
+
+
+def test_stdout_closed_then_a_file_takes_its_number(tmp_path, pool_dir):
+    """close(1), then the next open gets fd 1: a file the process rewrites in place through fd 1.
+    The close tightens the process: the rewrites are seen and undone."""
+    prog = programs.script(f"{tmp_path}/reuse.py", """#!/usr/bin/env python3
+import os, time
+out = os.dup(1)
+os.close(1)
+fd = os.open("state", os.O_RDWR | os.O_CREAT, 0o644)
+assert fd == 1
+os.write(1, b"%012d\\n" % 0)
+for i in range(400):
+    n = int(os.pread(1, 13, 0))
+    os.lseek(1, 0, 0)
+    os.write(1, b"%012d\\n" % (n + 2 * i))
+    if i == 50:
+        open("ready", "w").close()
+    time.sleep(0.002)
+os.write(out, b"%d\\n" % int(os.pread(1, 13, 0)))
+""")
+    killed_once_in_the_middle(tmp_path, pool_dir, prog)
+
+
+def test_a_shell_that_redirects_itself(tmp_path, pool_dir):
+    """`exec > file` in a shell script, then a loop that writes the file and empties it now and
+    then (`: > log`): the shell's own writes to fd 1 are a file's now, seen and undone."""
+    prog = programs.script(f"{tmp_path}/selfredirect.sh", """#!/bin/sh
+echo start
+exec 3>&1
+exec > log
+i=0
+while [ $i -lt 700 ]; do
+  echo "line $i"
+  if [ $((i % 50)) -eq 49 ]; then : > log; fi
+  if [ $i -eq 500 ]; then touch ready; fi
+  if [ $i -gt 500 ]; then sleep 0.01; fi
+  i=$((i + 1))
+done
+exec 1>&3
+wc -l < log
+""")
+    killed_once_in_the_middle(tmp_path, pool_dir, prog)
+
+
 # ---------------------------------------------------------------- files held open with no name
 
 def test_sqlite_temporary_files(tmp_path):

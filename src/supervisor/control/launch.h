@@ -1,6 +1,7 @@
 /* launch.h -- start the program under ptrace (launch.c). */
 #ifndef PROSPER_SUP_LAUNCH_H
 #define PROSPER_SUP_LAUNCH_H
+#include "filefilter.h" /* FILTER_* */
 #include <stddef.h>
 #include <sys/types.h>
 #include "prosper/internal/shim_proto.h"
@@ -20,8 +21,8 @@ char **launch_environment(char *const base[], const char *shim, int *envc);
 
 /* Fork the program: no ASLR, in cwd (NULL: ours), environment env plus the hello channel; it
  * waits until we have seized it, then execs (use_path: search PATH).  With ns on it is in the
- * program's pid namespace and gets its /proc there (pidns.h).  With filter, its file changes are
- * sent to us from its first instruction on (filetrack.h).  On return the child is
+ * program's pid namespace and gets its /proc there (pidns.h).  With filter (FILTER_*), its file
+ * changes are sent to us from its first instruction on (filefilter.h).  On return the child is
  * seized and running.  0 or a negative errno (-EPERM: ptrace is not permitted). */
 struct pidns;
 int launch(struct child *c, const struct hello_channel *ch, struct pidns *ns, const char *file,

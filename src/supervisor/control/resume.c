@@ -135,6 +135,21 @@ int resume_admit(struct sup *s, const char *pool_path, struct img *im)
 	return 0;
 }
 
+/* The launch filter of the relaunched program: writes to fd 1 and 2 let through only when in every
+ * process of the checkpoint they are the run's own stdio or no file (filefilter.h). */
+static int resume_filter(const struct sup *s, const struct img *im)
+{
+	const struct tree *t = s->tree;
+	if (!t->files.on)
+		return FILTER_NONE;
+	if (!t->resume.view)
+		return filetrack_stdio_trusted(im) ? FILTER_BUT_STDIO : FILTER_ALL;
+	for (uint32_t i = 0; i < t->resume.view->nprocs; i++)
+		if (!t->resume.view->procs[i]->exited && !filetrack_stdio_trusted(&t->resume.imgs[i]))
+			return FILTER_ALL;
+	return FILTER_BUT_STDIO;
+}
+
 int resume_start(struct sup *s, const struct img *im, struct child *c)
 {
 	/* the options this resume checkpoints with, for the next resume (committed with the next
@@ -174,7 +189,7 @@ int resume_start(struct sup *s, const struct img *im, struct child *c)
 	/* the program's process id back, when it has its own namespace (restore.c does the threads) */
 	if (s->tree->ns.on && im->h->own_pid > 1)
 		pidns_next(&s->tree->ns, im->h->own_pid);
-	int rc = launch(c, &s->tree->channel, &s->tree->ns, exe, args, env, s->envc, s->launch_cwd, 1, 0, s->tree->files.on);
+	int rc = launch(c, &s->tree->channel, &s->tree->ns, exe, args, env, s->envc, s->launch_cwd, 1, 0, resume_filter(s, im));
 	if (rc != 0)
 		return refuse(REFUSE_LAUNCH, "cannot relaunch %s: %s", exe, strerror(-rc));
 	return 0;

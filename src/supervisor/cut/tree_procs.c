@@ -170,6 +170,7 @@ struct sup *tree_add_child(struct tree *t, struct sup *parent, pid_t child)
 	memcpy(m->warned_fds, parent->warned_fds, sizeof m->warned_fds); /* its fds are its parent's */
 	m->start_brk = parent->start_brk;
 	m->untracked = 1;
+	m->stdio_tight = parent->stdio_tight; /* filters are inherited */
 	/* vfork and posix_spawn: the child runs in its parent's memory until it execs */
 	m->vforked = syscall(SYS_kcmp, parent->pid, child, KCMP_VM, 0, 0) == 0;
 	return m;

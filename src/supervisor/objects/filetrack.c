@@ -19,6 +19,8 @@
 #include <unistd.h>
 #include "disable.h"
 #include "filechange.h"
+#include "filefilter.h"
+#include "inject.h"
 #include "fsclass.h"
 #include "poolfile.h"
 #include "procfs.h"
@@ -31,61 +33,36 @@
 #define __NR_fchmodat2 452
 #endif
 
-/* Sent to us whatever their arguments. */
-static const int always[] = {
-	__NR_write, __NR_writev, __NR_pwrite64, __NR_pwritev, __NR_pwritev2, __NR_sendfile, __NR_splice,
-	__NR_copy_file_range, __NR_truncate, __NR_ftruncate, __NR_fallocate, __NR_creat, __NR_openat2,
-	__NR_rename, __NR_renameat, __NR_renameat2, __NR_unlink, __NR_unlinkat, __NR_rmdir, __NR_mkdir,
-	__NR_mkdirat, __NR_mknod, __NR_mknodat, __NR_link, __NR_linkat, __NR_symlink, __NR_symlinkat,
-	__NR_chmod, __NR_fchmod, __NR_fchmodat, __NR_fchmodat2, __NR_chown, __NR_fchown, __NR_lchown,
-	__NR_fchownat, __NR_utime, __NR_utimes, __NR_futimesat, __NR_utimensat, __NR_setxattr,
-	__NR_lsetxattr, __NR_fsetxattr, __NR_removexattr, __NR_lremovexattr, __NR_fremovexattr,
-	__NR_io_uring_setup,
-};
-
-#define ARG_LO(i) (uint32_t)(offsetof(struct seccomp_data, args) + 8 * (i)) /* x86-64: the low half first */
-#define NALWAYS (int)(sizeof always / sizeof always[0])
-
 int filetrack_wanted(const struct tree *t)
 {
 	const char *off = getenv("PROSPER_TEST_NO_FILE_FILTER");
 	return t->ns.on && !(off && *off == '1');
 }
 
-int filetrack_filter_install(void)
+int filetrack_filter_for_run(const struct tree *t)
 {
-	enum { HEAD = 3, OPEN_BLOCK = 3, MMAP_BLOCK = 5 };
-	const int n = HEAD + NALWAYS + 2 * OPEN_BLOCK + MMAP_BLOCK + 2;
-	struct sock_filter f[n];
-	const int allow = n - 2, trace = n - 1;
-	int i = 0;
-#define AT(to) (uint8_t)((to) - (i + 1))
-	f[i] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)), i++;
-	f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, AT(allow)), i++;
-	f[i] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)), i++;
-	for (int k = 0; k < NALWAYS; k++, i++)
-		f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)always[k], AT(trace), 0);
-	/* open and openat: only when they may write, create or truncate */
-	const int opens[2][2] = { { __NR_open, 1 }, { __NR_openat, 2 } };
-	for (int k = 0; k < 2; k++) {
-		f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)opens[k][0], 0, 2), i++;
-		f[i] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(opens[k][1])), i++;
-		f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_WRONLY | O_RDWR | O_CREAT | O_TRUNC, AT(trace),
-						    AT(allow)), i++;
+	if (!t->files.on)
+		return FILTER_NONE;
+	return fcntl(1, F_GETFD) >= 0 && fcntl(2, F_GETFD) >= 0 ? FILTER_BUT_STDIO : FILTER_ALL;
+}
+
+int filetrack_stdio_trusted(const struct img *im)
+{
+	int ok = 0;
+	for (uint32_t i = 0; im->h && i < im->h->nfds; i++) {
+		const struct img_fd *f = &im->fds[i];
+		if (f->fd != 1 && f->fd != 2)
+			continue;
+		const char *p = f->path != IMG_NONE ? img_s(im, f->path) : "";
+		int fine = f->type == IMG_FD_PIPE || f->type == IMG_FD_SOCKET || f->type == IMG_FD_FIFO ||
+			   (f->type == IMG_FD_FILE && !(f->flags & IMG_FD_REDIRECTED)) ||
+			   (f->type == IMG_FD_DEVICE && (!strcmp(p, "/dev/null") || !strncmp(p, "/dev/pts/", 9) ||
+							  !strncmp(p, "/dev/tty", 8)));
+		if (!fine)
+			return 0;
+		ok++;
 	}
-	/* mmap: only a shared writable mapping */
-	f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mmap, 0, AT(allow)), i++;
-	f[i] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(3)), i++;
-	f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, MAP_SHARED, 0, AT(allow)), i++;
-	f[i] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(2)), i++;
-	f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_WRITE, AT(trace), AT(allow)), i++;
-	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE);
-#undef AT
-	struct sock_fprog prog = { .len = (unsigned short)i, .filter = f };
-	if (geteuid() != 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-		return -errno;
-	return syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0 ? 0 : -errno;
+	return ok == 2;
 }
 
 /* ------------------------------------------------------------------ the journal's files */
@@ -425,6 +402,65 @@ static void mapped(struct tree *t, pid_t tid, int fd)
 		filetrack_mapped(t, f.path);
 }
 
+/* ------------------------------------------------------------------ fd 1 and 2 (filefilter.h) */
+
+/* Process m's writes to fd 1 and 2 sent to us from now on: the tightening filter injected into
+ * it (all its threads), while thread tid is at the seccomp stop of the call whose registers are
+ * r; the call is then made again (it meets the filter again, and is let go).  0, or -1. */
+static int tighten(struct sup *m, pid_t tid, struct user_regs_struct *r)
+{
+	struct sock_filter prog[FILEFILTER_TIGHTEN_LEN];
+	int n = filefilter_tighten_prog(prog);
+	struct injector j = { 0 };
+	if (n <= 0 || !m->gate || injector_open(&j, tid, m->gate, 4096) != 0)
+		return -1;
+	struct sock_fprog fp = { .len = (unsigned short)n, .filter = (struct sock_filter *)(uintptr_t)(j.scratch + 64) };
+	long rc = -1;
+	if (inject_write(&j.in, j.scratch, &fp, sizeof fp) == 0 &&
+	    inject_write(&j.in, j.scratch + 64, prog, (size_t)n * sizeof prog[0]) == 0)
+		rc = inject_syscall(&j.in, __NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, (long)j.scratch, 0, 0, 0);
+	injector_close(&j);
+	/* at the stop's registers again: back over the syscall instruction, to make the call anew */
+	struct user_regs_struct again = *r;
+	again.rip -= 2;
+	again.rax = again.orig_rax;
+	if (ptrace(PTRACE_SETREGS, tid, 0, &again) != 0)
+		return -1;
+	return rc == 0 ? 0 : -1;
+}
+
+/* A call that may make fd 1 or 2 of m something else: if it may become a file of the file system
+ * (or be freed, for anything to take), m is tightened. */
+static void stdio_call(struct tree *t, struct sup *m, pid_t tid, struct user_regs_struct *r)
+{
+	long nr = (long)r->orig_rax;
+	int a0 = (int)r->rdi, a1 = (int)r->rsi;
+	int needed;
+	if (nr == __NR_dup2 || nr == __NR_dup3) {
+		char p[64];
+		struct stat st;
+		snprintf(p, sizeof p, "/proc/%d/fd/%d", (int)tid, a0);
+		if (stat(p, &st) != 0 || a0 == a1)
+			return; /* the call fails, or changes nothing */
+		needed = S_ISREG(st.st_mode) || S_ISBLK(st.st_mode) || (nr == __NR_dup3 && (r->rdx & O_CLOEXEC));
+	} else if (nr == __NR_fcntl) {
+		needed = r->rdx & FD_CLOEXEC; /* F_SETFD: freed at the next exec */
+	} else if (nr == __NR_close_range) {
+		needed = (unsigned)a0 <= 2 && (unsigned)a1 >= 1;
+	} else {
+		needed = 1; /* close(1) or close(2) */
+	}
+	if (!needed || m->stdio_tight)
+		return;
+	if (tighten(m, tid, r) == 0) {
+		m->stdio_tight = 1;
+		t->files.tightened++;
+		return;
+	}
+	/* no gate (a static program) or the filter refused: what it writes there is not seen */
+	fchange_cannot(t, "", "output redirected by a process whose writes to it cannot be followed");
+}
+
 static void dispatch(struct tree *t, pid_t tid, const struct user_regs_struct *r)
 {
 	int a0 = (int)r->rdi, a2 = (int)r->rdx;
@@ -519,7 +555,10 @@ void filetrack_stop(struct tree *t, struct sup *m, pid_t tid)
 	double t0 = stopclock_now();
 	ft->traps++;
 	pthread_mutex_lock(&ft->mu); /* flush_base holds still while the call is recorded */
-	dispatch(t, tid, &r);
+	if (filefilter_stdio_call((long)r.orig_rax))
+		stdio_call(t, m, tid, &r);
+	else
+		dispatch(t, tid, &r);
 	pthread_mutex_unlock(&ft->mu);
 	/* undo before data: a change on a disk runs only once what undoes it is on the disk too */
 	if (ft->unflushed && !ft->failed && outlives_power_cut(t))

@@ -130,6 +130,7 @@ int stats_write(const struct sup *s, const char *path)
 	json_u64(&j, "file_changes_not_undoable", ft->cannot);
 	json_num(&j, "file_tracking_ms", "%.3f", 1e3 * ft->seconds);
 	json_u64(&j, "file_journal_flushes", ft->flushes);
+	json_u64(&j, "file_stdio_tightened", ft->tightened);
 	json_num(&j, "file_journal_flush_ms", "%.3f", 1e3 * ft->flush_seconds);
 	json_u64(&j, "files_undone", st->resume.files_undone);
 	json_int(&j, "nvm_regions", s->nnvm);

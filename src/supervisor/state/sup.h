@@ -273,7 +273,7 @@ struct file_track {
 	int target_on_disk, unflushed, name_flushed;
 	int target_born;             /* the file being recorded was made after flush_base */
 	/* statistics */
-	uint64_t traps, records, bytes, cannot, flushes;
+	uint64_t traps, records, bytes, cannot, flushes, tightened;
 	double seconds, flush_seconds;
 };
 
@@ -359,6 +359,7 @@ struct sup {
 	int exit_status;             /* then: its wait status, kept in the cuts until its parent waits */
 	int memory_dropped;          /* then: its regions have left the pool (tree_drop_gone) */
 	int untracked;               /* not tracked (yet): no cut can include it */
+	int stdio_tight;             /* its writes to fd 1 and 2 are sent to us too (filefilter.h) */
 	struct thr *thr;             /* the program's threads (threads.c) */
 	int nthr;
 	/* child processes (children.c): no cut while the program has one */
