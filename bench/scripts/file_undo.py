@@ -3,8 +3,9 @@
 
 What seeing and recording the program's file changes costs (docs/run-resume.md, "Files"): three
 programs that change files -- the sqlite3 shell loading transactions into a database with a
-rollback journal, `make -j2` of a C project, a log appender that opens, appends and closes --
-each run natively, under `prosper run` without the file filter (the test hook
+rollback journal, `make -j2` of a C project, a log appender that opens, appends and closes -- and
+one that only prints, a line and a flush at a time (its stdout is /dev/null here, as every
+program's) -- each run natively, under `prosper run` without the file filter (the test hook
 PROSPER_TEST_NO_FILE_FILTER=1: the supervisor as it was before the journal, checkpoints and all),
 and under `prosper run` as shipped.  Round robin over the three ways, --reps times; the median
 wall time of each, the ratios, and from the supervised run's --stats-json where the time went:
@@ -68,6 +69,17 @@ for i in range({n}):
     return ["/usr/bin/python3", "-S", prog], "rm -f log"
 
 
+def printer_workload(d, n):
+    prog = os.path.join(d, "printer.py")
+    with open(prog, "w") as f:
+        f.write(f"""import sys
+for i in range({n}):
+    sys.stdout.write("%d a line of output\\n" % i)
+    sys.stdout.flush()
+""")
+    return ["/usr/bin/python3", "-S", prog], "true"
+
+
 def timed(cmd, cwd, env=None):
     t0 = time.monotonic()
     r = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -92,7 +104,8 @@ def main():
     os.mkdir(work)
     workloads = [("sqlite3 shell, rollback journal", sqlite_workload(base, int(2000 * scale))),
                  ("make -j2", make_workload(base, int(120 * scale))),
-                 ("log appender (open, append, close)", appender_workload(base, int(20000 * scale)))]
+                 ("log appender (open, append, close)", appender_workload(base, int(20000 * scale))),
+                 ("printer (a line at a time to stdout)", printer_workload(base, int(100000 * scale)))]
     rows = []
     load_before = os.getloadavg()
     try:

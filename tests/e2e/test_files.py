@@ -634,6 +634,55 @@ while True:
     assert (sorted(os.listdir(work / "d")), os.stat(work / "d").st_mtime_ns) == at_checkpoint
 
 
+def test_an_exchange_undone_twice_is_not_swapped_back(tmp_path, pool_dir):
+    """renameat2(RENAME_EXCHANGE) back and forth; resumes that die right after undoing a record but
+    before noting it, five in a row, each redoing the last one's record first: an exchange undone
+    again must not swap the two files back (the name it came from holds its inode already)."""
+    prog = programs.script(f"{tmp_path}/swap.py", """#!/usr/bin/env python3
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+for n in ("x1", "x2"):
+    with open(n, "w") as f:
+        f.write(n + "\\n")
+open("ready", "w").close()
+for i in range(3000):
+    if libc.renameat2(-100, b"x1", -100, b"x2", 2) != 0:
+        raise OSError(ctypes.get_errno(), "renameat2")
+    time.sleep(0.001)
+print(open("x1").read().strip(), open("x2").read().strip())
+""")
+    native_dir, run_dir = tmp_path / "native", tmp_path / "run"
+    native_dir.mkdir()
+    run_dir.mkdir()
+    native = subprocess.run([prog], cwd=native_dir, capture_output=True, check=True).stdout
+    pool = os.path.join(pool_dir, "swap.prosper")
+    out = tmp_path / "out"
+    with open(out, "wb") as f:
+        p = subprocess.Popen([PROSPER, "run", "--pool", pool, "--interval", "1000", "--", prog], cwd=run_dir,
+                             stdout=f, stderr=subprocess.PIPE, start_new_session=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (run_dir / "ready").exists():
+            time.sleep(0.01)
+        ready = _epoch(pool)
+        while time.monotonic() < deadline and _epoch(pool) <= ready:
+            time.sleep(0.01)
+        time.sleep(0.2)
+        assert p.poll() is None
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        codes = []
+        for n in ("0+", "1+", "2+", "3+", "4+"):
+            r = subprocess.run([PROSPER, "resume", "--pool", pool], cwd=run_dir, stdout=f, stderr=subprocess.PIPE,
+                               env=dict(os.environ, PROSPER_TEST_UNDO_CRASH_AFTER=n), timeout=120)
+            codes.append(r.returncode)
+        r = subprocess.run([PROSPER, "resume", "--pool", pool], cwd=run_dir, stdout=f, stderr=subprocess.PIPE,
+                           text=True, timeout=300)
+    assert codes == [3] * 5, codes
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == native
+    assert (run_dir / "x1").read_bytes() == (native_dir / "x1").read_bytes()
+
+
 def test_a_resume_that_dies_while_undoing_is_undone_again(tmp_path, pool_dir):
     """Crash points of the undo itself: resumes that die after undoing 1, 2, 5, 13, 40 more records,
     or after all of them but before the journal restarts, then one that completes -- the program

@@ -118,12 +118,19 @@ static int undo_one(const struct undo_entry *e)
 		return -1;
 	case UNDO_REMOVED: return put_removed(e);
 	case UNDO_RENAMED: {
-		/* undone twice in a row (a resume killed before it noted this one): moved back already */
+		/* undone twice in a row (a resume killed before it noted this one): moved back already --
+		 * the name it left holds nothing, or, exchanged, the name it came from holds its inode
+		 * again (swapping once more would undo the undo) */
 		const char *to = (const char *)e->data;
 		if (lstat(to, &st) != 0)
 			return 0;
-		if (e->h.a)
+		if (e->h.a) {
+			struct stat from;
+			if (lstat(e->path, &from) == 0 && from.st_ino == e->h.ino && from.st_dev == e->h.dev &&
+			    !(st.st_ino == e->h.ino && st.st_dev == e->h.dev))
+				return 0;
 			return renameat2(AT_FDCWD, to, AT_FDCWD, e->path, RENAME_EXCHANGE);
+		}
 		return rename(to, e->path);
 	}
 	default: return 0;
@@ -172,6 +179,8 @@ enum refusal fileundo_resume(struct tree *t, const char *pool_path, char *why, s
 	/* crash-point tests: the resume dies after undoing this many records (tests/e2e/test_files.py) */
 	const char *crash = getenv("PROSPER_TEST_UNDO_CRASH_AFTER");
 	long crash_after = crash ? atol(crash) : -1;
+	/* "N+": after undoing one more record, before noting it (the window a redo must survive) */
+	int crash_unnoted = crash && crash[strlen(crash) - 1] == '+';
 	enum refusal no = pr.done ? 0 : judge(e, n, rec.seq, why, whylen);
 	int pfd = no || pr.done == real ? -1 : undolog_progress_open(dir);
 	if (!no && pr.done < real && pfd < 0) {
@@ -186,13 +195,15 @@ enum refusal fileundo_resume(struct tree *t, const char *pool_path, char *why, s
 			skip--;
 			continue;
 		}
-		if ((long)undone == crash_after)
+		if ((long)undone == crash_after && !crash_unnoted)
 			_exit(3);
 		if (undo_one(&e[i]) != 0) {
 			snprintf(why, whylen, "cannot put %s back as it was at the checkpoint: %s", e[i].path, strerror(errno));
 			no = REFUSE_RESTORE;
 			break;
 		}
+		if ((long)undone == crash_after && crash_unnoted)
+			_exit(3);
 		undone++;
 		pr.done++;
 		if (undolog_progress_put(pfd, &pr, 0) != 0) {
