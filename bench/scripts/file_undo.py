@@ -138,7 +138,8 @@ def main():
                 "file_undo_bytes": stats["file_undo_bytes"], "file_tracking_ms": stats["file_tracking_ms"],
                 "file_journal_flushes": stats["file_journal_flushes"],
                 "file_journal_flush_ms": stats["file_journal_flush_ms"],
-                "us_per_call_seen": 1e6 * (med["with_filter"] - med["without_filter"]) / max(1, stats["file_calls_seen"]),
+                "us_per_call_seen": (1e6 * (med["with_filter"] - med["without_filter"]) / stats["file_calls_seen"]
+                                     if stats["file_calls_seen"] else None),
                 "checkpoints": stats["checkpoints"]})
             r = rows[-1]
             print(f"{name}: native {med['native']:.3f} s, without the filter {med['without_filter']:.3f} s "
@@ -147,7 +148,8 @@ def main():
                   f"{r['file_calls_seen']} calls seen, {r['file_undo_records']} records, "
                   f"{r['file_undo_bytes'] / 2**20:.1f} MiB journal, {r['file_tracking_ms']:.0f} ms recording "
                   f"(of it {r['file_journal_flushes']} journal flushes, {r['file_journal_flush_ms']:.0f} ms); "
-                  f"{r['us_per_call_seen']:.0f} us more per call seen", flush=True)
+                  + (f"{r['us_per_call_seen']:.0f} us more per call seen" if r['us_per_call_seen'] is not None
+                     else "no call seen"), flush=True)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     res = {"benchmark": "file_undo", "command": "bench/scripts/file_undo.py" + (" --quick" if a.quick else f" --reps {reps}"),
@@ -168,7 +170,7 @@ def main():
             s = r["seconds"]
             f.write(f"| {r['program']} | {s['native']:.3f} | {s['without_filter']:.3f} | {s['with_filter']:.3f} | "
                     f"{r['overhead_with_filter']:.2f} | {r['filter_over_without']:.2f} | {r['file_calls_seen']} | "
-                    f"{r['us_per_call_seen']:.0f} | {r['file_undo_records']} | {r['file_undo_bytes'] / 2**20:.1f} | "
+                    f"{'-' if r['us_per_call_seen'] is None else format(r['us_per_call_seen'], '.0f')} | {r['file_undo_records']} | {r['file_undo_bytes'] / 2**20:.1f} | "
                     f"{r['file_tracking_ms']:.0f} | {r['file_journal_flushes']} | {r['file_journal_flush_ms']:.0f} |\n")
     print(f"wrote {a.out}/file_undo.json and file_undo.md")
 

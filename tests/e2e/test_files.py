@@ -390,6 +390,25 @@ print(int(os.pread(fd, 13, 0)))
     torture(prog, kills=40, pool_dir=str(disk), extra=["--power-cut", "--durable-every", "50ms"])
 
 
+def test_a_process_left_running_keeps_writing_after_prosper_ends(tmp_path, pool_dir):
+    """`sh -c '(sleep 1; ...) & exit 0'`: prosper ends with the shell, the background job goes on
+    under the filter, and its writes -- its own and its children's (`echo`, `cp`) -- reach the files
+    after prosper is gone (they failed with ENOSYS before the drainer)."""
+    pool = os.path.join(pool_dir, "left.prosper")
+    t0 = time.monotonic()
+    r = subprocess.run([PROSPER, "run", "--pool", pool, "--", "sh", "-c",
+                        "(sleep 1; echo late > f; echo more >> f; cp f g; mkdir d; mv g d/h) & exit 0"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert time.monotonic() - t0 < 1.0  # prosper did not wait for the job
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (tmp_path / "d" / "h").exists():
+        time.sleep(0.05)
+    time.sleep(0.2)
+    assert (tmp_path / "f").read_text() == "late\nmore\n"
+    assert (tmp_path / "d" / "h").read_text() == "late\nmore\n"
+
+
 # ---------------------------------------------------------------- refusals that touch nothing
 
 def _epoch(pool):

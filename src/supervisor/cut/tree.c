@@ -1,6 +1,7 @@
 /* tree.c -- the program as a tree of processes (tree.h): one cut of all of them, one commit, the
  * end (tree_procs.c: the processes; pipes.c: their pipes' bytes in flight). */
 #include "tree.h"
+#include "drainer.h"
 #include "filetrack.h"
 #include "socketpairs.h"
 #include <errno.h>
@@ -272,13 +273,17 @@ void tree_release(struct tree *t)
 	 * first -- the kernel lets any trap satisfy a pending interrupt, so a thread that stops for
 	 * an exec or a signal after we asked would not stop again.  A signal it stopped to receive is
 	 * delivered by the detach; a thread that exits meanwhile needs nothing. */
-	int left = 0;
+	pid_t left[t->nprocs > 0 ? t->nprocs : 1];
+	int nleft = 0;
 	for (int i = 1; i < t->nprocs; i++)
-		left += !t->procs[i]->exited;
-	if (left && t->files.on)
-		fprintf(stderr, "%s: %d process%s of the program still run%s after it ended: once prosper ends, the file "
-			"changes they try fail with ENOSYS (docs/limitations.md)\n", sup_command(), left,
-			left == 1 ? "" : "es", left == 1 ? "s" : "");
+		if (!t->procs[i]->exited)
+			left[nleft++] = t->procs[i]->pid;
+	/* they keep the file filter: a tracer of their own lets its calls through (drainer.h) */
+	struct drainer d = { .go_fd = -1 };
+	if (nleft && t->files.on && drainer_start(&d, left, nleft) != 0)
+		fprintf(stderr, "%s: %d process%s of the program still run%s after it ended, and no process could be left to "
+			"follow them: the file changes they try fail with ENOSYS\n", sup_command(), nleft,
+			nleft == 1 ? "" : "es", nleft == 1 ? "s" : "");
 	for (int i = 1; i < t->nprocs; i++) {
 		struct sup *m = t->procs[i];
 		for (int k = 0; k < m->nthr && !m->exited; k++) {
@@ -295,4 +300,5 @@ void tree_release(struct tree *t)
 			ptrace(PTRACE_DETACH, tid, 0, (void *)sig);
 		}
 	}
+	drainer_go(&d, left, nleft);
 }
