@@ -52,6 +52,21 @@ def sql_transactions(n):
     return "\n".join(lines)
 
 
+# Saves by writing a temporary file and renaming it over the state, reading the state back each step.
+SAVER = """#!/usr/bin/env python3
+import os
+with open("state", "w") as f:
+    f.write("0\\n")
+for i in range(400):
+    with open("state") as f:
+        n = int(f.read().split()[0])
+    with open("state.tmp", "w") as f:
+        f.write(f"{n + i}\\n" + "x" * (i % 50) + "\\n")
+    os.replace("state.tmp", "state")
+print(open("state").read().split()[0])
+"""
+
+
 def test_sqlite_shell_rollback_journal(tmp_path):
     """The sqlite3 shell runs 150 transactions (inserts and updates) from a script into a database
     in the working directory: each makes, writes and removes the rollback journal and rewrites
@@ -79,18 +94,7 @@ print(db.execute("PRAGMA integrity_check").fetchone()[0])
 def test_save_by_renaming_a_temporary_file(tmp_path):
     """Each step reads the state, writes the next one to a temporary file and renames it over the
     old: a rename after the checkpoint replaced a file the resumed program reads again."""
-    prog = programs.script(f"{tmp_path}/saver.py", """#!/usr/bin/env python3
-import os
-with open("state", "w") as f:
-    f.write("0\\n")
-for i in range(400):
-    with open("state") as f:
-        n = int(f.read().split()[0])
-    with open("state.tmp", "w") as f:
-        f.write(f"{n + i}\\n" + "x" * (i % 50) + "\\n")
-    os.replace("state.tmp", "state")
-print(open("state").read().split()[0])
-""")
+    prog = programs.script(f"{tmp_path}/saver.py", SAVER)
     torture(prog)
 
 
@@ -180,12 +184,7 @@ def killed_once_in_the_middle(tmp_path, pool_dir, prog):
     with open(out, "wb") as f:
         p = subprocess.Popen([PROSPER, "run", "--pool", pool, "--", prog], cwd=run_dir, stdout=f,
                              stderr=subprocess.PIPE, start_new_session=True)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not (run_dir / "ready").exists():
-            time.sleep(0.005)
-        first = _epoch(pool)
-        while time.monotonic() < deadline and _epoch(pool) < first + 2:
-            time.sleep(0.005)
+        checkpoints_after(pool, run_dir / "ready", n=2)
         time.sleep(0.03)
         assert p.poll() is None, p.stderr.read()
         os.killpg(p.pid, signal.SIGKILL)
@@ -350,18 +349,7 @@ def test_power_cuts_leave_the_database_undoable(tmp_path):
 def test_power_cuts_during_saves_by_rename(tmp_path):
     """Saving by a temporary file renamed over the state, under the same power cuts: a rename or
     a removal reaches the disk only after the record that undoes it."""
-    prog = programs.script(f"{tmp_path}/saver.py", """#!/usr/bin/env python3
-import os
-with open("state", "w") as f:
-    f.write("0\\n")
-for i in range(400):
-    with open("state") as f:
-        n = int(f.read().split()[0])
-    with open("state.tmp", "w") as f:
-        f.write(f"{n + i}\\n" + "x" * (i % 50) + "\\n")
-    os.replace("state.tmp", "state")
-print(open("state").read().split()[0])
-""")
+    prog = programs.script(f"{tmp_path}/saver.py", SAVER)
     disk = tmp_path / "pools"
     disk.mkdir()
     torture(prog, kills=20, pool_dir=str(disk), extra=["--power-cut", "--durable-every", "50ms"])
@@ -396,14 +384,16 @@ def test_a_process_left_running_keeps_writing_after_prosper_ends(tmp_path, pool_
     after prosper is gone (they failed with ENOSYS before the drainer)."""
     pool = os.path.join(pool_dir, "left.prosper")
     t0 = time.monotonic()
-    r = subprocess.run([PROSPER, "run", "--pool", pool, "--", "sh", "-c",
-                        "(sleep 1; echo late > f; echo more >> f; cp f g; mkdir d; mv g d/h) & exit 0"],
-                       cwd=tmp_path, capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, r.stderr
+    with open(tmp_path / "err", "w") as err:  # not a pipe: the job holds what it inherits open
+        r = subprocess.run([PROSPER, "run", "--pool", pool, "--", "sh", "-c",
+                            "(sleep 1; echo late > f; echo more >> f; cp f g; mkdir d; mv g d/h) & exit 0"],
+                           cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=err, timeout=60)
+    assert r.returncode == 0, (tmp_path / "err").read_text()
     assert time.monotonic() - t0 < 1.0  # prosper did not wait for the job
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and not (tmp_path / "d" / "h").exists():
         time.sleep(0.05)
+    assert time.monotonic() - t0 > 0.9  # its sleep ran its second: not killed with prosper (EXITKILL)
     time.sleep(0.2)
     assert (tmp_path / "f").read_text() == "late\nmore\n"
     assert (tmp_path / "d" / "h").read_text() == "late\nmore\n"
@@ -415,6 +405,17 @@ def _epoch(pool):
     r = prosper("inspect", "--json", pool)
     info = json.loads(r.stdout) if r.returncode == 0 else None
     return (info["fast_pool"] or info)["epoch"] if info else 0
+
+
+def checkpoints_after(pool, ready, n=1, timeout=60):
+    """Wait until the file `ready` exists, then until n more checkpoints of pool are committed."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not os.path.exists(ready):
+        time.sleep(0.005)
+    first = _epoch(pool)
+    while time.monotonic() < deadline and _epoch(pool) < first + n:
+        time.sleep(0.005)
+    return deadline
 
 
 def run_until_checkpoints(pool, cwd, prog, ready, n=3, stderr=None):
@@ -634,12 +635,7 @@ while True:
     # a checkpoint every 500 ms: the changes and the kill fall between two of them
     p = subprocess.Popen([PROSPER, "run", "--pool", pool, "--interval", "500", "--", prog], cwd=work,
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (work / "ready").exists():
-        time.sleep(0.01)
-    first = _epoch(pool)
-    while time.monotonic() < deadline and _epoch(pool) <= first:
-        time.sleep(0.005)
+    deadline = checkpoints_after(pool, work / "ready")
     at_checkpoint = (sorted(os.listdir(work / "d")), os.stat(work / "d").st_mtime_ns)
     (work / "go").write_text("")
     while time.monotonic() < deadline and not (work / "changed").exists():
@@ -651,6 +647,24 @@ while True:
                        env=dict(os.environ, PROSPER_TEST_UNDO_CRASH_AFTER="-2"))
     assert r.returncode == 3, r.stderr  # the hook: stopped after the undo, before the program runs
     assert (sorted(os.listdir(work / "d")), os.stat(work / "d").st_mtime_ns) == at_checkpoint
+
+
+def killed_after_a_checkpoint(tmp_path, pool, prog, out, after):
+    """Run prog natively (its stdout returned) and under prosper with a checkpoint a second, in
+    tmp_path/native and tmp_path/run, the run's stdout to the open file out; kill the run `after`
+    seconds after the first checkpoint that follows its file `ready`: many changes to undo."""
+    native_dir, run_dir = tmp_path / "native", tmp_path / "run"
+    native_dir.mkdir()
+    run_dir.mkdir()
+    native = subprocess.run([prog], cwd=native_dir, capture_output=True, check=True).stdout
+    p = subprocess.Popen([PROSPER, "run", "--pool", pool, "--interval", "1000", "--", prog], cwd=run_dir,
+                         stdout=out, stderr=subprocess.PIPE, start_new_session=True)
+    checkpoints_after(pool, run_dir / "ready")
+    time.sleep(after)
+    assert p.poll() is None
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
+    return native
 
 
 def test_an_exchange_undone_twice_is_not_swapped_back(tmp_path, pool_dir):
@@ -671,24 +685,10 @@ for i in range(3000):
 print(open("x1").read().strip(), open("x2").read().strip())
 """)
     native_dir, run_dir = tmp_path / "native", tmp_path / "run"
-    native_dir.mkdir()
-    run_dir.mkdir()
-    native = subprocess.run([prog], cwd=native_dir, capture_output=True, check=True).stdout
     pool = os.path.join(pool_dir, "swap.prosper")
     out = tmp_path / "out"
     with open(out, "wb") as f:
-        p = subprocess.Popen([PROSPER, "run", "--pool", pool, "--interval", "1000", "--", prog], cwd=run_dir,
-                             stdout=f, stderr=subprocess.PIPE, start_new_session=True)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not (run_dir / "ready").exists():
-            time.sleep(0.01)
-        ready = _epoch(pool)
-        while time.monotonic() < deadline and _epoch(pool) <= ready:
-            time.sleep(0.01)
-        time.sleep(0.2)
-        assert p.poll() is None
-        os.killpg(p.pid, signal.SIGKILL)
-        p.wait()
+        native = killed_after_a_checkpoint(tmp_path, pool, prog, f, 0.2)
         codes = []
         for n in ("0+", "1+", "2+", "3+", "4+"):
             r = subprocess.run([PROSPER, "resume", "--pool", pool], cwd=run_dir, stdout=f, stderr=subprocess.PIPE,
@@ -741,25 +741,11 @@ for root, _, names in sorted(os.walk(".")):
 print(hashlib.sha256("".join(n + open("r/" + n).read() for n in sorted(os.listdir("r"))).encode()).hexdigest())
 """)
     native_dir, run_dir = tmp_path / "native", tmp_path / "run"
-    native_dir.mkdir()
-    run_dir.mkdir()
-    native = subprocess.run([prog], cwd=native_dir, capture_output=True, check=True).stdout
     pool = os.path.join(pool_dir, "churn.prosper")
     out = tmp_path / "out"
     with open(out, "wb") as f:
-        # a checkpoint a second, the kill half a second after one: hundreds of changes to undo
-        p = subprocess.Popen([PROSPER, "run", "--pool", pool, "--interval", "1000", "--", prog], cwd=run_dir,
-                             stdout=f, stderr=subprocess.PIPE, start_new_session=True)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not (run_dir / "ready").exists():
-            time.sleep(0.01)
-        ready = _epoch(pool)
-        while time.monotonic() < deadline and _epoch(pool) <= ready:
-            time.sleep(0.01)
-        time.sleep(0.3)  # the renames of pairs that were there at the checkpoint, and more
-        assert p.poll() is None
-        os.killpg(p.pid, signal.SIGKILL)
-        p.wait()
+        # the renames of pairs that were there at the checkpoint, and more: hundreds to undo
+        native = killed_after_a_checkpoint(tmp_path, pool, prog, f, 0.3)
         undone_at_crash = []
         for n in ("1", "2", "5", "13", "40", "-2"):
             env = dict(os.environ, PROSPER_TEST_UNDO_CRASH_AFTER=n)

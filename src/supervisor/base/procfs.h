@@ -65,6 +65,12 @@ int proc_mem_write(pid_t pid, uint64_t addr, const void *from, size_t n);
 struct iovec;
 int proc_mem_readv(pid_t pid, struct iovec *local, struct iovec *remote, size_t n, uint64_t *bad);
 int proc_mem_writev(pid_t pid, struct iovec *local, struct iovec *remote, size_t n, uint64_t *bad);
+/* The threads of process pid now (/proc/PID/task), at most cap into tids: their number (all of
+ * them, even past cap), or -1 if the process is gone. */
+int proc_threads(pid_t pid, pid_t *tids, int cap);
+/* Every task of the system traced by tracer: at most cap of them into tids (and their processes
+ * into tgids); their number (all, even past cap). */
+int proc_traced_by(pid_t tracer, pid_t *tids, pid_t *tgids, int cap);
 /* The name of thread tid of process pid (/proc/PID/task/TID/comm) into comm[16]; 0 or -1. */
 int proc_thread_comm(pid_t pid, pid_t tid, char comm[16]);
 int proc_status(pid_t pid, struct proc_status *out);

@@ -1,6 +1,5 @@
 /* drainer.c -- a tracer for the processes a program leaves running (drainer.h). */
 #include "drainer.h"
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -11,24 +10,18 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "procfs.h"
 
 #define OPTIONS (PTRACE_O_TRACESECCOMP | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK)
 
 /* Seize every thread of process pid; the number seized. */
 static int seize_process(pid_t pid)
 {
-	char p[64];
-	snprintf(p, sizeof p, "/proc/%d/task", (int)pid);
-	DIR *d = opendir(p);
-	if (!d)
-		return 0;
-	int n = 0;
-	struct dirent *e;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.' && ptrace(PTRACE_SEIZE, atoi(e->d_name), 0, (void *)(long)OPTIONS) == 0)
-			n++;
-	closedir(d);
-	return n;
+	pid_t tids[4096];
+	int n = proc_threads(pid, tids, 4096), seized = 0;
+	for (int i = 0; i < n && i < 4096; i++)
+		seized += ptrace(PTRACE_SEIZE, tids[i], 0, (void *)(long)OPTIONS) == 0;
+	return seized;
 }
 
 static void drain(const pid_t *pids, int n, int go_fd)

@@ -11,6 +11,10 @@
  * the processes and threads they make (followed), execs, and signals (delivered).  It exits when
  * the last of them has.
  *
+ * The processes handed over are the tree's that still run and those of every task we trace that
+ * the tree does not know yet (made just before the end, its first stop not read): let go without
+ * a detach, PTRACE_O_EXITKILL would kill them with the supervisor (tree_release).
+ *
  * Invariant: a left process's filtered call never meets an absent tracer while the drainer runs;
  * a process the drainer cannot seize (gone meanwhile) is skipped.
  */

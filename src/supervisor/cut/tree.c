@@ -273,11 +273,26 @@ void tree_release(struct tree *t)
 	 * first -- the kernel lets any trap satisfy a pending interrupt, so a thread that stops for
 	 * an exec or a signal after we asked would not stop again.  A signal it stopped to receive is
 	 * delivered by the detach; a thread that exits meanwhile needs nothing. */
-	pid_t left[t->nprocs > 0 ? t->nprocs : 1];
+	/* tasks we trace that the tree does not know yet (a thread or process made just before the
+	 * end, its first stop not read): let go too, or PTRACE_O_EXITKILL kills them with us */
+	enum { MAX_STRAYS = 256 };
+	pid_t stray[MAX_STRAYS], stray_tgid[MAX_STRAYS];
+	int nstray = 0, ntraced = proc_traced_by(getpid(), stray, stray_tgid, MAX_STRAYS);
+	for (int i = 0; i < ntraced && i < MAX_STRAYS; i++)
+		if (!tree_find(t, stray[i], NULL))
+			stray[nstray] = stray[i], stray_tgid[nstray++] = stray_tgid[i];
+	pid_t left[t->nprocs + MAX_STRAYS];
 	int nleft = 0;
 	for (int i = 1; i < t->nprocs; i++)
 		if (!t->procs[i]->exited)
 			left[nleft++] = t->procs[i]->pid;
+	for (int i = 0; i < nstray; i++) {
+		int known = 0;
+		for (int k = 0; k < nleft && !known; k++)
+			known = left[k] == stray_tgid[i];
+		if (!known)
+			left[nleft++] = stray_tgid[i];
+	}
 	/* they keep the file filter: a tracer of their own lets its calls through (drainer.h) */
 	struct drainer d = { .go_fd = -1 };
 	if (nleft && t->files.on && drainer_start(&d, left, nleft) != 0)
@@ -299,6 +314,14 @@ void tree_release(struct tree *t)
 			}
 			ptrace(PTRACE_DETACH, tid, 0, (void *)sig);
 		}
+	}
+	for (int i = 0; i < nstray; i++) {
+		int st;
+		long sig = 0;
+		if (ptrace(PTRACE_INTERRUPT, stray[i], 0, 0) != 0 || waitpid(stray[i], &st, __WALL) != stray[i] || !WIFSTOPPED(st))
+			continue; /* gone */
+		sig = (st >> 16) ? 0 : WSTOPSIG(st);
+		ptrace(PTRACE_DETACH, stray[i], 0, (void *)sig);
 	}
 	drainer_go(&d, left, nleft);
 }

@@ -42,40 +42,33 @@ int undolog_open(const char *dir, uint64_t seq, int fresh)
  * PROSPER_TEST_JOURNAL_DURABLE=1 each sync notes "seq length" in <dir>/durable-lengths, the bytes
  * of the file written before the sync began; the test cuts every journal file back to its noted
  * length (removes one never noted), as a power cut that lost all the rest would. */
-static void note_durable(const char *dir, uint64_t seq, off_t len)
+static void note_line(const char *dir, const char *line)
 {
 	const char *on = getenv("PROSPER_TEST_JOURNAL_DURABLE");
-	if (!on || *on != '1')
-		return;
-	char p[4200], line[64];
-	if (snprintf(p, sizeof p, "%s/durable-lengths", dir) >= (int)sizeof p)
+	char p[4200];
+	if (!on || *on != '1' || snprintf(p, sizeof p, "%s/durable-lengths", dir) >= (int)sizeof p)
 		return;
 	int fd = open(p, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
-	int n = snprintf(line, sizeof line, "%" PRIu64 " %lld\n", seq, (long long)len);
-	if (write(fd, line, (size_t)n) != n) {
+	if (write(fd, line, strlen(line)) != (ssize_t)strlen(line)) {
 		/* a test's note: the test finds it missing and fails */
 	}
 	close(fd);
 }
 
+static void note_durable(const char *dir, uint64_t seq, off_t len)
+{
+	char line[64];
+	snprintf(line, sizeof line, "%" PRIu64 " %lld\n", seq, (long long)len);
+	note_line(dir, line);
+}
+
 void undolog_notes_restart(const char *dir, uint64_t seq)
 {
-	const char *on = getenv("PROSPER_TEST_JOURNAL_DURABLE");
-	if (!on || *on != '1')
-		return;
-	char p[4200], line[64];
-	if (snprintf(p, sizeof p, "%s/durable-lengths", dir) >= (int)sizeof p)
-		return;
-	int fd = open(p, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return;
-	int n = snprintf(line, sizeof line, "%" PRIu64 " restart\n", seq);
-	if (write(fd, line, (size_t)n) != n) {
-		/* a test's note: the test finds it missing and fails */
-	}
-	close(fd);
+	char line[64];
+	snprintf(line, sizeof line, "%" PRIu64 " restart\n", seq);
+	note_line(dir, line);
 }
 
 void undolog_notes_clear(const char *dir)

@@ -28,24 +28,19 @@ static int is_child_of(pid_t pid, pid_t parent) { return proc_parent(pid) == par
 /* Any child listed by the kernel under one of the program's threads (CONFIG_PROC_CHILDREN)? */
 static int kernel_lists_children(pid_t pid)
 {
-	char p[64];
-	snprintf(p, sizeof p, "/proc/%d/task", (int)pid);
-	DIR *d = opendir(p);
-	if (!d)
-		return 0;
-	int any = 0;
-	for (struct dirent *e; !any && (e = readdir(d));) {
-		if (e->d_name[0] == '.')
-			continue;
-		char c[300];
-		snprintf(c, sizeof c, "/proc/%d/task/%s/children", (int)pid, e->d_name);
+	int cap = proc_threads(pid, NULL, 0) + 16; /* a few more may start meanwhile */
+	pid_t *tids = cap > 16 ? malloc((size_t)cap * sizeof *tids) : NULL;
+	int n = tids ? proc_threads(pid, tids, cap) : 0, any = 0;
+	for (int i = 0; i < n && i < cap && !any; i++) {
+		char c[96];
+		snprintf(c, sizeof c, "/proc/%d/task/%d/children", (int)pid, (int)tids[i]);
 		FILE *f = fopen(c, "re");
 		if (f) {
 			any = fgetc(f) != EOF;
 			fclose(f);
 		}
 	}
-	closedir(d);
+	free(tids);
 	return any;
 }
 

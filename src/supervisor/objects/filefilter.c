@@ -83,6 +83,14 @@ static void head(struct prog *p)
 	load(p, offsetof(struct seccomp_data, nr));
 }
 
+/* Argument arg (an fd: its low 32 bits) is 1 or 2: to yes, else to no. */
+static void fd_1_or_2(struct prog *p, int arg, int yes, int no)
+{
+	load(p, ARG_LO(arg));
+	jump(p, BPF_JEQ, 1, yes, NEXT);
+	jump(p, BPF_JEQ, 2, yes, no);
+}
+
 static void tail(struct prog *p)
 {
 	label(p, L_ALLOW);
@@ -130,27 +138,19 @@ static int build_launch(struct prog *p, int stdio_exception)
 	if (stdio_exception) {
 		/* write(v) to fd 1 or 2 (the kernel reads the fd as 32 bits) */
 		label(p, L_STDIO_WRITE);
-		load(p, ARG_LO(0));
-		jump(p, BPF_JEQ, 1, L_ALLOW, NEXT);
-		jump(p, BPF_JEQ, 2, L_ALLOW, L_TRACE);
+		fd_1_or_2(p, 0, L_ALLOW, L_TRACE);
 		/* dup2/dup3 onto 1 or 2 */
 		label(p, L_DUP);
-		load(p, ARG_LO(1));
-		jump(p, BPF_JEQ, 1, L_TRACE, NEXT);
-		jump(p, BPF_JEQ, 2, L_TRACE, L_ALLOW);
+		fd_1_or_2(p, 1, L_TRACE, L_ALLOW);
 		label(p, L_CLOSE);
-		load(p, ARG_LO(0));
-		jump(p, BPF_JEQ, 1, L_TRACE, NEXT);
-		jump(p, BPF_JEQ, 2, L_TRACE, L_ALLOW);
+		fd_1_or_2(p, 0, L_TRACE, L_ALLOW);
 		/* close_range(first, ...): from 2 or below (its last is at least first) */
 		label(p, L_CLOSE_RANGE);
 		load(p, ARG_LO(0));
 		jump(p, BPF_JGT, 2, L_ALLOW, L_TRACE);
 		/* fcntl(1 or 2, F_SETFD, ...) */
 		label(p, L_FCNTL);
-		load(p, ARG_LO(0));
-		jump(p, BPF_JEQ, 1, L_FCNTL_CMD, NEXT);
-		jump(p, BPF_JEQ, 2, L_FCNTL_CMD, L_ALLOW);
+		fd_1_or_2(p, 0, L_FCNTL_CMD, L_ALLOW);
 		label(p, L_FCNTL_CMD);
 		load(p, ARG_LO(1));
 		jump(p, BPF_JEQ, F_SETFD, L_TRACE, L_ALLOW);
@@ -180,9 +180,7 @@ int filefilter_tighten_prog(struct sock_filter *f)
 	jump(&p, BPF_JEQ, __NR_write, L_STDIO_WRITE, NEXT);
 	jump(&p, BPF_JEQ, __NR_writev, L_STDIO_WRITE, L_ALLOW);
 	label(&p, L_STDIO_WRITE);
-	load(&p, ARG_LO(0));
-	jump(&p, BPF_JEQ, 1, L_TRACE, NEXT);
-	jump(&p, BPF_JEQ, 2, L_TRACE, L_ALLOW);
+	fd_1_or_2(&p, 0, L_TRACE, L_ALLOW);
 	tail(&p);
 	if (resolve(&p) != 0 || p.n > FILEFILTER_TIGHTEN_LEN)
 		return -1;
