@@ -667,6 +667,19 @@ def killed_after_a_checkpoint(tmp_path, pool, prog, out, after):
     return native
 
 
+def resumes_dying_at(pool, run_dir, out, points):
+    """A resume per crash point (PROSPER_TEST_UNDO_CRASH_AFTER), each dying in its undo: their exit
+    codes; then one that completes: its CompletedProcess."""
+    codes = []
+    for n in points:
+        r = subprocess.run([PROSPER, "resume", "--pool", pool], cwd=run_dir, stdout=out, stderr=subprocess.PIPE,
+                           env=dict(os.environ, PROSPER_TEST_UNDO_CRASH_AFTER=n), timeout=120)
+        codes.append(r.returncode)
+    done = subprocess.run([PROSPER, "resume", "--pool", pool], cwd=run_dir, stdout=out, stderr=subprocess.PIPE,
+                          text=True, timeout=300)
+    return codes, done
+
+
 def test_an_exchange_undone_twice_is_not_swapped_back(tmp_path, pool_dir):
     """renameat2(RENAME_EXCHANGE) back and forth; resumes that die right after undoing a record but
     before noting it, five in a row, each redoing the last one's record first: an exchange undone
@@ -686,16 +699,10 @@ print(open("x1").read().strip(), open("x2").read().strip())
 """)
     native_dir, run_dir = tmp_path / "native", tmp_path / "run"
     pool = os.path.join(pool_dir, "swap.prosper")
-    out = tmp_path / "out"
-    with open(out, "wb") as f:
+    with open(tmp_path / "out", "wb") as f:
         native = killed_after_a_checkpoint(tmp_path, pool, prog, f, 0.2)
-        codes = []
-        for n in ("0+", "1+", "2+", "3+", "4+"):
-            r = subprocess.run([PROSPER, "resume", "--pool", pool], cwd=run_dir, stdout=f, stderr=subprocess.PIPE,
-                               env=dict(os.environ, PROSPER_TEST_UNDO_CRASH_AFTER=n), timeout=120)
-            codes.append(r.returncode)
-        r = subprocess.run([PROSPER, "resume", "--pool", pool], cwd=run_dir, stdout=f, stderr=subprocess.PIPE,
-                           text=True, timeout=300)
+        codes, r = resumes_dying_at(pool, run_dir, f, ("0+", "1+", "2+", "3+", "4+"))
+    out = tmp_path / "out"
     assert codes == [3] * 5, codes
     assert r.returncode == 0, r.stderr
     assert out.read_bytes() == native
@@ -746,14 +753,7 @@ print(hashlib.sha256("".join(n + open("r/" + n).read() for n in sorted(os.listdi
     with open(out, "wb") as f:
         # the renames of pairs that were there at the checkpoint, and more: hundreds to undo
         native = killed_after_a_checkpoint(tmp_path, pool, prog, f, 0.3)
-        undone_at_crash = []
-        for n in ("1", "2", "5", "13", "40", "-2"):
-            env = dict(os.environ, PROSPER_TEST_UNDO_CRASH_AFTER=n)
-            r = subprocess.run([PROSPER, "resume", "--pool", pool], cwd=run_dir, stdout=f, stderr=subprocess.PIPE,
-                               env=env, timeout=120)
-            undone_at_crash.append(r.returncode)
-        r = subprocess.run([PROSPER, "resume", "--pool", pool, "--stats-json", tmp_path / "st.json"], cwd=run_dir,
-                           stdout=f, stderr=subprocess.PIPE, text=True, timeout=300)
+        undone_at_crash, r = resumes_dying_at(pool, run_dir, f, ("1", "2", "5", "13", "40", "-2"))
     assert undone_at_crash == [3] * 6, undone_at_crash
     assert r.returncode == 0, r.stderr
     # each of the five went on where the one before stopped: 61 records undone before the last
