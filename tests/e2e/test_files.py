@@ -178,7 +178,9 @@ def killed_once_in_the_middle(tmp_path, pool_dir, prog):
     native_dir, run_dir = tmp_path / "native", tmp_path / "run"
     native_dir.mkdir()
     run_dir.mkdir()
-    native = subprocess.run([prog], cwd=native_dir, capture_output=True, timeout=120)
+    with open(tmp_path / "native.out", "wb") as f:  # a file, like the run's: the program may seek on it
+        native = subprocess.run([prog], cwd=native_dir, stdout=f, stderr=subprocess.PIPE, timeout=120)
+    native.stdout = (tmp_path / "native.out").read_bytes()
     pool = os.path.join(pool_dir, "once.prosper")
     out = tmp_path / "out"
     with open(out, "wb") as f:
@@ -240,6 +242,28 @@ for i in range(400):
         open("ready", "w").close()
     time.sleep(0.002)
 os.write(out, b"%d\\n" % int(os.pread(1, 13, 0)))
+""")
+    killed_once_in_the_middle(tmp_path, pool_dir, prog)
+
+
+def test_the_runs_own_stdout_file_rewritten_in_place(tmp_path, pool_dir):
+    """`prosper run ... > out` (not appending): the program seeks back on its own stdout and
+    rewrites a counter it reads back through /proc/self/fd/1.  Such a stdout's writes are seen
+    (only a pipe, terminal or a file open for appending is let through), so the rewrites after
+    the checkpoint are undone."""
+    prog = programs.script(f"{tmp_path}/ownout.py", """#!/usr/bin/env python3
+import os, time
+os.write(1, b"%012d\\n" % 0)
+r = os.open("/proc/self/fd/1", os.O_RDONLY)
+for i in range(400):
+    n = int(os.pread(r, 13, 0))
+    os.lseek(1, 0, 0)
+    os.write(1, b"%012d\\n" % (n + i))
+    if i == 50:
+        open("ready", "w").close()
+    time.sleep(0.002)
+os.lseek(1, 0, 2)
+os.write(1, b"end\\n")
 """)
     killed_once_in_the_middle(tmp_path, pool_dir, prog)
 

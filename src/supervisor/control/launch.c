@@ -109,7 +109,7 @@ int launch(struct child *c, const struct hello_channel *ch, struct pidns *ns, co
 		while (read(go[0], &b, 1) < 0 && errno == EINTR)
 			;
 		/* seized now (TRACESECCOMP): its file changes reach us from its first instruction on */
-		int frc = filter ? filefilter_install(filter == FILTER_BUT_STDIO) : 0;
+		int frc = filter ? filefilter_install(filter) : 0;
 		if (frc) {
 			fprintf(stderr, "%s: cannot install the filter that sees the program's file changes: %s\n",
 				sup_command(), strerror(-frc));

@@ -135,19 +135,18 @@ int resume_admit(struct sup *s, const char *pool_path, struct img *im)
 	return 0;
 }
 
-/* The launch filter of the relaunched program: writes to fd 1 and 2 let through only when in every
- * process of the checkpoint they are the run's own stdio or no file (filefilter.h). */
+/* The launch filter of the relaunched program: writes to fd 1 or 2 let through only when that
+ * holds in every process of the checkpoint (filefilter.h). */
 static int resume_filter(const struct sup *s, const struct img *im)
 {
 	const struct tree *t = s->tree;
-	if (!t->files.on)
-		return FILTER_NONE;
 	if (!t->resume.view)
-		return filetrack_stdio_trusted(im) ? FILTER_BUT_STDIO : FILTER_ALL;
+		return filetrack_filter(t, im);
+	int f = filetrack_filter(t, NULL);
 	for (uint32_t i = 0; i < t->resume.view->nprocs; i++)
-		if (!t->resume.view->procs[i]->exited && !filetrack_stdio_trusted(&t->resume.imgs[i]))
-			return FILTER_ALL;
-	return FILTER_BUT_STDIO;
+		if (!t->resume.view->procs[i]->exited)
+			f &= filetrack_filter(t, &t->resume.imgs[i]) | FILTER_ON;
+	return f;
 }
 
 int resume_start(struct sup *s, const struct img *im, struct child *c)

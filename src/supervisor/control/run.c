@@ -94,7 +94,7 @@ int run_start(struct sup *s, const struct opts *o, const char *pool_path, struct
 	if (filetrack_start(s->tree, pool_path, 0, filetrack_wanted(s->tree), why, sizeof why) != 0)
 		return refuse(REFUSE_POOL_CREATE, "%s", why);
 	if ((rc = launch(c, &s->tree->channel, &s->tree->ns, o->prog[0], o->prog, env, envc, NULL, 0, 1,
-			 filetrack_filter_for_run(s->tree))) != 0)
+			 filetrack_filter(s->tree, NULL))) != 0)
 		return refuse(REFUSE_LAUNCH, "cannot start %s: %s", o->prog[0],
 			      rc == -EPERM ? "ptrace is not permitted here" : strerror(-rc));
 	return 0;

@@ -106,8 +106,9 @@ int filefilter_stdio_call(long nr)
 	return nr == __NR_dup2 || nr == __NR_dup3 || nr == __NR_close || nr == __NR_close_range || nr == __NR_fcntl;
 }
 
-static int build_launch(struct prog *p, int stdio_exception)
+static int build_launch(struct prog *p, int filter)
 {
+	int stdio_exception = filter & (FILTER_PASS_FD1 | FILTER_PASS_FD2);
 	p->n = 0;
 	head(p);
 	if (stdio_exception) {
@@ -138,7 +139,9 @@ static int build_launch(struct prog *p, int stdio_exception)
 	if (stdio_exception) {
 		/* write(v) to fd 1 or 2 (the kernel reads the fd as 32 bits) */
 		label(p, L_STDIO_WRITE);
-		fd_1_or_2(p, 0, L_ALLOW, L_TRACE);
+		load(p, ARG_LO(0));
+		jump(p, BPF_JEQ, 1, filter & FILTER_PASS_FD1 ? L_ALLOW : L_TRACE, NEXT);
+		jump(p, BPF_JEQ, 2, filter & FILTER_PASS_FD2 ? L_ALLOW : L_TRACE, L_TRACE);
 		/* dup2/dup3 onto 1 or 2 */
 		label(p, L_DUP);
 		fd_1_or_2(p, 1, L_TRACE, L_ALLOW);
@@ -148,12 +151,13 @@ static int build_launch(struct prog *p, int stdio_exception)
 		label(p, L_CLOSE_RANGE);
 		load(p, ARG_LO(0));
 		jump(p, BPF_JGT, 2, L_ALLOW, L_TRACE);
-		/* fcntl(1 or 2, F_SETFD, ...) */
+		/* fcntl(1 or 2, F_SETFD or F_SETFL, ...) */
 		label(p, L_FCNTL);
 		fd_1_or_2(p, 0, L_FCNTL_CMD, L_ALLOW);
 		label(p, L_FCNTL_CMD);
 		load(p, ARG_LO(1));
-		jump(p, BPF_JEQ, F_SETFD, L_TRACE, L_ALLOW);
+		jump(p, BPF_JEQ, F_SETFD, L_TRACE, NEXT);
+		jump(p, BPF_JEQ, F_SETFL, L_TRACE, L_ALLOW);
 	}
 	tail(p); /* a classic BPF program ends with its returns */
 	if (resolve(p) != 0)
@@ -161,10 +165,10 @@ static int build_launch(struct prog *p, int stdio_exception)
 	return p->n;
 }
 
-int filefilter_install(int stdio_exception)
+int filefilter_install(int filter)
 {
 	static struct prog p;
-	if (build_launch(&p, stdio_exception) < 0)
+	if (build_launch(&p, filter) < 0)
 		return -EINVAL;
 	struct sock_fprog prog = { .len = (unsigned short)p.n, .filter = p.f };
 	if (geteuid() != 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)

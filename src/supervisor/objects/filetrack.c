@@ -39,30 +39,46 @@ int filetrack_wanted(const struct tree *t)
 	return t->ns.on && !(off && *off == '1');
 }
 
-int filetrack_filter_for_run(const struct tree *t)
+/* May our fd n be written unseen (filefilter.h)? */
+static int own_fd_passable(int n)
+{
+	struct stat st;
+	int fl = fcntl(n, F_GETFL);
+	if (fl < 0 || fstat(n, &st) != 0)
+		return 0; /* not open: what the program opens there is anything */
+	if (S_ISBLK(st.st_mode))
+		return 0;
+	return !S_ISREG(st.st_mode) || (fl & O_APPEND);
+}
+
+/* In checkpoint image im, is fd n one the resume makes again as given (our own, passable), or
+ * one the program put there that is no file? */
+static int image_fd_passable(const struct img *im, int n)
+{
+	for (uint32_t i = 0; im->h && i < im->h->nfds; i++) {
+		const struct img_fd *f = &im->fds[i];
+		if (f->fd != n)
+			continue;
+		if (!(f->flags & IMG_FD_REDIRECTED))
+			return own_fd_passable(n); /* the resume gives it its own (fd_file.c) */
+		const char *p = f->path != IMG_NONE ? img_s(im, f->path) : "";
+		return f->type == IMG_FD_PIPE || f->type == IMG_FD_SOCKET || f->type == IMG_FD_FIFO ||
+		       (f->type == IMG_FD_DEVICE && (!strcmp(p, "/dev/null") || !strncmp(p, "/dev/pts/", 9) ||
+						     !strncmp(p, "/dev/tty", 8)));
+	}
+	return 0; /* closed at the cut */
+}
+
+int filetrack_filter(const struct tree *t, const struct img *im)
 {
 	if (!t->files.on)
 		return FILTER_NONE;
-	return fcntl(1, F_GETFD) >= 0 && fcntl(2, F_GETFD) >= 0 ? FILTER_BUT_STDIO : FILTER_ALL;
-}
-
-int filetrack_stdio_trusted(const struct img *im)
-{
-	int ok = 0;
-	for (uint32_t i = 0; im->h && i < im->h->nfds; i++) {
-		const struct img_fd *f = &im->fds[i];
-		if (f->fd != 1 && f->fd != 2)
-			continue;
-		const char *p = f->path != IMG_NONE ? img_s(im, f->path) : "";
-		int fine = f->type == IMG_FD_PIPE || f->type == IMG_FD_SOCKET || f->type == IMG_FD_FIFO ||
-			   (f->type == IMG_FD_FILE && !(f->flags & IMG_FD_REDIRECTED)) ||
-			   (f->type == IMG_FD_DEVICE && (!strcmp(p, "/dev/null") || !strncmp(p, "/dev/pts/", 9) ||
-							  !strncmp(p, "/dev/tty", 8)));
-		if (!fine)
-			return 0;
-		ok++;
-	}
-	return ok == 2;
+	int f = FILTER_ON;
+	if (own_fd_passable(1) && (!im || image_fd_passable(im, 1)))
+		f |= FILTER_PASS_FD1;
+	if (own_fd_passable(2) && (!im || image_fd_passable(im, 2)))
+		f |= FILTER_PASS_FD2;
+	return f;
 }
 
 /* ------------------------------------------------------------------ the journal's files */
@@ -443,6 +459,11 @@ static void stdio_call(struct tree *t, struct sup *m, pid_t tid, struct user_reg
 		if (stat(p, &st) != 0 || a0 == a1)
 			return; /* the call fails, or changes nothing */
 		needed = S_ISREG(st.st_mode) || S_ISBLK(st.st_mode) || (nr == __NR_dup3 && (r->rdx & O_CLOEXEC));
+	} else if (nr == __NR_fcntl && a1 == F_SETFL) {
+		char p[64];
+		struct stat st;
+		snprintf(p, sizeof p, "/proc/%d/fd/%d", (int)tid, a0);
+		needed = stat(p, &st) == 0 && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)); /* O_APPEND may go */
 	} else if (nr == __NR_fcntl) {
 		needed = r->rdx & FD_CLOEXEC; /* F_SETFD: freed at the next exec */
 	} else if (nr == __NR_close_range) {

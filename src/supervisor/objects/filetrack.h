@@ -47,14 +47,12 @@ struct files_record {
  * hook PROSPER_TEST_NO_FILE_FILTER, which measures what the filter costs (bench/scripts). */
 int filetrack_wanted(const struct tree *t);
 
-/* Which launch filter (launch.h FILTER_*): none when not wanted; for a run, writes to fd 1 and 2
- * let through when both are open (they are the run's own stdio, filefilter.h). */
-int filetrack_filter_for_run(const struct tree *t);
-
-/* For a resume: may the relaunched program write to its fd 1 and 2 unseen?  Only if in the
- * checkpoint image im they are open and are the run's own stdio, a pipe, a socket, a terminal or
- * /dev/null -- not a file the program redirected them to.  1 or 0. */
-int filetrack_stdio_trusted(const struct img *im);
+/* Which launch filter (filefilter.h FILTER_*): none when not wanted; else the filter, letting
+ * through writes to those of our fd 1 and 2 that the program may write unseen (filefilter.h: not
+ * a file, or a file open for appending only).  For a resume, im (NULL: a run) is the checkpoint
+ * of one process, and an fd is let through only if that holds in it too; call once per process
+ * of a tree and AND the answers' pass flags. */
+int filetrack_filter(const struct tree *t, const struct img *im);
 
 /* Start the journal for cut seq (a run: seq 0, fresh; a resume: the cut it resumed from, whose
  * undone records are dropped).  0, or -1 with why. */
