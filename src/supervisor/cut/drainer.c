@@ -60,8 +60,6 @@ int drainer_start(struct drainer *d, const pid_t *pids, int n)
 	d->pid = -1, d->go_fd = -1;
 	if (n <= 0 || pipe2(go, O_CLOEXEC) != 0)
 		return -1;
-	for (int i = 0; i < n; i++)
-		kill(pids[i], SIGSTOP); /* pending before the detach: no call runs until the drainer has them */
 	pid_t c = fork();
 	if (c < 0) {
 		close(go[0]), close(go[1]);

@@ -22,9 +22,9 @@
 #define PROSPER_SUP_DRAINER_H
 #include <sys/types.h>
 
-/* Processes pids[0..n) (their threads found in /proc) are stopped with SIGSTOP and handed to the
- * drainer once the caller has detached them: call drainer_start before detaching, drainer_go
- * after.  0, or -1 if no drainer could be made (the processes are then let go as before). */
+/* Processes pids[0..n) (their threads found in /proc), sent SIGSTOP by the caller before it
+ * detaches them, are handed to the drainer: call drainer_start before detaching, drainer_go after.
+ * 0, or -1 if no drainer could be made (the processes are then continued: SIGCONT). */
 struct drainer {
 	int go_fd;   /* written to when every thread is detached */
 	pid_t pid;

@@ -267,61 +267,78 @@ int tree_verify(struct tree *t)
 
 /* ------------------------------------------------------------------ the end */
 
+/* Stop tid (a tracee) in a ptrace stop: the signal its stop holds for delivery (0: none), or -1
+ * if it is gone. */
+static long held_in_stop(pid_t tid)
+{
+	int st;
+	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) != 0 || waitpid(tid, &st, __WALL) != tid || !WIFSTOPPED(st))
+		return -1;
+	return (st >> 16) ? 0 : WSTOPSIG(st);
+}
+
 void tree_release(struct tree *t)
 {
 	/* A thread is detached from a ptrace stop, whichever: ours (PTRACE_INTERRUPT) or one it met
 	 * first -- the kernel lets any trap satisfy a pending interrupt, so a thread that stops for
 	 * an exec or a signal after we asked would not stop again.  A signal it stopped to receive is
-	 * delivered by the detach; a thread that exits meanwhile needs nothing. */
-	/* tasks we trace that the tree does not know yet (a thread or process made just before the
-	 * end, its first stop not read): let go too, or PTRACE_O_EXITKILL kills them with us */
+	 * delivered by the detach; a thread that exits meanwhile needs nothing.
+	 *
+	 * Order: every known thread is held in a stop first (none can fork then), and only then are
+	 * the tasks we trace that the tree does not know yet looked for (a thread or process made just
+	 * before the end, its first stop not read): they are let go too, or PTRACE_O_EXITKILL kills
+	 * them with us.  With the file filter, all of them get SIGSTOP before their detach and go to
+	 * the drainer (drainer.h). */
+	int drain = t->files.on;
+	int nthreads = 0;
+	for (int i = 1; i < t->nprocs; i++)
+		nthreads += t->procs[i]->exited ? 0 : t->procs[i]->nthr;
+	long sig[nthreads > 0 ? nthreads : 1];
 	enum { MAX_STRAYS = 256 };
+	pid_t left[t->nprocs + MAX_STRAYS];
+	int nleft = 0, at = 0;
+	for (int i = 1; i < t->nprocs; i++) {
+		struct sup *m = t->procs[i];
+		if (m->exited)
+			continue;
+		left[nleft++] = m->pid;
+		if (drain)
+			kill(m->pid, SIGSTOP); /* pending before the detach: no call runs until the drainer has it */
+		for (int k = 0; k < m->nthr; k++, at++)
+			sig[at] = m->thr[k].stopped ? 0 : held_in_stop(m->thr[k].tid);
+	}
 	pid_t stray[MAX_STRAYS], stray_tgid[MAX_STRAYS];
 	int nstray = 0, ntraced = proc_traced_by(getpid(), stray, stray_tgid, MAX_STRAYS);
 	for (int i = 0; i < ntraced && i < MAX_STRAYS; i++)
 		if (!tree_find(t, stray[i], NULL))
 			stray[nstray] = stray[i], stray_tgid[nstray++] = stray_tgid[i];
-	pid_t left[t->nprocs + MAX_STRAYS];
-	int nleft = 0;
-	for (int i = 1; i < t->nprocs; i++)
-		if (!t->procs[i]->exited)
-			left[nleft++] = t->procs[i]->pid;
 	for (int i = 0; i < nstray; i++) {
 		int known = 0;
 		for (int k = 0; k < nleft && !known; k++)
 			known = left[k] == stray_tgid[i];
-		if (!known)
+		if (!known) {
 			left[nleft++] = stray_tgid[i];
+			if (drain)
+				kill(stray_tgid[i], SIGSTOP);
+		}
 	}
 	/* they keep the file filter: a tracer of their own lets its calls through (drainer.h) */
 	struct drainer d = { .go_fd = -1 };
-	if (nleft && t->files.on && drainer_start(&d, left, nleft) != 0)
+	if (nleft && drain && drainer_start(&d, left, nleft) != 0)
 		fprintf(stderr, "%s: %d process%s of the program still run%s after it ended, and no process could be left to "
 			"follow them: the file changes they try fail with ENOSYS\n", sup_command(), nleft,
 			nleft == 1 ? "" : "es", nleft == 1 ? "s" : "");
+	at = 0;
 	for (int i = 1; i < t->nprocs; i++) {
 		struct sup *m = t->procs[i];
-		for (int k = 0; k < m->nthr && !m->exited; k++) {
-			pid_t tid = m->thr[k].tid;
-			long sig = 0;
-			if (!m->thr[k].stopped) {
-				if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) != 0)
-					continue; /* gone */
-				int st;
-				if (waitpid(tid, &st, __WALL) != tid || !WIFSTOPPED(st))
-					continue; /* it exited */
-				sig = (st >> 16) ? 0 : WSTOPSIG(st);
-			}
-			ptrace(PTRACE_DETACH, tid, 0, (void *)sig);
-		}
+		for (int k = 0; k < m->nthr && !m->exited; k++, at++)
+			if (sig[at] >= 0)
+				ptrace(PTRACE_DETACH, m->thr[k].tid, 0, (void *)sig[at]);
 	}
 	for (int i = 0; i < nstray; i++) {
-		int st;
-		long sig = 0;
-		if (ptrace(PTRACE_INTERRUPT, stray[i], 0, 0) != 0 || waitpid(stray[i], &st, __WALL) != stray[i] || !WIFSTOPPED(st))
-			continue; /* gone */
-		sig = (st >> 16) ? 0 : WSTOPSIG(st);
-		ptrace(PTRACE_DETACH, stray[i], 0, (void *)sig);
+		long s = held_in_stop(stray[i]);
+		if (s >= 0)
+			ptrace(PTRACE_DETACH, stray[i], 0, (void *)s);
 	}
 	drainer_go(&d, left, nleft);
 }
