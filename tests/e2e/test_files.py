@@ -200,25 +200,30 @@ def killed_once_in_the_middle(tmp_path, pool_dir, prog):
     assert files(run_dir) == files(native_dir)
 
 
+# 400 steps, each reading a counter back through fd {read} and rewriting it in place through fd 1
+# (seek, write); the file `ready` after 50 of them.
+REWRITE_FD1 = """for i in range(400):
+    n = int(os.pread({read}, 13, 0))
+    os.lseek(1, 0, 0)
+    os.write(1, b"%012d\\n" % (n + i))
+    if i == 50:
+        open("ready", "w").close()
+    time.sleep(0.002)
+"""
+
+
 def test_stdout_redirected_to_a_file_and_rewritten_in_place(tmp_path, pool_dir):
     """Writes to the run's own stdout go through without a stop; a process that puts a file of its
     own on fd 1 (dup2) and rewrites it in place through fd 1 is tightened, so those rewrites are
     journalled and undone like any other: the final file and output are the native run's."""
-    prog = programs.script(f"{tmp_path}/redirect.py", """#!/usr/bin/env python3
+    prog = programs.script(f"{tmp_path}/redirect.py", f"""#!/usr/bin/env python3
 import os, time
 print("to the run's stdout", flush=True)
 saved = os.dup(1)
 fd = os.open("counter", os.O_RDWR | os.O_CREAT, 0o644)
 os.dup2(fd, 1)
 os.write(1, b"%012d\\n" % 0)
-for i in range(400):
-    n = int(os.pread(fd, 13, 0))
-    os.lseek(1, 0, 0)
-    os.write(1, b"%012d\\n" % (n + i))
-    if i == 50:
-        open("ready", "w").close()
-    time.sleep(0.002)
-os.dup2(saved, 1)
+{REWRITE_FD1.format(read="fd")}os.dup2(saved, 1)
 print(int(os.pread(fd, 13, 0)))
 """)
     killed_once_in_the_middle(tmp_path, pool_dir, prog)
@@ -251,18 +256,11 @@ def test_the_runs_own_stdout_file_rewritten_in_place(tmp_path, pool_dir):
     rewrites a counter it reads back through /proc/self/fd/1.  Such a stdout's writes are seen
     (only a pipe, terminal or a file open for appending is let through), so the rewrites after
     the checkpoint are undone."""
-    prog = programs.script(f"{tmp_path}/ownout.py", """#!/usr/bin/env python3
+    prog = programs.script(f"{tmp_path}/ownout.py", f"""#!/usr/bin/env python3
 import os, time
 os.write(1, b"%012d\\n" % 0)
 r = os.open("/proc/self/fd/1", os.O_RDONLY)
-for i in range(400):
-    n = int(os.pread(r, 13, 0))
-    os.lseek(1, 0, 0)
-    os.write(1, b"%012d\\n" % (n + i))
-    if i == 50:
-        open("ready", "w").close()
-    time.sleep(0.002)
-os.lseek(1, 0, 2)
+{REWRITE_FD1.format(read="r")}os.lseek(1, 0, 2)
 os.write(1, b"end\\n")
 """)
     killed_once_in_the_middle(tmp_path, pool_dir, prog)
