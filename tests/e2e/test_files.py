@@ -631,6 +631,39 @@ rm -f .git/index
     torture(prog, pool_dir=str(disk))
 
 
+def test_a_rename_recorded_but_never_run_is_not_moved_back(tmp_path, pool_dir):
+    """The run dies at the stop of a save by rename, once the rename is recorded and before it runs
+    (PROSPER_TEST_DIE_AT_CALL: a `kill -9` at that instant).  The resume must leave both names as
+    they are and the program renames again: moving the destination back onto the source would
+    hand it its old file as the new one (under load, git's update of a branch so lost a commit)."""
+    prog = programs.script(f"{tmp_path}/save.py", """#!/usr/bin/env python3
+import os, time
+with open("target", "w") as f:
+    f.write("old\\n")
+with open("tmp", "w") as f:
+    f.write("new\\n")
+open("ready", "w").close()
+while not os.path.exists("go"):
+    time.sleep(0.005)
+os.rename("tmp", "target")
+print(open("target").read().strip(), os.path.exists("tmp"))
+""")
+    pool = os.path.join(pool_dir, "save.prosper")
+    renames = ",".join(str(n) for n in (82, 264, 316))  # rename, renameat, renameat2 (x86-64)
+    p = subprocess.Popen([PROSPER, "run", "--pool", pool, "--", prog], cwd=tmp_path, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, start_new_session=True,
+                         env=dict(os.environ, PROSPER_TEST_DIE_AT_CALL=renames))
+    checkpoints_after(pool, tmp_path / "ready", n=2)
+    (tmp_path / "go").write_text("")
+    assert p.wait(timeout=60) == -signal.SIGKILL, p.stderr.read()
+    assert (tmp_path / "target").read_text() == "old\n"  # the rename never ran
+    r = subprocess.run([PROSPER, "resume", "--pool", pool], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "new False\n"
+    assert (tmp_path / "target").read_text() == "new\n"
+
+
 def test_directory_times_and_entries_are_put_back(tmp_path, pool_dir):
     """Entries made, removed and renamed in a directory after the checkpoint: the resume's undo
     (stopped right after it, before the program runs again) leaves the directory's entries and

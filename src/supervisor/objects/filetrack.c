@@ -206,6 +206,10 @@ int filetrack_start(struct tree *t, const char *pool_path, uint64_t seq, int on,
 	}
 	if (on && t->tiers.kind == TIER_TWO)
 		t->tiers.before_copy = before_copy, t->tiers.before_copy_arg = t;
+	const char *die = getenv("PROSPER_TEST_DIE_AT_CALL");
+	ft->ndie_at = 0;
+	for (char *end; die && *die && ft->ndie_at < sizeof ft->die_at / sizeof ft->die_at[0]; die = *end ? end + 1 : end)
+		ft->die_at[ft->ndie_at++] = strtol(die, &end, 10);
 	return 0;
 }
 
@@ -586,6 +590,9 @@ void filetrack_stop(struct tree *t, struct sup *m, pid_t tid)
 		flush_journal(t);
 	ft->unflushed = 0;
 	ft->seconds += stopclock_now() - t0;
+	for (size_t i = 0; i < ft->ndie_at; i++)
+		if ((long)r.orig_rax == ft->die_at[i])
+			kill(0, SIGKILL); /* recorded, never run: as `kill -9 -- -PGID` at this instant would */
 	if (ft->failed) {
 		/* a change that cannot be recorded must not run: the program ends here, its last
 		 * checkpoint resumable with the files as they were */

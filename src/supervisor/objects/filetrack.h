@@ -59,7 +59,10 @@ int filetrack_filter(const struct tree *t, const struct img *im);
 int filetrack_start(struct tree *t, const char *pool_path, uint64_t seq, int on, char *why, size_t whylen);
 
 /* A seccomp stop of thread tid of process m: the change recorded (or, the journal failing,
- * the program killed).  The caller continues the thread. */
+ * the program killed).  The caller continues the thread.  Crash-point tests set the hook
+ * PROSPER_TEST_DIE_AT_CALL=<system call number>[,<number>...] (at most 4): at such a call's
+ * first stop the run's process group is killed (as `kill -9 -- -PGID`) once the call is
+ * recorded, before it runs. */
 void filetrack_stop(struct tree *t, struct sup *m, pid_t tid);
 
 /* A file mapped shared and writable (the filter saw the mmap, or a resume mapped it again):

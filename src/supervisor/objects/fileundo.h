@@ -6,9 +6,9 @@
  *     (file-not-undoable), a file open at the cut changed by no change of the program's
  *     (file-changed-outside), a checkpoint whose run did not see its file changes
  *     (files-untracked), a damaged journal (pool-corrupt) -- each a refusal naming the file.
- *   - Then the records are undone, newest first, each noted as undone (undo_progress) before the
- *     next: a resume killed here goes on after the last one noted, never undoing again a record
- *     whose files later records have changed since.
+ *   - Then the records are undone (undoput.h), newest first, each noted as undone (undo_progress)
+ *     before the next: a resume killed here goes on after the last one noted, never undoing again
+ *     a record whose files later records have changed since.
  *   - Only then is the journal restarted at the resumed cut (filetrack_start): the records it
  *     undid are dropped, those of older cuts kept while a power cut could still need them.
  */

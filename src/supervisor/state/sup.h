@@ -272,6 +272,8 @@ struct file_track {
 	 * journal file's name is durable in its folder */
 	int target_on_disk, unflushed, name_flushed;
 	int target_born;             /* the file being recorded was made after flush_base */
+	long die_at[4];              /* test hook PROSPER_TEST_DIE_AT_CALL (filetrack.h) */
+	size_t ndie_at;
 	/* statistics */
 	uint64_t traps, records, bytes, cannot, flushes, tightened;
 	double seconds, flush_seconds;
