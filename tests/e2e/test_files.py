@@ -664,6 +664,46 @@ print(open("target").read().strip(), os.path.exists("tmp"))
     assert (tmp_path / "target").read_text() == "new\n"
 
 
+def test_a_mapped_file_replaced_by_the_program_resumes(tmp_path, pool_dir):
+    """A program maps a file privately, then replaces it by a rename (a new inode, a new size) and
+    maps the new one -- `git init` so rewrites .git/config -- and is killed.  The resume checks the
+    mapped file against the one at the checkpoint, not the one first seen under that name (that
+    refused with file-changed)."""
+    prog = programs.script(f"{tmp_path}/remap.py", """#!/usr/bin/env python3
+import mmap, os, time
+def replace(text):
+    with open("conf.lock", "w") as f:
+        f.write(text)
+    os.rename("conf.lock", "conf")
+    with open("conf", "rb") as f:
+        return mmap.mmap(f.fileno(), 0, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ)
+m = replace("first\\n")
+open("ready", "w").close()
+while not os.path.exists("go"):
+    time.sleep(0.005)
+m.close()
+m = replace("second, longer\\n")
+open("ready2", "w").close()
+while not os.path.exists("go2"):
+    time.sleep(0.005)
+print(m[:].decode().strip())
+""")
+    pool = os.path.join(pool_dir, "remap.prosper")
+    p = subprocess.Popen([PROSPER, "run", "--pool", pool, "--", prog], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, start_new_session=True)
+    checkpoints_after(pool, tmp_path / "ready", n=2)
+    (tmp_path / "go").write_text("")
+    checkpoints_after(pool, tmp_path / "ready2", n=2)
+    assert p.poll() is None, p.stderr.read()
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
+    (tmp_path / "go2").write_text("")
+    r = subprocess.run([PROSPER, "resume", "--pool", pool], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "second, longer\n"
+
+
 def test_directory_times_and_entries_are_put_back(tmp_path, pool_dir):
     """Entries made, removed and renamed in a directory after the checkpoint: the resume's undo
     (stopped right after it, before the program runs again) leaves the directory's entries and

@@ -97,6 +97,7 @@ int capture_blob(struct sup *s, struct img_buf *out, int nmaps)
 			mapped = !strcmp(s->cut.now[j].path, s->files[i].path);
 		if (!mapped)
 			continue;
+		sup_known_file_refresh(&s->files[i]);
 		h.nfiles++;
 		struct img_file fi = { .path = img_str(&strings, s->files[i].path), .size = s->files[i].id.size,
 				       .mtime_ns = s->files[i].id.mtime_ns, .ino = s->files[i].id.ino,

@@ -27,6 +27,20 @@ const struct known_file *sup_known_file(struct sup *s, const char *path)
 	return k;
 }
 
+void sup_known_file_refresh(struct known_file *k)
+{
+	struct stat st;
+	if (stat(k->path, &st) != 0)
+		return; /* gone: the resume's check says so */
+	uint64_t mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+	if ((uint64_t)st.st_ino == k->id.ino && (uint64_t)st.st_dev == k->id.dev && (uint64_t)st.st_size == k->id.size &&
+	    mtime == k->id.mtime_ns)
+		return;
+	struct file_id now;
+	if (file_identity(k->path, &now) == 0)
+		k->id = now;
+}
+
 /* A new mapping: its pages that hold something.  A region starts zero-filled, so untouched
  * anonymous pages need no copy; a file mapping's absent pages are the file's, so all of it.
  * Called before the mapping is write-protected (prosper_track_add): the protection leaves a

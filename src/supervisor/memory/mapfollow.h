@@ -26,7 +26,12 @@ int capture_blob(struct sup *s, struct img_buf *out, int nmaps);
  * appeared since the last stop get their regions, are protected, and their pages are staged,
  * so that the stop does not copy them whole.  0 or a negative errno. */
 int sup_adopt_new_maps(struct sup *s);
-/* The identity of a mapped file, computed once per path; NULL if it cannot be read. */
+/* The identity of a mapped file, computed when its path is first seen; NULL if it cannot be read. */
 const struct known_file *sup_known_file(struct sup *s, const char *path);
+/* ... and taken again at a cut if the file under its path is no longer the one known (another
+ * inode, size or modification time): a program that replaces a file it maps (git rewriting its
+ * config through a lock file and a rename) maps the new one, and a resume's check compares with
+ * the file as it was at the cut -- which the file-undo journal puts back -- not as first seen. */
+void sup_known_file_refresh(struct known_file *k);
 
 #endif
