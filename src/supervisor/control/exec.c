@@ -228,7 +228,7 @@ static int new_record(struct sup *s, pid_t pid, char *why, size_t whylen)
 	char *args = read_proc(pid, "cmdline", &alen), *envs = read_proc(pid, "environ", &elen);
 	int argc = 0, basec = 0, envc = 0;
 	char **argv = args ? split(args, alen, &argc) : NULL, **base = envs ? split(envs, elen, &basec) : NULL;
-	char **env = base ? launch_environment(base, s->tree->shim, &envc) : NULL;
+	char **env = base ? launch_environment(base, s->tree->run.shim, &envc) : NULL;
 	free(base);
 	char p[64], exe[VMA_PATH_MAX], cwd[VMA_PATH_MAX];
 	snprintf(p, sizeof p, "/proc/%d/exe", (int)pid);
@@ -305,9 +305,9 @@ void sup_exec(struct sup *s, struct worker *w)
 		return;
 	}
 	/* the commit of the old image's last checkpoint ends first: the pool has one user */
-	int rc = w ? worker_wait(w) : 0;
+	int rc = w ? worker_wait(w, why, sizeof why) : 0;
 	if (rc) {
-		sup_checkpoint_failed(s, rc);
+		sup_checkpoint_failed(s, rc, why);
 		ptrace(PTRACE_CONT, pid, 0, 0);
 		return;
 	}
@@ -323,7 +323,7 @@ void sup_exec(struct sup *s, struct worker *w)
 		char **env = calloc((size_t)envc + 2, sizeof *env);
 		if (env) {
 			memcpy(env, s->envp, (size_t)envc * sizeof *env);
-			env[envc] = s->tree->channel.env;
+			env[envc] = s->tree->run.channel.env;
 			give_loader_environment(pid, env, reason, sizeof reason);
 			free(env);
 		} else {
@@ -345,7 +345,7 @@ void sup_exec(struct sup *s, struct worker *w)
 	ptrace(PTRACE_CONT, pid, 0, 0);
 	struct shim_hello hello = { 0 };
 	int uffd = -1;
-	rc = hello_wait(&s->tree->channel, pid, &hello, &uffd);
+	rc = hello_wait(&s->tree->run.channel, pid, &hello, &uffd);
 	if (s != s->tree->procs[0] && (rc == -ESRCH || (rc == 0 && sup_start_tracking_or_gone(s, uffd, &hello)))) {
 		/* a child process that ended at once (a `$(readlink ...)`): nothing of it to keep; its
 		 * exit is reported next, and a child that did start is tracked */

@@ -68,9 +68,10 @@ static void fill_end_all(struct tree *t, int stopped)
  * socketpairs.h); else 0. */
 static int checkpoint(struct sup *s, struct worker *w)
 {
-	int rc = worker_wait(w);
+	char why[400] = "";
+	int rc = worker_wait(w, why, sizeof why);
 	if (rc)
-		sup_checkpoint_failed(s, rc);
+		sup_checkpoint_failed(s, rc, why);
 	if (!s->tree->enabled) {
 		fill_end_all(s->tree, 1);
 		return 0;
@@ -84,26 +85,27 @@ static int checkpoint(struct sup *s, struct worker *w)
 		fill_end_all(s->tree, 0);
 		return 0;
 	}
-	rc = tree_capture(s->tree);
+	why[0] = 0;
+	rc = tree_capture(s->tree, why, sizeof why);
 	if (rc == -EAGAIN)
 		return rc;
 	fill_end_all(s->tree, 1); /* what it wrote while filled is taken (or checkpointing is off) */
 	if (!rc && s->cfg.verify) {
-		rc = worker_timed_commit(s);
+		rc = worker_timed_commit(s, why, sizeof why);
 		if (!rc)
 			rc = tree_verify(s->tree);
 	}
 	double dt = stopclock_now() - t0;
 	struct sup_stats *st = &s->tree->stats;
-	st->stop_total += dt;
-	if (dt > st->stop_max)
-		st->stop_max = dt;
-	if (!st->stops++) /* a run's first stop reads its mappings whole; a resume's also ends its fill */
-		st->stop_first = dt;
-	else if (dt > st->stop_max_later)
-		st->stop_max_later = dt;
+	st->stop.total += dt;
+	if (dt > st->stop.max)
+		st->stop.max = dt;
+	if (!st->stop.count++) /* a run's first stop reads its mappings whole; a resume's also ends its fill */
+		st->stop.first = dt;
+	else if (dt > st->stop.max_later)
+		st->stop.max_later = dt;
 	if (rc)
-		sup_checkpoint_failed(s, rc);
+		sup_checkpoint_failed(s, rc, why);
 	else if (!s->cfg.verify)
 		worker_start_commit(w);
 	return 0;
@@ -118,9 +120,10 @@ static int nvm_stop(struct sup *s, struct worker *w, pid_t tid, int sig)
 	if (!sup_nvm_claims(s, tid, sig))
 		return 0;
 	if (w) {
-		int rc = worker_wait(w);
+		char why[400] = "";
+		int rc = worker_wait(w, why, sizeof why);
 		if (rc)
-			sup_checkpoint_failed(s, rc);
+			sup_checkpoint_failed(s, rc, why);
 	}
 	char why[300];
 	if (sup_nvm_serve(s, tid, sig, why, sizeof why) != 0) {
@@ -140,7 +143,7 @@ static void precopy_all(struct sup *s)
 	for (int i = 0; i < s->tree->nprocs && s->tree->enabled; i++) {
 		int rc = stage_precopy(s->tree->procs[i]);
 		if (rc)
-			sup_checkpoint_failed(s, rc);
+			sup_checkpoint_failed(s, rc, NULL);
 	}
 }
 
@@ -170,8 +173,8 @@ static int cpus_to_run_on(void)
 static void new_child(struct sup *s, pid_t child)
 {
 	children_add(s, child);
-	if (!s->tree->warned_children && s->tree->enabled) {
-		s->tree->warned_children = 1;
+	if (!s->tree->warned.children && s->tree->enabled) {
+		s->tree->warned.children = 1;
 		fprintf(stderr, "%s: the program started a child process; checkpoints wait while it has one "
 			"(child processes are not persisted)\n", sup_command());
 	}
@@ -243,8 +246,8 @@ static int cut_ready(struct sup *s, int follow)
 {
 	const char *why = NULL;
 	int ok = follow ? tree_cut_ready(s->tree, &why) : !children_any(s) && !pipe_in_flight(s);
-	if (!ok && why && !s->tree->warned_tree && s->tree->enabled) {
-		s->tree->warned_tree = 1;
+	if (!ok && why && !s->tree->warned.tree && s->tree->enabled) {
+		s->tree->warned.tree = 1;
 		fprintf(stderr, "%s: a checkpoint waits: %s\n", sup_command(), why);
 	}
 	return ok;
@@ -258,7 +261,7 @@ static int cut_ready(struct sup *s, int follow)
 int sup_supervise(struct sup *s, int sigfd)
 {
 	struct tree *tree = s->tree;
-	int follow = tree->ns.on; /* child processes are followed (tree.h) */
+	int follow = tree->run.ns.on; /* child processes are followed (tree.h) */
 	struct worker w;
 	if (worker_start(&w, s) != 0)
 		sup_disable(s, "cannot start the commit thread");
@@ -450,9 +453,10 @@ out_lost:
 out:
 	fill_end_all(tree, 0);
 	if (have_worker) {
-		int rc = worker_stop(&w);
+		char why[400] = "";
+		int rc = worker_stop(&w, why, sizeof why);
 		if (rc)
-			sup_checkpoint_failed(s, rc);
+			sup_checkpoint_failed(s, rc, why);
 	}
 	tree_release(tree); /* what the program left running goes on, as it would natively */
 	return st;

@@ -79,15 +79,15 @@ int main(int argc, char **argv)
 	struct sup *s = sup_new(&o.cfg);
 	if (!s)
 		return refuse(REFUSE_SETUP, "%s", "out of memory");
-	if (launch_shim_path(s->tree->shim, sizeof s->tree->shim) != 0)
+	if (launch_shim_path(s->tree->run.shim, sizeof s->tree->run.shim) != 0)
 		return refuse(REFUSE_NOT_BUILT, "%s", "the shim libprosper-shim.so is not built (make build)");
 	children_note_inherited_pipes(s);
-	if ((rc = hello_channel_open(&s->tree->channel)) != 0)
+	if ((rc = hello_channel_open(&s->tree->run.channel)) != 0)
 		return refuse(REFUSE_SETUP, "cannot open the shim's socket: %s", strerror(-rc));
 	if (o.cfg.host_pids)
-		snprintf(s->tree->ns.why, sizeof s->tree->ns.why, "%s", "--host-pids");
+		snprintf(s->tree->run.ns.why, sizeof s->tree->run.ns.why, "%s", "--host-pids");
 	else
-		pidns_enter(&s->tree->ns); /* off: the program has the system's ids, as with --host-pids */
+		pidns_enter(&s->tree->run.ns); /* off: the program has the system's ids, as with --host-pids */
 
 	struct img im;
 	struct child c;
@@ -103,8 +103,8 @@ int main(int argc, char **argv)
 	char where[9000];
 	tiers_describe(&s->tree->tiers, pool_path, s->cfg.interval_ms, where, sizeof where);
 	fprintf(stderr, "%s: %s\n", sup_command(), where);
-	s->tree->command_started = t_command;
-	s->tree->command_began_ns = (int64_t)began.tv_sec * 1000000000 + began.tv_nsec;
+	s->tree->run.started = t_command;
+	s->tree->run.began_ns = (int64_t)began.tv_sec * 1000000000 + began.tv_nsec;
 	s->pid = c.pid;
 	s->thr[0].tid = c.pid;
 	s->nthr = 1;
@@ -114,7 +114,7 @@ int main(int argc, char **argv)
 	if (ended < 0)
 		return refuse(REFUSE_LAUNCH, "%s", "lost the program before it started");
 	if (ended) {
-		pidns_release(&s->tree->ns);
+		pidns_release(&s->tree->run.ns);
 		tiers_finish(&s->tree->tiers, &s->tree->pool);
 		return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	}
@@ -124,7 +124,7 @@ int main(int argc, char **argv)
 	int uffd = -1;
 	char why[200] = "";
 	int hello_rc = o.cfg.resume || sup_image_loads_shim(c.pid, why, sizeof why) == 0
-			       ? hello_wait(&s->tree->channel, c.pid, &hello, &uffd)
+			       ? hello_wait(&s->tree->run.channel, c.pid, &hello, &uffd)
 			       : -ENOEXEC; /* no hello will come: do not wait for it */
 	if (hello_rc == 0 || hello_rc == -ENOSYS || hello_rc == -EPROTO)
 		sup_take_hello(s, &hello);
@@ -137,7 +137,7 @@ int main(int argc, char **argv)
 
 	int st = sup_supervise(s, sigfd);
 	if (st >= 0)
-		pidns_release(&s->tree->ns); /* what the program left running goes on, as it would natively */
+		pidns_release(&s->tree->run.ns); /* what the program left running goes on, as it would natively */
 	int code = st < 0 ? 1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	if (s->tree->memory_lost)
 		code = 2; /* the reason is printed (sup_fill_finish) */

@@ -72,9 +72,9 @@ static int admit_tree(struct sup *s, const char *pool_path, const void *blob, si
 		if (r)
 			return refuse(r, "%s", reason);
 	}
-	if (t->resume.view->nprocs > 1 && !t->ns.on)
+	if (t->resume.view->nprocs > 1 && !t->run.ns.on)
 		return refuse(REFUSE_RESTORE, "the checkpoint holds %u processes, whose ids only a pid namespace of their own gives back (%s)",
-			      t->resume.view->nprocs, t->ns.why);
+			      t->resume.view->nprocs, t->run.ns.why);
 	*im = t->resume.imgs[0];
 	return 0;
 }
@@ -186,9 +186,9 @@ int resume_start(struct sup *s, const struct img *im, struct child *c)
 	s->envc = (int)im->h->envc;
 	s->tid_offset = im->h->tid_offset;
 	/* the program's process id back, when it has its own namespace (restore.c does the threads) */
-	if (s->tree->ns.on && im->h->own_pid > 1)
-		pidns_next(&s->tree->ns, im->h->own_pid);
-	int rc = launch(c, &s->tree->channel, &s->tree->ns, exe, args, env, s->envc, s->launch_cwd, 1, 0, resume_filter(s, im));
+	if (s->tree->run.ns.on && im->h->own_pid > 1)
+		pidns_next(&s->tree->run.ns, im->h->own_pid);
+	int rc = launch(c, &s->tree->run.channel, &s->tree->run.ns, exe, args, env, s->envc, s->launch_cwd, 1, 0, resume_filter(s, im));
 	if (rc != 0)
 		return refuse(REFUSE_LAUNCH, "cannot relaunch %s: %s", exe, strerror(-rc));
 	return 0;
@@ -251,7 +251,7 @@ static void note_changed_ids(struct sup *s, const struct img *im)
 	s->tree->stats.resume.ids_changed = changed;
 	if (changed)
 		fprintf(stderr, "%s: the program's process and thread ids changed (%s); docs/limitations.md says what that means\n",
-			sup_command(), s->tree->ns.on ? "not free in its namespace" : s->tree->ns.why);
+			sup_command(), s->tree->run.ns.on ? "not free in its namespace" : s->tree->run.ns.why);
 }
 
 /* The locks a thread held at the checkpoint that name their owner: given to its new id. */
@@ -382,7 +382,7 @@ int resume_started(struct sup *s, const struct img *im, int hello_rc, const stru
 		}
 	}
 	s->tree->stats.resume.restore_seconds = stopclock_now() - t_start;
-	s->tree->stats.resume.resume_command_seconds = stopclock_now() - s->tree->command_started;
+	s->tree->stats.resume.resume_command_seconds = stopclock_now() - s->tree->run.started;
 	for (int i = 0; i < s->tree->nprocs; i++) { /* all at once: the main threads and every thread the restores made */
 		struct sup *m = s->tree->procs[i];
 		if (m->exited)

@@ -81,7 +81,7 @@ int run_start(struct sup *s, const struct opts *o, const char *pool_path, struct
 	if (rc)
 		return rc;
 	int envc = 0;
-	char **env = launch_environment(environ, s->tree->shim, &envc);
+	char **env = launch_environment(environ, s->tree->run.shim, &envc);
 	if (!env)
 		return refuse(REFUSE_SETUP, "%s", "cannot build the program's environment");
 	if (!getcwd(s->launch_cwd, sizeof s->launch_cwd))
@@ -93,7 +93,7 @@ int run_start(struct sup *s, const struct opts *o, const char *pool_path, struct
 	char why[300];
 	if (filetrack_start(s->tree, pool_path, 0, filetrack_wanted(s->tree), why, sizeof why) != 0)
 		return refuse(REFUSE_POOL_CREATE, "%s", why);
-	if ((rc = launch(c, &s->tree->channel, &s->tree->ns, o->prog[0], o->prog, env, envc, NULL, 0, 1,
+	if ((rc = launch(c, &s->tree->run.channel, &s->tree->run.ns, o->prog[0], o->prog, env, envc, NULL, 0, 1,
 			 filetrack_filter(s->tree, NULL))) != 0)
 		return refuse(REFUSE_LAUNCH, "cannot start %s: %s", o->prog[0],
 			      rc == -EPERM ? "ptrace is not permitted here" : strerror(-rc));

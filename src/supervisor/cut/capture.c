@@ -42,6 +42,7 @@
 #include "tree_fds.h"
 #include "capture.h"
 #include "nvm.h"
+#include "why.h"
 
 /* A large mapping that a checkpoint finds mostly written (a hash table updated at random) costs a
  * write-protect fault per page per interval for nothing: it is then copied whole, unprotected, for
@@ -236,9 +237,20 @@ static int capture_threads(struct sup *s)
 	return 0;
 }
 
-int sup_capture(struct sup *s)
+static int capture_steps(struct sup *s, char *why, size_t whylen);
+
+int sup_capture(struct sup *s, char *why, size_t whylen)
 {
-	double *phase = s->tree->stats.stop_phase_seconds, t = stopclock_now();
+	s->track.err[0] = 0;
+	int rc = capture_steps(s, why, whylen);
+	if (rc && s->track.err[0])
+		WHY_SAY("%s", s->track.err); /* the tracker's own words, read where its call failed */
+	return rc;
+}
+
+static int capture_steps(struct sup *s, char *why, size_t whylen)
+{
+	double *phase = s->tree->stats.stop.phase_seconds, t = stopclock_now();
 	stage_begin_cut(s);
 	/* first: it runs the main thread (for a system call), capture_threads then reads its registers */
 	int rc = task_capture(s); /* timers, pending signals, limits (taskpart.h) */
@@ -247,8 +259,8 @@ int sup_capture(struct sup *s)
 	double t0 = stopclock_now();
 	if ((rc = capture_threads(s)) != 0)
 		return rc;
-	s->tree->stats.thread_capture_seconds += stopclock_now() - t0;
-	s->tree->stats.thread_captures += (uint64_t)s->nthr;
+	s->tree->stats.stop.thread_capture_seconds += stopclock_now() - t0;
+	s->tree->stats.stop.thread_captures += (uint64_t)s->nthr;
 	if ((rc = altstack_ask(s)) != 0)
 		return rc;
 	if ((rc = sup_nvm_stop(s)) != 0)
@@ -276,7 +288,7 @@ int sup_capture(struct sup *s)
 	if ((rc = stage_dirty(s)) != 0)
 		return rc;
 	stopclock_lap(phase, STOP_DIRTY, &t);
-	if ((rc = stage_read(s)) != 0)
+	if ((rc = stage_read(s, why, whylen)) != 0)
 		return rc;
 	stopclock_lap(phase, STOP_READ, &t);
 	stage_judge_precopy(s);

@@ -104,26 +104,26 @@ static int restore_process_state(struct sup *s, struct rctx *r, const struct img
 	const char *cwd = img_s(im, im->h->cwd_str);
 	long p = cwd ? scratch_str(r, cwd) : 0;
 	if (cwd && (!p || sys(r, SYS_chdir, p, 0, 0, 0, 0, 0) != 0))
-		FAIL("cannot return to the working directory %s", cwd);
+		WHY_FAIL("cannot return to the working directory %s", cwd);
 	sys(r, SYS_umask, im->h->umask, 0, 0, 0, 0, 0);
 	/* handlers: the shim's table, restored with the rest of memory */
 	struct shim_sigtab tab;
 	struct iovec l = { &tab, sizeof tab }, rm = { (void *)(uintptr_t)hello->sigtab, sizeof tab };
 	if (process_vm_readv(s->pid, &l, 1, &rm, 1, 0) != (ssize_t)sizeof tab)
-		FAIL("cannot read the signal table");
+		WHY_FAIL("cannot read the signal table");
 	for (int sig = 1; sig < SHIM_NSIG; sig++) {
 		if (!(tab.installed >> (sig - 1) & 1) || sig == SIGKILL || sig == SIGSTOP)
 			continue;
 		long addr = (long)(hello->sigtab + offsetof(struct shim_sigtab, act) + (uint64_t)sig * sizeof tab.act[0]);
 		if (sys(r, SYS_rt_sigaction, sig, addr, 0, 8, 0, 0) != 0)
-			FAIL("cannot restore the handler of signal %d", sig);
+			WHY_FAIL("cannot restore the handler of signal %d", sig);
 	}
 	uint64_t mask = im->h->sigblk;
 	if (inject_write(&r->j.in, r->j.scratch, &mask, sizeof mask) ||
 	    sys(r, SYS_rt_sigprocmask, SIG_SETMASK, (long)r->j.scratch, 0, 8, 0, 0) != 0)
-		FAIL("cannot restore the signal mask");
+		WHY_FAIL("cannot restore the signal mask");
 	if (altstack_restore(&r->j.in, &r->j.in, r->j.scratch, scratch_stack(r), &im->h->altstack) != 0)
-		FAIL("cannot restore the alternate signal stack");
+		WHY_FAIL("cannot restore the alternate signal stack");
 	s->thr[0].altstack = im->h->altstack; /* kept until the thread is asked again (altstack.h) */
 	if (task_restore(s, &r->j.in, im, TASK_AFTER_FDS, why, whylen) != 0) /* the timers (taskpart.h) */
 		return -1;
@@ -136,7 +136,7 @@ static int restore_process_state(struct sup *s, struct rctx *r, const struct img
 		if (process_vm_readv(s->pid, &ol, 1, &orm, 1, 0) == 4)
 			s->resume.old_main_tid = (pid_t)old; /* for the locks it held (lockowners.h) */
 		if (inject_write(&r->j.in, im->h->regs.fs_base + im->h->tid_offset, &tid, 4))
-			FAIL("cannot set the thread id");
+			WHY_FAIL("cannot set the thread id");
 	}
 	return 0;
 }
@@ -187,11 +187,11 @@ static int set_registers(pid_t tid, struct user_regs_struct regs, const uint8_t 
 	}
 	regs.orig_rax = (unsigned long)-1;
 	if (ptrace(PTRACE_SETREGS, tid, 0, &regs) != 0)
-		FAIL("cannot set registers: %s", strerror(errno));
+		WHY_FAIL("cannot set registers: %s", strerror(errno));
 	if (xlen) {
 		struct iovec xs = { (void *)xstate, xlen };
 		if (ptrace(PTRACE_SETREGSET, tid, (void *)NT_X86_XSTATE, &xs) != 0)
-			FAIL("cannot set the extended register state: %s", strerror(errno));
+			WHY_FAIL("cannot set the extended register state: %s", strerror(errno));
 	}
 	return 0;
 }
@@ -212,16 +212,16 @@ static int restore_threads(struct sup *s, struct rctx *r, const struct img *im)
 		long flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM | CLONE_SETTLS |
 			     (tcb_tid ? CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID : 0);
 		r->j.in.cloned = 0;
-		if (s->tree->ns.on)
-			pidns_next(&s->tree->ns, t->tid); /* not free, or refused: the thread gets another id */
+		if (s->tree->run.ns.on)
+			pidns_next(&s->tree->run.ns, t->tid); /* not free, or refused: the thread gets another id */
 		/* the call returns the id in the program's namespace, the event ours */
 		long own = sys(r, SYS_clone, flags, (long)t->regs.rsp, 0, (long)tcb_tid, (long)t->regs.fs_base, 0);
 		pid_t tid = r->j.in.cloned;
 		if (own <= 0 || tid <= 0 || pidns_own_id(tid) != own)
-			FAIL("cannot recreate thread %d of the checkpoint", (int)t->tid);
+			WHY_FAIL("cannot recreate thread %d of the checkpoint", (int)t->tid);
 		int st;
 		if (waitpid((pid_t)tid, &st, __WALL) != tid || !WIFSTOPPED(st))
-			FAIL("the recreated thread %ld did not stop", (long)tid);
+			WHY_FAIL("the recreated thread %ld did not stop", (long)tid);
 		struct thr *th = &s->thr[s->nthr++];
 		memset(th, 0, sizeof *th);
 		th->tid = tid;
@@ -229,15 +229,15 @@ static int restore_threads(struct sup *s, struct rctx *r, const struct img *im)
 		th->stopped = 1;
 		struct inject tin;
 		if (inject_open_thread(&tin, &r->j.in, (pid_t)tid) != 0)
-			FAIL("cannot control the recreated thread %ld", (long)tid);
+			WHY_FAIL("cannot control the recreated thread %ld", (long)tid);
 		if (inject_write(&r->j.in, r->j.scratch, &t->sigmask, sizeof t->sigmask) ||
 		    inject_syscall(&tin, SYS_rt_sigprocmask, SIG_SETMASK, (long)r->j.scratch, 0, 8, 0, 0) != 0)
-			FAIL("cannot restore the signal mask of thread %ld", (long)tid);
+			WHY_FAIL("cannot restore the signal mask of thread %ld", (long)tid);
 		if (t->robust_head && inject_syscall(&tin, SYS_set_robust_list, (long)t->robust_head, (long)t->robust_len, 0,
 						     0, 0, 0) != 0)
-			FAIL("cannot restore the robust-futex list of thread %ld", (long)tid);
+			WHY_FAIL("cannot restore the robust-futex list of thread %ld", (long)tid);
 		if (altstack_restore(&tin, &r->j.in, r->j.scratch, scratch_stack(r), &t->altstack) != 0)
-			FAIL("cannot restore the alternate signal stack of thread %ld", (long)tid);
+			WHY_FAIL("cannot restore the alternate signal stack of thread %ld", (long)tid);
 		th->altstack = t->altstack;
 		set_name(r, &tin, t->comm);
 		if (set_registers((pid_t)tid, t->regs, im->thread_xstate + (size_t)i * im->h->xstate_bytes,
@@ -256,9 +256,9 @@ int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *he
 	int lazy = !s->cfg.eager_restore && !(s->cfg.stack_mode == TRACK_MODE_FULL && s->cfg.heap_mode == TRACK_MODE_FULL);
 	struct rctx r = { .why = why, .whylen = whylen, .anon_new = calloc(im->h->nvmas + 1u, 1), .uffd = uffd, .lazy = lazy };
 	if (!r.anon_new)
-		FAIL("out of memory");
+		WHY_FAIL("out of memory");
 	if (inject_open(&r.j.in, s->pid, hello->gate) != 0)
-		FAIL("cannot control the relaunched program");
+		WHY_FAIL("cannot control the relaunched program");
 	int rc = -1;
 	struct proc_status ps;
 	if (proc_maps(s->pid, fresh, MAX_VMAS, &nf) != 0 || proc_status(s->pid, &ps) != 0) {

@@ -6,10 +6,10 @@
 #include <stdint.h>
 #include "inject.h"
 #include "sup.h"
+#include "why.h"
 
 #define SCRATCH_BYTES (64u << 10)
 
-#define FAIL(...) do { snprintf(why, whylen, __VA_ARGS__); return -1; } while (0)
 
 struct rctx {
 	struct injector j; /* the relaunched process; SCRATCH_BYTES of its memory ours during the restore */

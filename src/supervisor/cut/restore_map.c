@@ -51,7 +51,7 @@ int restore_rebuild_map(struct sup *s, struct rctx *r, const struct img *im, str
 		for (int j = 0; j < nf; j++)
 			found |= same_vma(im, &im->vmas[i], &fresh[j]);
 		if (!found)
-			FAIL("the kernel's %s is not where it was at the checkpoint", img_s(im, im->vmas[i].path));
+			WHY_FAIL("the kernel's %s is not where it was at the checkpoint", img_s(im, im->vmas[i].path));
 	}
 	/* the gate must survive: the mapping holding it is in the checkpoint unchanged */
 	for (int j = 0; j < nf; j++) {
@@ -68,11 +68,11 @@ int restore_rebuild_map(struct sup *s, struct rctx *r, const struct img *im, str
 			const struct img_vma *c = near >= 0 ? &im->vmas[near] : NULL;
 			const char *cp = c ? img_s(im, c->path) : NULL;
 			if (!c)
-				FAIL("the preloaded libraries differ from the checkpoint's (now %#llx-%#llx %.4s %s +%#llx; "
+				WHY_FAIL("the preloaded libraries differ from the checkpoint's (now %#llx-%#llx %.4s %s +%#llx; "
 				     "the checkpoint has nothing mapped there)", (unsigned long long)fresh[j].start,
 				     (unsigned long long)fresh[j].end, fresh[j].perms, fresh[j].path,
 				     (unsigned long long)fresh[j].offset);
-			FAIL("the preloaded libraries differ from the checkpoint's (now %#llx-%#llx %.4s %s +%#llx; "
+			WHY_FAIL("the preloaded libraries differ from the checkpoint's (now %#llx-%#llx %.4s %s +%#llx; "
 			     "checkpoint %#llx-%#llx %.4s %s +%#llx)", (unsigned long long)fresh[j].start,
 			     (unsigned long long)fresh[j].end, fresh[j].perms, fresh[j].path, (unsigned long long)fresh[j].offset,
 			     (unsigned long long)c->start, (unsigned long long)c->end, c->perms, cp ? cp : "",
@@ -80,7 +80,7 @@ int restore_rebuild_map(struct sup *s, struct rctx *r, const struct img *im, str
 		}
 	}
 	if (s->start_brk != im->h->start_brk)
-		FAIL("the program break starts elsewhere than at the checkpoint");
+		WHY_FAIL("the program break starts elsewhere than at the checkpoint");
 	/* 1. unmap what the checkpoint does not have exactly */
 	for (int j = 0; j < nf; j++) {
 		struct vma *f = &fresh[j];
@@ -91,7 +91,7 @@ int restore_rebuild_map(struct sup *s, struct rctx *r, const struct img *im, str
 			kept = same_vma(im, &im->vmas[i], f);
 		f->seen = kept;
 		if (!kept && sys(r, SYS_munmap, (long)f->start, (long)(f->end - f->start), 0, 0, 0, 0) != 0)
-			FAIL("cannot unmap %#llx", (unsigned long long)f->start);
+			WHY_FAIL("cannot unmap %#llx", (unsigned long long)f->start);
 	}
 	/* 2. the break */
 	uint64_t brk_to = im->h->start_brk, heap_end;
@@ -103,24 +103,24 @@ int restore_rebuild_map(struct sup *s, struct rctx *r, const struct img *im, str
 			stack = &im->vmas[i];
 	long got = sys(r, SYS_brk, (long)brk_to, 0, 0, 0, 0, 0);
 	if ((uint64_t)got != brk_to)
-		FAIL("cannot restore the program break (%#llx)", (unsigned long long)brk_to);
+		WHY_FAIL("cannot restore the program break (%#llx)", (unsigned long long)brk_to);
 	/* The kernel shows an anonymous mapping just below the break (the executable's .bss past its
 	 * file) merged into [heap]; brk() only creates the part from start_brk up. */
 	if (heap && heap->start < im->h->start_brk &&
 	    (uint64_t)sys(r, SYS_mmap, (long)heap->start, (long)(im->h->start_brk - heap->start), prot_of(heap->perms),
 			  MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) != heap->start)
-		FAIL("cannot map the start of the heap (%#llx)", (unsigned long long)heap->start);
+		WHY_FAIL("cannot map the start of the heap (%#llx)", (unsigned long long)heap->start);
 	/* 3. the stack: grow it down to the saved range by a fault the kernel resolves */
 	const struct vma *fstack = NULL;
 	for (int j = 0; j < nf; j++)
 		if (vma_is_stack(&fresh[j]))
 			fstack = &fresh[j];
 	if (!stack || !fstack || stack->end != fstack->end)
-		FAIL("the stack is not where it was at the checkpoint");
+		WHY_FAIL("the stack is not where it was at the checkpoint");
 	if (stack->start < fstack->start) {
 		long rc = sys(r, SYS_clock_gettime, CLOCK_MONOTONIC, (long)stack->start, 0, 0, 0, 0);
 		if (rc != 0)
-			FAIL("cannot grow the stack to the checkpoint's size");
+			WHY_FAIL("cannot grow the stack to the checkpoint's size");
 	}
 	/* 4. map what is missing */
 	for (uint32_t i = 0; i < im->h->nvmas; i++) {
@@ -141,13 +141,13 @@ int restore_rebuild_map(struct sup *s, struct rctx *r, const struct img *im, str
 			got = sys(r, SYS_mmap, (long)v->start, (long)(v->end - v->start), prot_of(v->perms), flags, shm_fd,
 				  (long)v->offset);
 			if ((uint64_t)got != v->start)
-				FAIL("cannot map the shared memory at %#llx again", (unsigned long long)v->start);
+				WHY_FAIL("cannot map the shared memory at %#llx again", (unsigned long long)v->start);
 			continue;
 		} else if (path && path[0] == '/') {
 			long p = injector_str(&r->j, path);
 			fd = p ? sys(r, SYS_openat, AT_FDCWD, p, shared && v->perms[1] == 'w' ? O_RDWR : O_RDONLY, 0, 0, 0) : -1;
 			if (fd < 0)
-				FAIL("cannot reopen mapped file %s", path);
+				WHY_FAIL("cannot reopen mapped file %s", path);
 		} else {
 			flags |= MAP_ANONYMOUS;
 		}
@@ -156,7 +156,7 @@ int restore_rebuild_map(struct sup *s, struct rctx *r, const struct img *im, str
 		if (fd >= 0)
 			sys(r, SYS_close, fd, 0, 0, 0, 0, 0);
 		if ((uint64_t)got != v->start)
-			FAIL("cannot map %#llx-%#llx (%s)", (unsigned long long)v->start, (unsigned long long)v->end,
+			WHY_FAIL("cannot map %#llx-%#llx (%s)", (unsigned long long)v->start, (unsigned long long)v->end,
 			     path ? path : "anonymous");
 		r->anon_new[i] = fd < 0;
 	}
@@ -201,7 +201,7 @@ int restore_fill_memory(struct sup *s, struct rctx *r, const struct img *im)
 		if (c)
 			copied = c;
 		if (!c || !e)
-			FAIL("out of memory");
+			WHY_FAIL("out of memory");
 		eligible = e;
 		cap = im->h->nvmas + 1u;
 	}
@@ -220,7 +220,7 @@ int restore_fill_memory(struct sup *s, struct rctx *r, const struct img *im)
 	if (r->uffd >= 0 && r->lazy)
 		s->resume.fill = fillcopy_start(s, r->uffd, im, eligible, copied);
 	else if (r->uffd >= 0 && fillcopy_run(s, r->uffd, im, eligible, copied) != 0)
-		FAIL("cannot unregister the memory filled through the userfaultfd: %s", strerror(errno));
+		WHY_FAIL("cannot unregister the memory filled through the userfaultfd: %s", strerror(errno));
 	for (uint32_t i = 0; i < im->h->nvmas; i++) {
 		const struct img_vma *v = &im->vmas[i];
 		if (v->region == IMG_NONE || copied[i])
@@ -230,7 +230,7 @@ int restore_fill_memory(struct sup *s, struct rctx *r, const struct img *im)
 			const void *src;
 			uint64_t n;
 			if (prosper_pool_region_view(s->tree->pool, v->region, off, len - off, &src, &n) != 0)
-				FAIL("pool: %s", prosper_pool_errormsg());
+				WHY_FAIL("pool: %s", prosper_pool_errormsg());
 			if (!src && r->anon_new[i]) {
 				off += n;
 				continue;
@@ -241,18 +241,18 @@ int restore_fill_memory(struct sup *s, struct rctx *r, const struct img *im)
 			uint64_t at = v->start + off;
 			if (!writable) {
 				if (inject_write(&r->j.in, at, from, n) != 0)
-					FAIL("cannot write memory at %#llx", (unsigned long long)at);
+					WHY_FAIL("cannot write memory at %#llx", (unsigned long long)at);
 			} else {
 				f.local[f.n] = (struct iovec){ (void *)from, n };
 				f.remote[f.n] = (struct iovec){ (void *)(uintptr_t)at, n };
 				if (++f.n == FILL_BATCH && fill_flush(s, &f) != 0)
-					FAIL("cannot write memory near %#llx", (unsigned long long)at);
+					WHY_FAIL("cannot write memory near %#llx", (unsigned long long)at);
 			}
 			s->tree->stats.resume.restored_bytes += n;
 			off += n;
 		}
 	}
 	if (fill_flush(s, &f) != 0)
-		FAIL("cannot write the memory of the checkpoint");
+		WHY_FAIL("cannot write the memory of the checkpoint");
 	return 0;
 }

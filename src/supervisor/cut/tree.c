@@ -31,6 +31,7 @@
 #include "prosper/internal/uffd_abi.h"
 #include "capture.h"
 #include "ckpt_commit.h"
+#include "why.h"
 
 /* ------------------------------------------------------------------ the cut */
 
@@ -58,7 +59,7 @@ static int32_t own_id(const struct tree *t, pid_t host)
 {
 	if (host <= 0)
 		return 0;
-	if (t->ns.on && host == t->ns.init)
+	if (t->run.ns.on && host == t->run.ns.init)
 		return 1;
 	for (int i = 0; i < t->nprocs; i++)
 		if (t->procs[i]->pid == host)
@@ -67,11 +68,10 @@ static int32_t own_id(const struct tree *t, pid_t host)
 }
 
 /* tree_capture's steps; *clock is the start of the lap under way (stopclock.h). */
-static int capture_cut(struct tree *t, double *clock)
+static int capture_cut(struct tree *t, double *clock, char *why, size_t whylen)
 {
-	t->cut.err[0] = 0;
 	t->cut.gen++; /* each process's fds are read once in this cut: by the first who asks */
-	double *phase = t->stats.stop_phase_seconds;
+	double *phase = t->stats.stop.phase_seconds;
 	*clock = stopclock_now();
 	int rc = tree_drop_gone(t);
 	if (!rc)
@@ -90,7 +90,7 @@ static int capture_cut(struct tree *t, double *clock)
 	stopclock_lap(phase, STOP_TREE, clock);
 	for (int i = 0; i < t->nprocs && !rc; i++)
 		if ((t->procs[i]->cut.captured = !t->procs[i]->exited))
-			rc = sup_capture(t->procs[i]);
+			rc = sup_capture(t->procs[i], why, whylen);
 	*clock = stopclock_now(); /* the rest is STOP_TREE's */
 	/* A process killed during its capture (SIGKILL ends a stopped tracee too) may have been read
 	 * half gone: an empty map, no fds.  The kernel drops a dying process's memory before its
@@ -98,7 +98,7 @@ static int capture_cut(struct tree *t, double *clock)
 	 * cut instead of committing it. */
 	for (int i = 0; i < t->nprocs && !rc; i++)
 		if (t->procs[i]->cut.captured && proc_gone(t->procs[i]->pid)) {
-			snprintf(t->cut.err, sizeof t->cut.err, "process %d ended during the checkpoint", (int)t->procs[i]->pid);
+			snprintf(why, whylen, "process %d ended during the checkpoint", (int)t->procs[i]->pid);
 			rc = -ESRCH;
 		}
 	if (!t->procs[0]->own_pid)
@@ -125,7 +125,7 @@ static int capture_cut(struct tree *t, double *clock)
 	if ((rc = tree_begin(&t->cut.blob)) != 0)
 		return rc;
 	pid_t fg = proc_tty_pgrp(t->procs[0]->pid); /* the init's group is never the terminal's */
-	tree_set_fg(&t->cut.blob, fg && !(t->ns.on && fg == t->ns.init) ? own_id(t, fg) : 0);
+	tree_set_fg(&t->cut.blob, fg && !(t->run.ns.on && fg == t->run.ns.init) ? own_id(t, fg) : 0);
 	for (int i = 0; i < t->nprocs && !rc; i++) {
 		struct sup *m = t->procs[i];
 		pid_t parent = 0;
@@ -190,13 +190,13 @@ static int capture_cut(struct tree *t, double *clock)
 	return rc;
 }
 
-int tree_capture(struct tree *t)
+int tree_capture(struct tree *t, char *why, size_t whylen)
 {
 	double clock;
-	int rc = capture_cut(t, &clock);
-	if (!rc)
-		rc = filetrack_cut(t); /* the journal of what follows this cut (filetrack.h) */
-	stopclock_lap(t->stats.stop_phase_seconds, STOP_TREE, &clock);
+	int rc = capture_cut(t, &clock, why, whylen);
+	if (!rc && (rc = filetrack_cut(t)) != 0) /* the journal of what follows this cut (filetrack.h) */
+		WHY_SAY("the file-undo journal in %s cannot be written", t->files.dir);
+	stopclock_lap(t->stats.stop.phase_seconds, STOP_TREE, &clock);
 	return rc;
 }
 
@@ -251,8 +251,8 @@ void tree_stage_ahead(struct tree *t)
 	for (int i = 0; i < t->cut.n; i++)
 		if (t->cut.members[i]->cut.captured)
 			in_place += stage_ahead(t->cut.members[i], STAGING_AHEAD_FLOOR / (uint64_t)t->cut.n);
-	if (in_place > t->stats.staging_bytes)
-		t->stats.staging_bytes = in_place;
+	if (in_place > t->stats.stop.staging_bytes)
+		t->stats.stop.staging_bytes = in_place;
 }
 
 int tree_verify(struct tree *t)

@@ -43,8 +43,8 @@ int tree_cut_ready(struct tree *t, const char **why);
  * Only between commits.  0 or a pool error. */
 int tree_drop_gone(struct tree *t);
 /* One checkpoint of every process (the program stopped): sup_capture of each, then the epoch
- * blob.  0 or a negative errno. */
-int tree_capture(struct tree *t);
+ * blob.  0 or a negative errno, with why when there is more to say (why.h). */
+int tree_capture(struct tree *t, char *why, size_t whylen);
 /* The commit of what tree_capture staged (on the worker).  0 or a negative errno. */
 int tree_commit(struct tree *t);
 /* After a commit, on the worker: each process's staging made ready for the next stops

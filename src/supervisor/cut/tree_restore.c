@@ -39,8 +39,8 @@
 #include "tree.h"
 #include "tree_image.h"
 #include "hello.h"
+#include "why.h"
 
-#define FAIL(...) do { snprintf(why, whylen, __VA_ARGS__); return -1; } while (0)
 #define SCRATCH (1u << 20) /* strings of an exec: argv and environment */
 
 /* Put argv (argc strings) and the environment (base, then extra, NULL-terminated) into the
@@ -99,16 +99,16 @@ static int exec_image(struct tree *t, pid_t child, uint64_t gate, const struct i
 {
 	struct injector h;
 	if (injector_open(&h, child, gate, SCRATCH) != 0)
-		FAIL("cannot control the forked process");
-	const char *extra[] = { t->channel.env, "PROSPER_SHIM_RESUME=1", NULL };
+		WHY_FAIL("cannot control the forked process");
+	const char *extra[] = { t->run.channel.env, "PROSPER_SHIM_RESUME=1", NULL };
 	uint64_t argv_at, env_at, exe_at, cwd_at;
 	if (put_strings(&h, im, extra, &argv_at, &env_at, &exe_at, &cwd_at) != 0) {
 		injector_close(&h);
-		FAIL("cannot give the forked process its arguments");
+		WHY_FAIL("cannot give the forked process its arguments");
 	}
 	if (inject_syscall(&h.in, SYS_chdir, (long)cwd_at, 0, 0, 0, 0, 0) != 0) {
 		injector_close(&h);
-		FAIL("cannot enter %s", img_s(im, im->h->launch_cwd_str));
+		WHY_FAIL("cannot enter %s", img_s(im, im->h->launch_cwd_str));
 	}
 	struct user_regs_struct r = h.in.base;
 	r.rip = gate, r.rax = SYS_execve, r.orig_rax = (unsigned long)-1;
@@ -117,15 +117,15 @@ static int exec_image(struct tree *t, pid_t child, uint64_t gate, const struct i
 	int st;
 	if (ptrace(PTRACE_SETREGS, child, 0, &r) != 0 || ptrace(PTRACE_CONT, child, 0, 0) != 0 ||
 	    waitpid(child, &st, __WALL) != child || !WIFSTOPPED(st) || (st >> 16) != PTRACE_EVENT_EXEC)
-		FAIL("cannot execute %s again", img_s(im, im->h->exe_str));
+		WHY_FAIL("cannot execute %s again", img_s(im, im->h->exe_str));
 	ptrace(PTRACE_CONT, child, 0, 0);
-	int rc = hello_wait(&t->channel, child, hello, uffd);
+	int rc = hello_wait(&t->run.channel, child, hello, uffd);
 	if (rc != 0 || !hello->resume)
-		FAIL("%s did not reach the restorer (%s)", img_s(im, im->h->exe_str), rc ? strerror(-rc) : "not in resume mode");
+		WHY_FAIL("%s did not reach the restorer (%s)", img_s(im, im->h->exe_str), rc ? strerror(-rc) : "not in resume mode");
 	while (waitpid(child, &st, __WALL) == child && WIFSTOPPED(st) && WSTOPSIG(st) != SIGSTOP)
 		ptrace(PTRACE_CONT, child, 0, (void *)(long)WSTOPSIG(st));
 	if (!WIFSTOPPED(st))
-		FAIL("%s ended before the restore", img_s(im, im->h->exe_str));
+		WHY_FAIL("%s ended before the restore", img_s(im, im->h->exe_str));
 	return 0;
 }
 
@@ -136,7 +136,7 @@ static int exit_again(pid_t child, uint64_t gate, int32_t own, uint32_t status, 
 {
 	struct injector h;
 	if (injector_open(&h, child, gate, SCRATCH) != 0)
-		FAIL("process %d: cannot control it to end it again", (int)own);
+		WHY_FAIL("process %d: cannot control it to end it again", (int)own);
 	int sig = (int)(status & 0x7f);
 	struct user_regs_struct r = h.in.base;
 	r.rip = gate, r.orig_rax = (unsigned long)-1;
@@ -149,7 +149,7 @@ static int exit_again(pid_t child, uint64_t gate, int32_t own, uint32_t status, 
 		    inject_syscall(&h.in, SYS_rt_sigprocmask, SIG_SETMASK, (long)h.scratch, 0, 8, 0, 0) != 0 ||
 		    inject_syscall(&h.in, SYS_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0, 0) != 0) {
 			injector_close(&h);
-			FAIL("process %d: cannot give signal %d its default action again", (int)own, sig);
+			WHY_FAIL("process %d: cannot give signal %d its default action again", (int)own, sig);
 		}
 		r.rax = SYS_kill, r.rdi = (unsigned long)own, r.rsi = (unsigned long)sig;
 	} else {
@@ -157,12 +157,12 @@ static int exit_again(pid_t child, uint64_t gate, int32_t own, uint32_t status, 
 	}
 	inject_close(&h.in); /* its scratch goes with it */
 	if (ptrace(PTRACE_SETREGS, child, 0, &r) != 0 || ptrace(PTRACE_CONT, child, 0, 0) != 0)
-		FAIL("process %d: cannot end it again", (int)own);
+		WHY_FAIL("process %d: cannot end it again", (int)own);
 	int st;
 	while (waitpid(child, &st, __WALL) == child && WIFSTOPPED(st))
 		ptrace(PTRACE_CONT, child, 0, (void *)(long)((st >> 16) == 0 && WSTOPSIG(st) == sig ? sig : 0));
 	if (!(WIFEXITED(st) || WIFSIGNALED(st)) || ((uint32_t)st & 0xff7f) != (status & 0xff7f))
-		FAIL("process %d: it did not end as at the checkpoint (status %#x, not %#x)", (int)own, (unsigned)st, status & 0xffff);
+		WHY_FAIL("process %d: it did not end as at the checkpoint (status %#x, not %#x)", (int)own, (unsigned)st, status & 0xffff);
 	return 0;
 }
 
@@ -199,12 +199,12 @@ static int reopen_shared_stdio(struct tree *t, struct injector *root, char *why,
 			continue;
 		size_t n = strlen(path) + 1;
 		if (truncate(path, (off_t)f->size) != 0 || n > SCRATCH || inject_write(&root->in, root->scratch, path, n) != 0)
-			FAIL("cannot cut %s back to its checkpointed size", path);
+			WHY_FAIL("cannot cut %s back to its checkpointed size", path);
 		long fd = inject_syscall(&root->in, SYS_openat, AT_FDCWD, (long)root->scratch,
 					 (long)(f->flags & (O_ACCMODE | O_APPEND | O_NONBLOCK | O_LARGEFILE)), 0, 0, 0);
 		if (fd < 0 || inject_syscall(&root->in, SYS_dup3, fd, f->fd, 0, 0, 0, 0) != f->fd ||
 		    inject_syscall(&root->in, SYS_lseek, f->fd, (long)f->pos, SEEK_SET, 0, 0, 0) != (long)f->pos)
-			FAIL("fd %d: cannot reopen %s", f->fd, path);
+			WHY_FAIL("fd %d: cannot reopen %s", f->fd, path);
 		inject_syscall(&root->in, SYS_close, fd, 0, 0, 0, 0, 0);
 		t->resume.stdio_shared |= 1u << f->fd;
 	}
@@ -262,7 +262,7 @@ int tree_relaunch(struct sup *s, char *why, size_t whylen)
 	s->own_pid = t->resume.view->procs[0]->pid;
 	struct injector root;
 	if (injector_open(&root, s->pid, s->gate, SCRATCH) != 0)
-		FAIL("cannot control the relaunched program");
+		WHY_FAIL("cannot control the relaunched program");
 	int rc = reopen_shared_stdio(t, &root, why, whylen);
 	if (!rc)
 		rc = tree_premake(t, &root, why, whylen);
@@ -281,7 +281,7 @@ int tree_relaunch(struct sup *s, char *why, size_t whylen)
 			rc = -1;
 			break;
 		}
-		pidns_next(&t->ns, e->pid);
+		pidns_next(&t->run.ns, e->pid);
 		hp->in.cloned = 0;
 		long r = inject_syscall(&hp->in, SYS_clone, SIGCHLD | (e->parent == 0 ? CLONE_PARENT : 0), 0, 0, 0, 0, 0);
 		pid_t child = hp->in.cloned;

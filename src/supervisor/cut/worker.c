@@ -3,16 +3,20 @@
 #include "tree.h"
 #include "stopclock.h"
 #include "filetrack.h"
+#include "why.h"
+#include <string.h>
 #include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 
-int worker_timed_commit(struct sup *s)
+int worker_timed_commit(struct sup *s, char *why, size_t whylen)
 {
 	double t0 = stopclock_now();
 	int rc = filetrack_before_durable(s->tree);
-	if (!rc)
-		rc = tree_commit(s->tree);
+	if (rc)
+		WHY_SAY("the file-undo journal in %s cannot be flushed", s->tree->files.dir);
+	else if ((rc = tree_commit(s->tree)) != 0)
+		WHY_SAY("%s", prosper_pool_errormsg()); /* the pool's message is this thread's */
 	s->tree->stats.commit_total += stopclock_now() - t0;
 	if (!rc) {
 		filetrack_committed(s->tree); /* before the durable copy: it is tagged with this cut */
@@ -32,9 +36,11 @@ static void *worker_main(void *arg)
 		if (!w->busy)
 			break;
 		pthread_mutex_unlock(&w->mu);
-		int rc = worker_timed_commit(w->s);
+		char why[sizeof w->why] = "";
+		int rc = worker_timed_commit(w->s, why, sizeof why);
 		pthread_mutex_lock(&w->mu);
 		w->rc = rc;
+		memcpy(w->why, why, sizeof why);
 		w->busy = 0;
 		pthread_cond_broadcast(&w->cv);
 		if (write(w->done_fd[1], "c", 1) < 0) {
@@ -71,12 +77,14 @@ int worker_busy(struct worker *w)
 	return b;
 }
 
-int worker_wait(struct worker *w)
+int worker_wait(struct worker *w, char *why, size_t whylen)
 {
 	pthread_mutex_lock(&w->mu);
 	while (w->busy)
 		pthread_cond_wait(&w->cv, &w->mu);
 	int rc = w->rc;
+	if (rc)
+		snprintf(why, whylen, "%s", w->why);
 	w->rc = 0;
 	pthread_mutex_unlock(&w->mu);
 	return rc;
@@ -90,9 +98,9 @@ void worker_start_commit(struct worker *w)
 	pthread_mutex_unlock(&w->mu);
 }
 
-int worker_stop(struct worker *w)
+int worker_stop(struct worker *w, char *why, size_t whylen)
 {
-	int rc = worker_wait(w);
+	int rc = worker_wait(w, why, whylen);
 	pthread_mutex_lock(&w->mu);
 	w->quit = 1;
 	pthread_cond_broadcast(&w->cv);

@@ -15,6 +15,7 @@ struct worker {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int busy, quit, rc;
+	char why[400];  /* with rc: why the commit failed, said in the thread that saw it (why.h) */
 	int done_fd[2]; /* non-blocking; [0] is -1 when the thread could not be started */
 	struct sup *s;
 };
@@ -23,14 +24,15 @@ struct worker {
 int worker_start(struct worker *w, struct sup *s);
 /* Is a commit under way? */
 int worker_busy(struct worker *w);
-/* Wait for the commit under way, if any; its result (0 or a negative errno). */
-int worker_wait(struct worker *w);
+/* Wait for the commit under way, if any; its result (0 or a negative errno), and why. */
+int worker_wait(struct worker *w, char *why, size_t whylen);
 /* Hand the captured checkpoint (s->cut.batch) to the thread. */
 void worker_start_commit(struct worker *w);
-/* Wait for the commit under way and end the thread; the last commit's result. */
-int worker_stop(struct worker *w);
+/* Wait for the commit under way and end the thread; the last commit's result, and why. */
+int worker_stop(struct worker *w, char *why, size_t whylen);
 
-/* sup_commit(), its time added to the statistics (also used without the thread, by --verify). */
-int worker_timed_commit(struct sup *s);
+/* sup_commit(), its time added to the statistics (also used without the thread, by --verify);
+ * why said on failure. */
+int worker_timed_commit(struct sup *s, char *why, size_t whylen);
 
 #endif

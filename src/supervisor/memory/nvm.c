@@ -267,11 +267,11 @@ static int serve_fault(struct sup *s, pid_t tid, char *why, size_t whylen)
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		r->written[set[i]] = 1;
-		s->tree->stats.nvm_ahead_segments += set[i] != k;
+		s->tree->stats.nvm.ahead_segments += set[i] != k;
 	}
 	free(set);
 	r->any_written = 1;
-	s->tree->stats.nvm_faults++;
+	s->tree->stats.nvm.faults++;
 	return 0;
 }
 
@@ -281,7 +281,7 @@ int sup_nvm_serve(struct sup *s, pid_t tid, int sig, char *why, size_t whylen)
 	double t0 = stopclock_now();
 	int rc = sig == SIGTRAP ? serve_request(s, tid) : serve_fault(s, tid, why, whylen);
 	if (sig != SIGTRAP)
-		s->tree->stats.nvm_fault_seconds += stopclock_now() - t0;
+		s->tree->stats.nvm.fault_seconds += stopclock_now() - t0;
 	if (rc == 0 && ptrace(PTRACE_CONT, tid, 0, 0) != 0)
 		rc = -1;
 	return rc;
@@ -333,7 +333,7 @@ static void name_dirty(void *vctx, uint64_t off, uint64_t len)
 	struct dirty_ctx *d = vctx;
 	if (!d->rc)
 		d->rc = prosper_pool_direct_dirty(d->s->tree->pool, d->id, d->base + off, len);
-	d->s->tree->stats.nvm_dirty_bytes += len;
+	d->s->tree->stats.nvm.dirty_bytes += len;
 	d->changed = 1;
 }
 
@@ -364,7 +364,7 @@ int sup_nvm_commit(struct sup *s)
 			r->changed[k] |= (uint8_t)(d.changed << 1); /* bit 1: this interval; bit 0: the last set */
 			changed += (uint32_t)d.changed;
 			if (r->ahead[k]) {
-				s->tree->stats.nvm_ahead_changed += (uint32_t)d.changed;
+				s->tree->stats.nvm.ahead_changed += (uint32_t)d.changed;
 				if (r->ahead[k] == AHEAD_REPEAT) {
 					repeat++;
 					hits += (uint32_t)d.changed;

@@ -44,14 +44,14 @@ int stage_precopy(struct sup *s)
 	if (!rc) /* after the loop above: a mapping is staged once per pass */
 		rc = sup_adopt_new_maps(s);
 	uint64_t bytes = 0;
-	if (read_staged(s, &bytes, 0) != 0) {
+	char unused[300];
+	if (read_staged(s, &bytes, 0, unused, sizeof unused) != 0) {
 		bt->pre_stale = 1; /* a mapping went away under the pass: the stop reads them again */
-		s->tree->stats.precopy_stale++;
-		s->tree->cut.err[0] = 0;
+		s->tree->stats.precopy.stale++;
 	}
 	bt->npre = bt->nchunks;
-	s->tree->stats.precopies++;
-	s->tree->stats.precopy_bytes += bytes;
-	s->tree->stats.precopy_seconds += stopclock_now() - t0;
+	s->tree->stats.precopy.passes++;
+	s->tree->stats.precopy.bytes += bytes;
+	s->tree->stats.precopy.seconds += stopclock_now() - t0;
 	return rc;
 }

@@ -122,7 +122,7 @@ int stage_range(struct sup *s, struct vma *v, uint64_t a, uint64_t b)
 		int rc = add_reread(bt, c->at + (a - c->addr), a, e - a);
 		if (rc)
 			return rc;
-		s->tree->stats.precopy_reread_bytes += e - a;
+		s->tree->stats.precopy.reread_bytes += e - a;
 		v->pre_again += e - a;
 		a = e;
 	}
@@ -131,7 +131,7 @@ int stage_range(struct sup *s, struct vma *v, uint64_t a, uint64_t b)
 
 /* `stopped`: the process does not run meanwhile, so the read is shared out between the cores
  * (readers.h); a pass beside the running program reads on this thread alone. */
-int read_staged(struct sup *s, uint64_t *bytes, int stopped)
+int read_staged(struct sup *s, uint64_t *bytes, int stopped, char *why, size_t whylen)
 {
 	/* every range staged and not read yet, in one list: a random write pattern names thousands
 	 * of separate pages per interval, and proc_mem_readv moves many per system call */
@@ -160,14 +160,13 @@ int read_staged(struct sup *s, uint64_t *bytes, int stopped)
 		getrusage(RUSAGE_SELF, &before);
 		got = readers_readv(s->pid, rl.local, rl.remote, rl.n, total, &bad);
 		getrusage(RUSAGE_SELF, &after);
-		s->tree->stats.stop_reads_shared += got > 1;
-		s->tree->stats.stop_read_faults += (uint64_t)(after.ru_minflt - before.ru_minflt) +
+		s->tree->stats.stop.reads_shared += got > 1;
+		s->tree->stats.stop.read_faults += (uint64_t)(after.ru_minflt - before.ru_minflt) +
 						   (uint64_t)(after.ru_majflt - before.ru_majflt);
 	}
 	if (got < 0) {
-		snprintf(s->tree->cut.err, sizeof s->tree->cut.err,
-			 "cannot read the program's memory at %#llx (pid %d): %s", (unsigned long long)bad, (int)s->pid,
-			 strerror(errno));
+		snprintf(why, whylen, "cannot read the program's memory at %#llx (pid %d): %s", (unsigned long long)bad,
+			 (int)s->pid, strerror(errno));
 		rc = -EIO;
 	}
 	*bytes += total;
@@ -176,13 +175,13 @@ int read_staged(struct sup *s, uint64_t *bytes, int stopped)
 	return rc;
 }
 
-int stage_read(struct sup *s)
+int stage_read(struct sup *s, char *why, size_t whylen)
 {
 	uint64_t could = 0;
 	for (int i = 0; i < s->nvmas; i++)
 		could += s->vmas[i].end - s->vmas[i].start;
 	s->cut.batch.could = could;
-	return read_staged(s, &s->tree->stats.stop_read_bytes, 1);
+	return read_staged(s, &s->tree->stats.stop.read_bytes, 1, why, whylen);
 }
 
 /* How far ahead: twice the largest cut yet, at least `floor` (a program's first large cut comes
@@ -213,7 +212,7 @@ size_t stage_ahead(struct sup *s, uint64_t floor)
 	if (madvise(from, n, MADV_POPULATE_WRITE) != 0) /* an older kernel: one write per page */
 		for (size_t i = 0; i < n; i += PAGE)
 			((volatile uint8_t *)from)[i] = 0;
-	s->tree->stats.staging_ahead_bytes += n;
+	s->tree->stats.stop.staging_ahead_bytes += n;
 	bt->ready = want;
 	return bt->ready;
 }
@@ -258,7 +257,7 @@ int stage_keep_precopied(struct sup *s)
 		for (size_t k = i; k < j; k++) {
 			struct chunk *c = &bt->chunks[k];
 			uint64_t keep = gone || c->addr >= v->end ? 0 : c->addr + c->len > v->end ? v->end - c->addr : c->len;
-			s->tree->stats.precopy_dropped_bytes += c->len - keep;
+			s->tree->stats.precopy.dropped_bytes += c->len - keep;
 			c->len = keep;
 			if (!gone)
 				v->pre_bytes += keep;
@@ -289,7 +288,7 @@ void stage_judge_precopy(struct sup *s)
 		struct vma *v = &s->vmas[i];
 		if (v->pre_bytes && v->pre_again * 100 > v->pre_bytes * PRE_SKIP_PERCENT) {
 			v->pre_skip = PRE_SKIP_HOLD;
-			s->tree->stats.precopy_skips++;
+			s->tree->stats.precopy.skips++;
 		}
 	}
 }

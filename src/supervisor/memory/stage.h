@@ -35,12 +35,12 @@ int stage(struct sup *s, struct vma *v, uint64_t a, uint64_t b, int whole);
  * again into them, the rest added. */
 int stage_range(struct sup *s, struct vma *v, uint64_t a, uint64_t b);
 
-/* Read what was staged and not read yet (many ranges per system call).  0, or -EIO with the
- * cut's error said. */
-int stage_read(struct sup *s);
+/* Read what was staged and not read yet (many ranges per system call).  0, or -EIO with why
+ * (why.h). */
+int stage_read(struct sup *s, char *why, size_t whylen);
 /* The same for the stop (stopped = 1: shared out between the cores) or for a pass beside the
  * running program (0: this thread alone), *bytes counting what it read. */
-int read_staged(struct sup *s, uint64_t *bytes, int stopped);
+int read_staged(struct sup *s, uint64_t *bytes, int stopped, char *why, size_t whylen);
 
 /* After a commit, beside the running program: the batch's buffer grown and its pages faulted in
  * for what the next stops may read (twice the largest cut, at least `floor`, within the saved

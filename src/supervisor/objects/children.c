@@ -71,13 +71,13 @@ void children_note_inherited_pipes(struct sup *s)
 	DIR *d = opendir("/proc/self/fd");
 	if (!d)
 		return;
-	for (struct dirent *e; (e = readdir(d)) && s->tree->ninherited < MAX_INHERITED_PIPES;) {
+	for (struct dirent *e; (e = readdir(d)) && s->tree->run.ninherited < MAX_INHERITED_PIPES;) {
 		char link[64];
 		int fd = atoi(e->d_name);
 		if (e->d_name[0] == '.' || fd == dirfd(d) || fcntl(fd, F_GETFD) != 0 ||
 		    fd_link(getpid(), e->d_name, link, sizeof link) != 0 || strncmp(link, "pipe:", 5))
 			continue;
-		snprintf(s->tree->inherited_pipes[s->tree->ninherited++], sizeof s->tree->inherited_pipes[0], "%s", link);
+		snprintf(s->tree->run.inherited_pipes[s->tree->run.ninherited++], sizeof s->tree->run.inherited_pipes[0], "%s", link);
 	}
 	closedir(d);
 }
@@ -86,8 +86,8 @@ int children_pipe_is_own(const struct sup *s, const char *link)
 {
 	if (strncmp(link, "pipe:", 5))
 		return 0;
-	for (int i = 0; i < s->tree->ninherited; i++)
-		if (!strcmp(s->tree->inherited_pipes[i], link))
+	for (int i = 0; i < s->tree->run.ninherited; i++)
+		if (!strcmp(s->tree->run.inherited_pipes[i], link))
 			return 0;
 	return 1;
 }

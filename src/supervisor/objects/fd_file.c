@@ -22,6 +22,7 @@
 #include "inject.h"
 #include "sup.h"
 #include "tree_image.h"
+#include "why.h"
 
 /* Is the program's fd (0-2) the file the supervisor has at that number -- the stdio the run was
  * given -- or one the program (its shell) opened there itself? */
@@ -86,10 +87,10 @@ static enum refusal check_path(const struct img *im, const struct tree_view *tv,
 	return 0;
 }
 
-#define FAIL(...) do { snprintf(r->why, r->whylen, __VA_ARGS__); return -1; } while (0)
-
 static int reopen_path(struct fd_restore *r, const struct img_fd *f)
 {
+	char *why = r->why;
+	size_t whylen = r->whylen;
 	const char *path = img_s(r->im, f->path);
 	/* stdio that is not the checkpointed file is this run's own; in a tree, stdio the first
 	 * process opened again for all (tree_restore.c) */
@@ -98,20 +99,20 @@ static int reopen_path(struct fd_restore *r, const struct img_fd *f)
 		return 0;
 	int writing = (f->flags & O_ACCMODE) != O_RDONLY;
 	if (f->type == IMG_FD_FILE && writing && truncate(path, (off_t)f->size) != 0)
-		FAIL("cannot truncate %s to its checkpointed size", path);
+		WHY_FAIL("cannot truncate %s to its checkpointed size", path);
 	unsigned keep = O_ACCMODE | O_APPEND | O_NONBLOCK | O_CLOEXEC | O_DIRECTORY | O_NOATIME | O_DSYNC | O_SYNC |
 			O_DIRECT | O_LARGEFILE | O_PATH;
 	long p = injector_str(r->j, path);
 	long fd = p ? inject_syscall(&r->j->in, SYS_openat, AT_FDCWD, p, (long)(f->flags & keep), 0, 0, 0) : -1;
 	if (fd < 0)
-		FAIL("fd %d: cannot reopen %s", f->fd, path);
+		WHY_FAIL("fd %d: cannot reopen %s", f->fd, path);
 	if (fd != f->fd) {
 		if (inject_syscall(&r->j->in, SYS_dup3, fd, f->fd, (long)(f->flags & O_CLOEXEC), 0, 0, 0) != f->fd)
-			FAIL("fd %d: cannot move %s to its number", f->fd, path);
+			WHY_FAIL("fd %d: cannot move %s to its number", f->fd, path);
 		inject_syscall(&r->j->in, SYS_close, fd, 0, 0, 0, 0, 0);
 	}
 	if (f->type == IMG_FD_FILE && inject_syscall(&r->j->in, SYS_lseek, f->fd, (long)f->pos, SEEK_SET, 0, 0, 0) != (long)f->pos)
-		FAIL("fd %d: cannot seek %s", f->fd, path);
+		WHY_FAIL("fd %d: cannot seek %s", f->fd, path);
 	return 0;
 }
 

@@ -36,7 +36,7 @@
 int filetrack_wanted(const struct tree *t)
 {
 	const char *off = getenv("PROSPER_TEST_NO_FILE_FILTER");
-	return t->ns.on && !(off && *off == '1');
+	return t->run.ns.on && !(off && *off == '1');
 }
 
 /* May our fd n be written unseen (filefilter.h)? */

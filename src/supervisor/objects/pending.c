@@ -99,7 +99,7 @@ int pending_restore(struct sup *s, struct inject *in, const struct img *im)
 	if (!s->pending_addr)
 		return 0;
 	uint64_t at = s->pending_addr + offsetof(struct shim_pending, resumed_ns);
-	if (proc_mem_write(s->pid, at, &s->tree->command_began_ns, sizeof s->tree->command_began_ns))
+	if (proc_mem_write(s->pid, at, &s->tree->run.began_ns, sizeof s->tree->run.began_ns))
 		return -EIO;
 	if (proc_mem_read(s->pid, s->pending_addr, &rec, sizeof rec) || !rec.n)
 		return 0;

@@ -20,8 +20,8 @@
 #include "premake.h"
 #include "sup.h"
 #include "tree_image.h"
+#include "why.h"
 
-#define FAIL(...) do { snprintf(why, whylen, __VA_ARGS__); return -1; } while (0)
 
 static int premake_socketpairs(struct tree *t, struct injector *root, long *next, char *why, size_t whylen);
 
@@ -88,24 +88,24 @@ int tree_premake(struct tree *t, struct injector *root, char *why, size_t whylen
 				top = t->resume.imgs[i].fds[k].fd;
 	t->resume.premade = calloc(t->resume.view->npipes + 1u, sizeof *t->resume.premade);
 	if (!t->resume.premade)
-		FAIL("out of memory");
+		WHY_FAIL("out of memory");
 	long next = top + 1;
 	for (uint32_t i = 0; i < t->resume.view->npipes; i++) {
 		const struct tree_pipe *p = t->resume.view->pipes[i];
 		int32_t fds[2];
 		if (t->resume.view->pipe_paths[i]) {
 			if (open_fifo(root, t->resume.view->pipe_paths[i], p->mode, fds) != 0)
-				FAIL("cannot open the named pipe %s again", t->resume.view->pipe_paths[i]);
+				WHY_FAIL("cannot open the named pipe %s again", t->resume.view->pipe_paths[i]);
 		} else if (inject_syscall(&root->in, SYS_pipe2, (long)root->scratch, 0, 0, 0, 0, 0) != 0 ||
 			   proc_mem_read(root->in.pid, root->scratch, fds, sizeof fds) != 0) {
-			FAIL("cannot make the program's pipes again");
+			WHY_FAIL("cannot make the program's pipes again");
 		}
 		int32_t hi[2];
 		for (int e = 0; e < 2; e++) {
 			hi[e] = (int32_t)inject_syscall(&root->in, SYS_fcntl, fds[e], F_DUPFD, next, 0, 0, 0);
 			inject_syscall(&root->in, SYS_close, fds[e], 0, 0, 0, 0, 0);
 			if (hi[e] < next)
-				FAIL("cannot make the program's pipes again (fd numbers)");
+				WHY_FAIL("cannot make the program's pipes again (fd numbers)");
 			next = hi[e] + 1;
 		}
 		t->resume.premade[t->resume.npremade++] = (struct premade){ .type = t->resume.view->pipe_paths[i] ? IMG_FD_FIFO : IMG_FD_PIPE,
@@ -120,7 +120,7 @@ int tree_premake(struct tree *t, struct injector *root, char *why, size_t whylen
 			if (w >= 0)
 				close(w);
 			if (put != (ssize_t)p->bytes)
-				FAIL("cannot put %u bytes back into a pipe of the program", p->bytes);
+				WHY_FAIL("cannot put %u bytes back into a pipe of the program", p->bytes);
 		}
 	}
 	if (premake_socketpairs(t, root, &next, why, whylen) != 0)
@@ -148,25 +148,25 @@ static int premake_named(struct tree *t, struct injector *root, const struct tre
 	struct stat st;
 	if (s->bytes && name[0] && !gone && lstat((const char *)name, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode))
-			FAIL("%s, where the program listened, is now a file of another kind", shown);
+			WHY_FAIL("%s, where the program listened, is now a file of another kind", shown);
 		if (unlink((const char *)name) != 0)
-			FAIL("cannot remove the old socket %s: %s", shown, strerror(errno));
+			WHY_FAIL("cannot remove the old socket %s: %s", shown, strerror(errno));
 	}
 	/* unnamed: an address of the family alone makes the kernel pick an abstract name */
 	socklen_t alen = gone || !s->bytes ? (socklen_t)sizeof a.sun_family
 					   : (socklen_t)(offsetof(struct sockaddr_un, sun_path) + s->bytes - (name[0] ? 1 : 0));
 	long fd = inject_syscall(&root->in, SYS_socket, AF_UNIX, sock_type(s), 0, 0, 0, 0);
 	if (fd < 0 || inject_write(&root->in, root->scratch, &a, sizeof a) != 0)
-		FAIL("cannot make the program's socket %s again", shown);
+		WHY_FAIL("cannot make the program's socket %s again", shown);
 	long rc = bind_it ? inject_syscall(&root->in, SYS_bind, fd, (long)root->scratch, alen, 0, 0, 0) : 0;
 	if (rc == 0 && listener)
 		rc = inject_syscall(&root->in, SYS_listen, fd, (long)s->peer, 0, 0, 0, 0);
 	long hi = rc == 0 ? inject_syscall(&root->in, SYS_fcntl, fd, F_DUPFD, *next, 0, 0, 0) : -1;
 	inject_syscall(&root->in, SYS_close, fd, 0, 0, 0, 0, 0);
 	if (rc != 0)
-		FAIL("cannot bind or listen on %s again: %s", shown, strerror((int)-rc));
+		WHY_FAIL("cannot bind or listen on %s again: %s", shown, strerror((int)-rc));
 	if (hi < *next)
-		FAIL("cannot make the program's socket %s again (fd numbers)", shown);
+		WHY_FAIL("cannot make the program's socket %s again (fd numbers)", shown);
 	*next = hi + 1;
 	t->resume.premade[t->resume.npremade++] = (struct premade){ .type = IMG_FD_SOCKET, .object = s->ino, .rfd = (int)hi, .wfd = (int)hi };
 	return 0;
@@ -178,7 +178,7 @@ static int premake_socketpairs(struct tree *t, struct injector *root, long *next
 {
 	struct premade *more = realloc(t->resume.premade, ((size_t)t->resume.npremade + t->resume.view->nsocks + 1) * sizeof *more);
 	if (!more)
-		FAIL("out of memory");
+		WHY_FAIL("out of memory");
 	t->resume.premade = more;
 	for (uint32_t i = 0; i < t->resume.view->nsocks; i++) {
 		const struct tree_sock *s = t->resume.view->socks[i];
@@ -192,12 +192,12 @@ static int premake_socketpairs(struct tree *t, struct injector *root, long *next
 		int32_t fds[2], hi[2];
 		if (inject_syscall(&root->in, SYS_socketpair, AF_UNIX, sock_type(s), 0, (long)root->scratch, 0, 0) != 0 ||
 		    proc_mem_read(root->in.pid, root->scratch, fds, sizeof fds) != 0)
-			FAIL("cannot make the program's socketpairs again");
+			WHY_FAIL("cannot make the program's socketpairs again");
 		for (int e = 0; e < 2; e++) {
 			hi[e] = (int32_t)inject_syscall(&root->in, SYS_fcntl, fds[e], F_DUPFD, *next, 0, 0, 0);
 			inject_syscall(&root->in, SYS_close, fds[e], 0, 0, 0, 0, 0);
 			if (hi[e] < *next)
-				FAIL("cannot make the program's socketpairs again (fd numbers)");
+				WHY_FAIL("cannot make the program's socketpairs again (fd numbers)");
 			*next = hi[e] + 1;
 		}
 		t->resume.premade[t->resume.npremade++] = (struct premade){ .type = IMG_FD_SOCKET, .object = s->ino, .rfd = hi[0], .wfd = hi[0] };
@@ -207,7 +207,7 @@ static int premake_socketpairs(struct tree *t, struct injector *root, long *next
 		}
 		/* its peer was closed: the queued bytes come from the other end, which is closed then */
 		if (s->bytes && put_from(root->in.pid, hi[1], t->resume.view->sock_bytes[i], s->bytes) != 0)
-			FAIL("cannot queue %u bytes again at a socket of the program", s->bytes);
+			WHY_FAIL("cannot queue %u bytes again at a socket of the program", s->bytes);
 		inject_syscall(&root->in, SYS_close, hi[1], 0, 0, 0, 0, 0);
 	}
 	for (uint32_t i = 0; i < t->resume.view->nsocks; i++) {
@@ -220,7 +220,7 @@ static int premake_socketpairs(struct tree *t, struct injector *root, long *next
 			  : sock_type(s) == SOCK_STREAM ? put_from(root->in.pid, peer_fd, t->resume.view->sock_bytes[i], s->bytes)
 							: put_messages(root->in.pid, peer_fd, t->resume.view->sock_bytes[i], s->bytes);
 		if (put != 0)
-			FAIL("cannot queue %u bytes again at a socketpair of the program", s->bytes);
+			WHY_FAIL("cannot queue %u bytes again at a socketpair of the program", s->bytes);
 	}
 	return 0;
 }

@@ -177,8 +177,8 @@ int shm_scan(struct tree *t)
 	if (limit > SHM_MAX_BYTES)
 		limit = SHM_MAX_BYTES;
 	if (over || total > limit) {
-		if (!t->warned_shm) {
-			t->warned_shm = 1;
+		if (!t->warned.shm) {
+			t->warned.shm = 1;
 			fprintf(stderr, "prosper: warning: the program's shared memory and files held open with no name (%d "
 					"objects, %llu KiB) are more than a checkpoint keeps (%llu KiB): a resume of it is refused\n",
 				nobjs, (unsigned long long)((total + 1023) >> 10), (unsigned long long)(limit >> 10));

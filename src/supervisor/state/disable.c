@@ -14,10 +14,12 @@ void sup_disable(struct sup *s, const char *why)
 		(unsigned long long)(s->tree->pool ? prosper_pool_epoch(s->tree->pool) : 0));
 }
 
-void sup_checkpoint_failed(struct sup *s, int rc)
+void sup_checkpoint_failed(struct sup *s, int rc, const char *why)
 {
-	char why[400];
-	snprintf(why, sizeof why, "checkpoint failed: %s (%s)", strerror(-rc),
-		 s->tree->cut.err[0] ? s->tree->cut.err : s->track.err[0] ? s->track.err : prosper_pool_errormsg());
-	sup_disable(s, why);
+	char said[600];
+	if (why && why[0])
+		snprintf(said, sizeof said, "checkpoint failed: %s (%s)", strerror(-rc), why);
+	else
+		snprintf(said, sizeof said, "checkpoint failed: %s", strerror(-rc));
+	sup_disable(s, said);
 }

@@ -10,8 +10,8 @@
 /* sup_disable stops checkpointing (once, with a message on stderr): the last checkpoint stays
  * resumable, the program runs on; why is copied, a later call keeps the first. */
 void sup_disable(struct sup *s, const char *why);
-/* Checkpointing stops after a failed capture or commit (rc < 0): the reason given is the capture's
- * own (tree->cut.err), the tracker's, or the pool's last error, in that order. */
-void sup_checkpoint_failed(struct sup *s, int rc);
+/* Checkpointing stops after a failed capture or commit (rc < 0), with the reason the failing step
+ * gave (why.h; NULL or empty: the errno alone). */
+void sup_checkpoint_failed(struct sup *s, int rc, const char *why);
 
 #endif

@@ -60,7 +60,7 @@ int stats_write(const struct sup *s, const char *path)
 	json_u64(&j, "cuts_given_up", st->cuts_given_up);
 	json_u64(&j, "execs_followed", st->execs_followed);
 	json_u64(&j, "lock_owners_retagged", st->resume.lock_owners_retagged);
-	json_bool(&j, "pid_namespace", s->tree->ns.on);
+	json_bool(&j, "pid_namespace", s->tree->run.ns.on);
 	json_u64(&j, "ids_changed", st->resume.ids_changed);
 	json_bool(&j, "names_restored", (int)st->resume.names_restored);
 	json_u64(&j, "timers_restored", st->resume.timers_restored);
@@ -70,31 +70,31 @@ int stats_write(const struct sup *s, const char *path)
 	json_u64(&j, "pending_saved", st->pending_saved);
 	json_u64(&j, "pending_lost", st->pending_lost);
 	json_u64(&j, "pending_restored", st->resume.pending_restored);
-	json_num(&j, "mean_stop_ms", "%.4f", 1e3 * per(st->stop_total, st->checkpoints));
-	json_num(&j, "max_stop_ms", "%.4f", 1e3 * st->stop_max);
-	json_num(&j, "first_stop_ms", "%.4f", 1e3 * st->stop_first);
-	json_num(&j, "max_stop_after_first_ms", "%.4f", 1e3 * st->stop_max_later);
+	json_num(&j, "mean_stop_ms", "%.4f", 1e3 * per(st->stop.total, st->checkpoints));
+	json_num(&j, "max_stop_ms", "%.4f", 1e3 * st->stop.max);
+	json_num(&j, "first_stop_ms", "%.4f", 1e3 * st->stop.first);
+	json_num(&j, "max_stop_after_first_ms", "%.4f", 1e3 * st->stop.max_later);
 	json_str(&j, "copy", s->cfg.copy_mode == COPY_PRECOPY ? "precopy" : "stop");
-	json_u64(&j, "stop_read_bytes", st->stop_read_bytes);
-	json_u64(&j, "stop_reads_shared", st->stop_reads_shared);
-	json_u64(&j, "stop_read_faults", st->stop_read_faults);
-	json_u64(&j, "staging_bytes", st->staging_bytes);
-	json_u64(&j, "staging_ahead_bytes", st->staging_ahead_bytes);
-	json_u64(&j, "precopies", st->precopies);
-	json_u64(&j, "precopy_bytes", st->precopy_bytes);
-	json_u64(&j, "precopy_reread_bytes", st->precopy_reread_bytes);
-	json_u64(&j, "precopy_dropped_bytes", st->precopy_dropped_bytes);
-	json_u64(&j, "precopy_stale", st->precopy_stale);
-	json_u64(&j, "precopy_skips", st->precopy_skips);
-	json_num(&j, "precopy_ms", "%.4f", 1e3 * st->precopy_seconds);
-	json_num(&j, "mean_threads", "%.3f", per((double)st->thread_captures, st->checkpoints));
-	json_num(&j, "thread_capture_us", "%.3f", 1e6 * per(st->thread_capture_seconds, st->thread_captures));
+	json_u64(&j, "stop_read_bytes", st->stop.read_bytes);
+	json_u64(&j, "stop_reads_shared", st->stop.reads_shared);
+	json_u64(&j, "stop_read_faults", st->stop.read_faults);
+	json_u64(&j, "staging_bytes", st->stop.staging_bytes);
+	json_u64(&j, "staging_ahead_bytes", st->stop.staging_ahead_bytes);
+	json_u64(&j, "precopies", st->precopy.passes);
+	json_u64(&j, "precopy_bytes", st->precopy.bytes);
+	json_u64(&j, "precopy_reread_bytes", st->precopy.reread_bytes);
+	json_u64(&j, "precopy_dropped_bytes", st->precopy.dropped_bytes);
+	json_u64(&j, "precopy_stale", st->precopy.stale);
+	json_u64(&j, "precopy_skips", st->precopy.skips);
+	json_num(&j, "precopy_ms", "%.4f", 1e3 * st->precopy.seconds);
+	json_num(&j, "mean_threads", "%.3f", per((double)st->stop.thread_captures, st->checkpoints));
+	json_num(&j, "thread_capture_us", "%.3f", 1e6 * per(st->stop.thread_capture_seconds, st->stop.thread_captures));
 	/* where a stop's time went, per checkpoint (stopclock.h) */
 	static const char *const phase_keys[STOP_NPHASES] = {
 		"stop_threads_us", "stop_maps_us", "stop_follow_us", "stop_dirty_us", "stop_read_us",
 		"stop_fds_us", "stop_blob_us", "stop_metadata_us", "stop_tree_us" };
 	for (int p = 0; p < STOP_NPHASES; p++)
-		json_num(&j, phase_keys[p], "%.1f", 1e6 * per(st->stop_phase_seconds[p], st->checkpoints));
+		json_num(&j, phase_keys[p], "%.1f", 1e6 * per(st->stop.phase_seconds[p], st->checkpoints));
 	json_u64(&j, "stack_bytes", b->stack);
 	json_u64(&j, "stack_page_bytes", b->stack_pages);
 	json_u64(&j, "stack_exact_bytes", b->stack_exact);
@@ -134,12 +134,12 @@ int stats_write(const struct sup *s, const char *path)
 	json_num(&j, "file_journal_flush_ms", "%.3f", 1e3 * ft->flush_seconds);
 	json_u64(&j, "files_undone", st->resume.files_undone);
 	json_int(&j, "nvm_regions", s->nnvm);
-	json_u64(&j, "nvm_faults", st->nvm_faults);
-	json_u64(&j, "nvm_dirty_bytes", st->nvm_dirty_bytes);
+	json_u64(&j, "nvm_faults", st->nvm.faults);
+	json_u64(&j, "nvm_dirty_bytes", st->nvm.dirty_bytes);
 	json_u64(&j, "pool_cow_bytes", ps.cow_bytes);
-	json_u64(&j, "nvm_ahead_segments", st->nvm_ahead_segments);
-	json_u64(&j, "nvm_ahead_changed", st->nvm_ahead_changed);
-	json_num(&j, "nvm_fault_ms", "%.3f", 1e3 * st->nvm_fault_seconds);
+	json_u64(&j, "nvm_ahead_segments", st->nvm.ahead_segments);
+	json_u64(&j, "nvm_ahead_changed", st->nvm.ahead_changed);
+	json_num(&j, "nvm_fault_ms", "%.3f", 1e3 * st->nvm.fault_seconds);
 	json_str(&j, "disabled", s->tree->disabled_reason[0] ? s->tree->disabled_reason : NULL);
 	json_end(&j);
 	return fclose(f) == 0 ? 0 : -1;

@@ -175,6 +175,37 @@ struct resume_stats {
 };
 
 /* What a run measured; written out by stats.c, read by nothing else. */
+/* The statistics of a run (--stats-json, stats.c), by what they measure: the checkpoints and
+ * commits (struct sup_stats itself), the stops, the pre-copy passes, NVM memory, a resume. */
+struct stop_stats {
+	uint64_t count;                   /* stops taken for a checkpoint (committed or not) */
+	double total, max;
+	double first, max_later;          /* the run's first stop; the longest of the others */
+	double phase_seconds[STOP_NPHASES]; /* where the stops' time went (stopclock.h) */
+	uint64_t read_bytes;              /* dirty bytes read while the program was stopped */
+	uint64_t reads_shared;            /* stops whose read was shared between cores (readers.h) */
+	uint64_t read_faults;             /* page faults of the supervisor in the stops' reads (fresh staging pages) */
+	uint64_t staging_ahead_bytes;     /* staging pages faulted in beside the running program (stage_ahead) */
+	uint64_t staging_bytes;           /* the staging buffers' pages in place, all processes, at most */
+	double thread_capture_seconds;    /* registers, xstate, mask, robust list of every thread */
+	uint64_t thread_captures;         /* threads captured, summed over checkpoints */
+};
+
+struct precopy_stats {
+	uint64_t passes, bytes;           /* pre-copy passes; the bytes they read while it ran */
+	uint64_t reread_bytes;            /* of those, read again at the stop (written since) */
+	uint64_t dropped_bytes;           /* of those, dropped: their mapping was gone or replaced at the stop */
+	uint64_t stale;                   /* passes whose read failed (a mapping went away under it) */
+	uint64_t skips;                   /* mappings left out of the next passes: mostly read again */
+	double seconds;
+};
+
+struct nvm_stats {
+	uint64_t faults, dirty_bytes;
+	uint64_t ahead_segments, ahead_changed; /* made writable ahead of a fault; of them, changed */
+	double fault_seconds;             /* serving write faults (copy-on-write, mprotect), summed */
+};
+
 struct sup_stats {
 	uint64_t checkpoints, late;       /* late: ticks that found the previous commit still running */
 	uint64_t trees, max_processes;    /* checkpoints of more than one process; the most in one */
@@ -191,26 +222,9 @@ struct sup_stats {
 	struct metalog_stats meta;
 	uint64_t meta_first_bytes;        /* meta.bytes after the first checkpoint (a full layout in log mode) */
 	double commit_total;              /* seconds in sup_commit, summed */
-	double stop_total, stop_max;
-	uint64_t stops;                   /* stops taken for a checkpoint (committed or not) */
-	double stop_first, stop_max_later; /* the run's first stop; the longest of the others */
-	uint64_t stop_read_bytes;         /* dirty bytes read while the program was stopped */
-	uint64_t stop_reads_shared;       /* stops whose read was shared between cores (readers.h) */
-	uint64_t stop_read_faults;        /* page faults of the supervisor in the stops' reads (fresh staging pages) */
-	uint64_t staging_ahead_bytes;     /* staging pages faulted in beside the running program (stage_ahead) */
-	uint64_t staging_bytes;           /* the staging buffers' pages in place, all processes, at most */
-	uint64_t precopies, precopy_bytes; /* pre-copy passes; the bytes they read while it ran */
-	uint64_t precopy_reread_bytes;    /* of those, read again at the stop (written since) */
-	uint64_t precopy_dropped_bytes;   /* of those, dropped: their mapping was gone or replaced at the stop */
-	uint64_t precopy_stale;           /* passes whose read failed (a mapping went away under it) */
-	uint64_t precopy_skips;           /* mappings left out of the next passes: mostly read again */
-	double precopy_seconds;
-	double stop_phase_seconds[STOP_NPHASES]; /* where the stops' time went (stopclock.h) */
-	double thread_capture_seconds;    /* registers, xstate, mask, robust list of every thread */
-	uint64_t thread_captures;         /* threads captured, summed over checkpoints */
-	uint64_t nvm_faults, nvm_dirty_bytes;
-	uint64_t nvm_ahead_segments, nvm_ahead_changed; /* made writable ahead of a fault; of them, changed */
-	double nvm_fault_seconds;         /* serving write faults (copy-on-write, mprotect), summed */
+	struct stop_stats stop;           /* the stops: how long the program was held, what was read */
+	struct precopy_stats precopy;     /* the pre-copy passes beside the running program */
+	struct nvm_stats nvm;             /* NVM-resident memory's faults */
 };
 
 struct sock_end;
@@ -223,7 +237,6 @@ struct tree_cut {
 	 * children forked meanwhile to procs */
 	struct sup **members;
 	int n, cap;
-	char err[200];               /* why its capture failed, when not the pool's error */
 	uint64_t gen;                /* counts cuts: what was read of a process at this cut (fds_gen) */
 	struct img_buf blob;         /* the epoch blob of a cut of several processes (tree_image.h) */
 	struct sock_end *socks;      /* the unix sockets kept at this cut (socketpairs.h) */
@@ -284,6 +297,18 @@ struct born_path {
 	uint64_t seq; /* the journal file its UNDO_CREATED is in */
 };
 
+/* How every image of the program is started and says hello (launch.h), and when the command
+ * began: set before the program runs, read only after. */
+struct tree_run {
+	char shim[VMA_PATH_MAX];
+	struct hello_channel channel;
+	struct pidns ns;             /* the program's own ids (pidns.h) */
+	char inherited_pipes[MAX_INHERITED_PIPES][64]; /* "pipe:[ino]" passed to the program at launch */
+	int ninherited;
+	double started;              /* CLOCK_MONOTONIC at the supervisor's start */
+	int64_t began_ns;            /* CLOCK_REALTIME at the supervisor's start */
+};
+
 /* The supervision of the program as a whole: what every process of it shares. */
 struct tree {
 	struct sup_stats stats;
@@ -292,22 +317,17 @@ struct tree {
 	struct tiers tiers;          /* which checkpoints survive a power cut (tiers.h) */
 	int enabled;                 /* checkpointing still on */
 	char disabled_reason[VMA_PATH_MAX + 200]; /* why it is off: the first reason, copied (disable.c) */
-	/* how every image of the program is started and says hello (launch.h) */
-	char shim[VMA_PATH_MAX];
-	struct hello_channel channel;
-	struct pidns ns;             /* the program's own ids (pidns.h) */
-	char inherited_pipes[MAX_INHERITED_PIPES][64]; /* "pipe:[ino]" passed to the program at launch */
-	int ninherited;
-	int warned_children;
+	struct tree_run run;         /* how the program is started: set at the start, then read only */
 	int memory_lost;             /* a resume's fill failed and the program was killed: exit 2 */
-	double command_started;      /* CLOCK_MONOTONIC at the supervisor's start */
-	int64_t command_began_ns;    /* CLOCK_REALTIME at the supervisor's start */
 	/* the program's processes (tree.h): procs[0] is the first, parents before their children */
 	struct sup **procs;
 	int nprocs, procs_cap;
 	struct tree_cut cut;         /* the cut being taken or committed */
-	int warned_tree;             /* the note on why a cut waits, given once */
-	int warned_shm;              /* shared memory too large to keep: said once (sharedmem.h) */
+	struct {                     /* notes given once */
+		int children;        /* children the run does not follow (--host-pids) */
+		int tree;            /* why a cut waits */
+		int shm;             /* shared memory too large to keep (sharedmem.h) */
+	} warned;
 	struct tree_resume resume;   /* a resume of it, until every process runs again */
 	struct file_track files;     /* what it changes in the file system (filetrack.h) */
 };

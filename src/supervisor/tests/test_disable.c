@@ -1,6 +1,7 @@
 /* test_disable.c -- checkpointing stopped (disable.h): the first reason is the one kept, copied
  * (the caller's buffer may be gone or rewritten by the time --stats-json reads it), said once on
- * stderr; a later failure -- a capture's own reason, a pool error -- changes neither. */
+ * stderr; a later failure -- a capture's own reason, a pool error -- changes neither.  A failed
+ * checkpoint names its errno and the reason its step gave (why.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,17 +43,17 @@ static void first_then_more(struct sup *s)
 	snprintf(reason, sizeof reason, "the program made a userfaultfd fail");
 	sup_disable(s, reason);
 	snprintf(reason, sizeof reason, "rewritten by its caller");
-	snprintf(s->tree->cut.err, sizeof s->tree->cut.err, "process 7 ended during the checkpoint");
-	sup_checkpoint_failed(s, -ESRCH);
+	sup_checkpoint_failed(s, -ESRCH, "process 7 ended during the checkpoint");
 	sup_disable(s, "a third reason");
 }
 
 static void failed_first(struct sup *s)
 {
-	snprintf(s->tree->cut.err, sizeof s->tree->cut.err, "the staging area is full");
-	sup_checkpoint_failed(s, -ENOSPC);
-	s->tree->cut.err[0] = 0;
-	sup_checkpoint_failed(s, -EIO);
+	char why[64];
+	snprintf(why, sizeof why, "the staging area is full");
+	sup_checkpoint_failed(s, -ENOSPC, why);
+	snprintf(why, sizeof why, "rewritten by its caller");
+	sup_checkpoint_failed(s, -EIO, NULL);
 }
 
 static struct sup *fresh(void)
