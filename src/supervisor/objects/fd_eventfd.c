@@ -77,9 +77,9 @@ static enum refusal check(const struct img *im, const struct tree_view *tv, cons
 	return 0;
 }
 
-/* An eventfd of f's count and mode made in the process of `in` (scratch: 8 bytes of it), moved to
- * a number from *next on (advanced).  Its number there, or -1. */
-static long make(struct inject *in, uint64_t scratch, const struct img *im, const struct img_fd *f, long *next)
+/* An eventfd of f's count and mode made in the process of `in` (scratch: 8 bytes of it): its
+ * number there, or -1. */
+static long make(struct inject *in, uint64_t scratch, const struct img *im, const struct img_fd *f)
 {
 	unsigned long long count;
 	int semaphore;
@@ -93,6 +93,13 @@ static long make(struct inject *in, uint64_t scratch, const struct img *im, cons
 		inject_syscall(in, SYS_close, fd, 0, 0, 0, 0, 0);
 		return -1;
 	}
+	return fd;
+}
+
+/* ... for the processes of a tree: made in the first, moved to a number from *next on (advanced). */
+static long make_above(struct inject *in, uint64_t scratch, const struct img *im, const struct img_fd *f, long *next)
+{
+	long fd = make(in, scratch, im, f);
 	long hi = fd >= 0 ? inject_syscall(in, SYS_fcntl, fd, F_DUPFD, *next, 0, 0, 0) : -1;
 	if (fd >= 0)
 		inject_syscall(in, SYS_close, fd, 0, 0, 0, 0, 0);
@@ -104,7 +111,7 @@ static long make(struct inject *in, uint64_t scratch, const struct img *im, cons
 
 static int premake(struct fd_premake *p, const struct img *im, const struct img_fd *f)
 {
-	return fd_premade_add(p, IMG_FD_EVENTFD, f->object, make(&p->root->in, p->root->scratch, im, f, &p->next));
+	return fd_premade_add(p, IMG_FD_EVENTFD, f->object, make_above(&p->root->in, p->root->scratch, im, f, &p->next));
 }
 
 static int reopen(struct fd_restore *r, const struct img_fd *f)
@@ -112,9 +119,9 @@ static int reopen(struct fd_restore *r, const struct img_fd *f)
 	const struct premade *pm = fd_premade(r->s->tree, IMG_FD_EVENTFD, f->object); /* a tree's: shared */
 	const struct fd_made *here = pm ? NULL : fd_made_here(r, IMG_FD_EVENTFD, f->object);
 	long from = pm ? pm->rfd : here ? here->rfd : -1;
-	if (!pm && !here) { /* the first of its fds in a process alone: the counter made again */
-		long next = r->next;
-		long made[2] = { make(&r->j->in, r->j->scratch, r->im, f, &next), -1 };
+	if (!pm && !here) { /* the first of its fds in a process alone: the counter made again, moved
+			    * above the checkpoint's fds once (fd_make_above) */
+		long made[2] = { make(&r->j->in, r->j->scratch, r->im, f), -1 };
 		if (made[0] < 0 || fd_make_above(r, IMG_FD_EVENTFD, f->object, made) != 0)
 			goto fail;
 		from = r->made[r->nmade - 1].rfd;

@@ -438,3 +438,29 @@ void fchange_renamed(struct tree *t, const struct fchange_target *from, const ch
 	if (exchange && to_seq != UINT64_MAX)
 		born_add(ft, from->path, to_seq);
 }
+
+/* ------------------------------------------------------------------ files mapped shared and writable */
+
+int fchange_is_mapped(const struct file_track *ft, const char *path)
+{
+	for (int i = 0; i < ft->nmapped; i++)
+		if (!strcmp(ft->mapped[i], path))
+			return 1;
+	return 0;
+}
+
+void fchange_mapped(struct tree *t, const char *path)
+{
+	struct file_track *ft = &t->files;
+	if (!strncmp(path, "/dev/shm/", 9) || !strncmp(path, "/memfd:", 7) || strstr(path, " (deleted)") ||
+	    !strcmp(path, t->pool_path) || path[0] != '/')
+		return; /* shared memory is kept whole at the cuts (sharedmem.h); the pool is ours */
+	if (fchange_is_mapped(ft, path))
+		return;
+	if (ft->nmapped == (int)(sizeof ft->mapped / sizeof ft->mapped[0]) || strlen(path) >= sizeof ft->mapped[0]) {
+		fchange_cannot(t, path, "mapped shared and writable, one file more than are kept at each checkpoint");
+		return;
+	}
+	snprintf(ft->mapped[ft->nmapped++], sizeof ft->mapped[0], "%s", path);
+	fchange_snapshot(t, path); /* its stores from now on are not seen: as it is before them */
+}

@@ -50,5 +50,9 @@ void fchange_cannot(struct tree *t, const char *path, const char *what);
 /* A file mapped shared and writable, whose stores no call shows: kept whole as it is now (at most
  * FILETRACK_MAPPED_MAX bytes, beyond: UNDO_CANNOT). */
 void fchange_snapshot(struct tree *t, const char *path);
+/* A file mapped shared and writable (the filter saw the mmap, or a resume mapped it again): kept
+ * whole now (fchange_snapshot) and at every cut after (filetrack_cut), one more of ft->mapped. */
+void fchange_mapped(struct tree *t, const char *path);
+int fchange_is_mapped(const struct file_track *ft, const char *path);
 
 #endif

@@ -7,7 +7,7 @@
  * that can change a file (write and its kin, truncation, open with O_CREAT/O_TRUNC, renames,
  * removals, mode/owner/time changes, shared writable mappings, io_uring) to the supervisor as a
  * ptrace stop (SECCOMP_RET_TRACE); every other call runs without it.  The stop records what the
- * change needs undone, then lets the call run.  Raw system calls (Go, static programs) are seen
+ * change needs undone (filecalls.h), then lets the call run.  Raw system calls (Go, static programs) are seen
  * like libc's.
  *
  * Invariants
@@ -64,10 +64,6 @@ int filetrack_start(struct tree *t, const char *pool_path, uint64_t seq, int on,
  * first stop the run's process group is killed (as `kill -9 -- -PGID`) once the call is
  * recorded, before it runs. */
 void filetrack_stop(struct tree *t, struct sup *m, pid_t tid);
-
-/* A file mapped shared and writable (the filter saw the mmap, or a resume mapped it again):
- * recorded as a change that cannot be undone, at once and at every cut after. */
-void filetrack_mapped(struct tree *t, const char *path);
 
 /* The same for the shared writable file mappings of a checkpoint's process, mapped again by a resume. */
 void filetrack_mapped_image(struct tree *t, const struct img *im);
