@@ -31,6 +31,9 @@ static const char *const codes[REFUSAL_COUNT] = {
 	[REFUSE_FILES_UNTRACKED] = "files-untracked",
 	[REFUSE_FILE_NOT_UNDOABLE] = "file-not-undoable",
 	[REFUSE_FILE_CHANGED_OUTSIDE] = "file-changed-outside",
+	[REFUSE_PTRACE_DENIED] = "ptrace-denied",
+	[REFUSE_NO_PID_NAMESPACE] = "no-pid-namespace",
+	[REFUSE_SETUID_PROGRAM] = "setuid-program",
 };
 
 static const char *command = "prosper run";

@@ -36,12 +36,15 @@ enum refusal {
 	REFUSE_NOT_BUILT,        /* the shim is not built */
 	REFUSE_SETUP,            /* the supervisor cannot set itself up (signalfd, cwd) */
 	REFUSE_LAUNCH,           /* the program cannot be started or relaunched */
-	REFUSE_NO_USERFAULTFD,   /* resume: userfaultfd is not available */
+	REFUSE_NO_USERFAULTFD,   /* userfaultfd, with write-protect tracking, is not available */
 	REFUSE_RESTORE,          /* resume: the relaunched program could not be rebuilt */
 	REFUSE_FD_UNSUPPORTED,   /* resume: the checkpoint holds an fd of a kind, or in a state, not kept yet */
 	REFUSE_FILES_UNTRACKED,  /* resume: the checkpoint's run did not see its file changes */
 	REFUSE_FILE_NOT_UNDOABLE, /* resume: the program changed a file in a way that cannot be undone */
 	REFUSE_FILE_CHANGED_OUTSIDE, /* resume: a file of the program's was changed by another process */
+	REFUSE_PTRACE_DENIED,    /* this user may not trace its children (preflight.h) */
+	REFUSE_NO_PID_NAMESPACE, /* run: the program cannot have ids of its own (pidns.h), no --host-pids */
+	REFUSE_SETUID_PROGRAM,   /* run: a set-user-ID program, run by an ordinary user */
 	REFUSAL_COUNT
 };
 

@@ -35,6 +35,7 @@
 #include "hello.h"
 #include "loop.h"
 #include "undolog.h"
+#include "preflight.h"
 
 static struct sup *sup_new(const struct sup_config *cfg)
 {
@@ -68,6 +69,14 @@ int main(int argc, char **argv)
 	else if ((rc = options_default_pool(&o, pool_path, sizeof pool_path)))
 		return rc;
 
+	/* what the system must allow, tried before anything starts (preflight.h) */
+	char refused[600];
+	enum refusal no = !o.cfg.resume && o.nprog ? preflight_program(o.prog[0], refused, sizeof refused) : 0;
+	if (!no)
+		no = preflight_tracing(refused, sizeof refused);
+	if (no)
+		return refuse(no, "%s", refused);
+
 	/* ptrace stops arrive as SIGCHLD, read from a signalfd by the loop */
 	sigset_t chld;
 	sigemptyset(&chld);
@@ -86,8 +95,10 @@ int main(int argc, char **argv)
 		return refuse(REFUSE_SETUP, "cannot open the shim's socket: %s", strerror(-rc));
 	if (o.cfg.host_pids)
 		snprintf(s->tree->run.ns.why, sizeof s->tree->run.ns.why, "%s", "--host-pids");
-	else
-		pidns_enter(&s->tree->run.ns); /* off: the program has the system's ids, as with --host-pids */
+	else if (pidns_enter(&s->tree->run.ns) != 0 && !o.cfg.resume)
+		/* a resume could not give the program its ids back, nor see its file changes */
+		return refuse(REFUSE_NO_PID_NAMESPACE, "the program cannot have process ids of its own (%s); --host-pids runs "
+			      "it with the system's ids, and a resume then refuses unless --trust-files", s->tree->run.ns.why);
 
 	struct img im;
 	struct child c;
