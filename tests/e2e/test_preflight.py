@@ -61,7 +61,7 @@ def test_a_denied_call_is_a_refusal_before_anything_starts(tmp_path, call, nr, c
     assert left == [], left  # no marker (the program never ran), no pool
 
 
-def test_an_unprotected_run_is_not_what_a_denial_gives(tmp_path):
+def test_the_same_run_with_nothing_denied_is_checkpointed(tmp_path):
     """The same program, nothing denied: it runs, checkpointed (the tests above are not refusals of
     everything)."""
     (tmp_path / "deny.py").write_text(DENY)
