@@ -66,12 +66,19 @@ static struct sup *fresh(void)
 	return s;
 }
 
+static void done(struct sup *s)
+{
+	free(s->tree);
+	free(s);
+}
+
 int main(void)
 {
 	struct sup *s = fresh();
 	CHECK(lines_said(first_then_more, s) == 1);
 	CHECK(!s->tree->enabled);
 	CHECK(!strcmp(s->tree->disabled_reason, "the program made a userfaultfd fail"));
+	done(s);
 
 	s = fresh();
 	CHECK(lines_said(failed_first, s) == 1);
@@ -79,6 +86,7 @@ int main(void)
 	CHECK(strstr(s->tree->disabled_reason, "checkpoint failed: ") == s->tree->disabled_reason);
 	CHECK(strstr(s->tree->disabled_reason, strerror(ENOSPC)) != NULL);
 	CHECK(strstr(s->tree->disabled_reason, "(the staging area is full)") != NULL);
+	done(s);
 	if (failures)
 		return 1;
 	printf("disable: ok\n");
