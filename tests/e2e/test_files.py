@@ -287,6 +287,32 @@ wc -l < log
     killed_once_in_the_middle(tmp_path, pool_dir, prog)
 
 
+def test_a_stderr_file_given_back_does_not_stop_stdout_writes(tmp_path, pool_dir):
+    """The run's stdout a pipe (its writes let through), its stderr a file opened with `>` (its
+    writes seen): a shell that silences stderr and gives the file back (`2>/dev/null`, as bash
+    does around a builtin; pyenv's shims do it) must not have its stdout writes stopped from then
+    on, nor those of every program it starts -- they go to the pipe.  Counted, not timed: the calls
+    the filter sent (`file_calls_seen`) for 3000 one-byte writes to stdout."""
+    prog = programs.script(f"{tmp_path}/quiet.sh", """#!/bin/sh
+exec 3>&2
+exec 2>/dev/null
+exec 2>&3
+python3 -S -c "
+import os
+for i in range(3000):
+    os.write(1, b'x')
+"
+""")
+    stats = tmp_path / "st.json"
+    with open(tmp_path / "err", "wb") as err:
+        r = subprocess.run([PROSPER, "run", "--stats-json", str(stats), "--pool", os.path.join(pool_dir, "q.prosper"),
+                            "--", prog], cwd=tmp_path, stdout=subprocess.PIPE, stderr=err, timeout=120)
+    assert r.returncode == 0, (tmp_path / "err").read_text()
+    assert r.stdout == b"x" * 3000
+    st = json.loads(stats.read_text())
+    assert st["file_calls_seen"] < 300, st  # 3000 and more when the shell was tightened
+
+
 # ---------------------------------------------------------------- files held open with no name
 
 def test_sqlite_temporary_files(tmp_path):

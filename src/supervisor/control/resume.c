@@ -188,7 +188,9 @@ int resume_start(struct sup *s, const struct img *im, struct child *c)
 	/* the program's process id back, when it has its own namespace (restore.c does the threads) */
 	if (s->tree->run.ns.on && im->h->own_pid > 1)
 		pidns_next(&s->tree->run.ns, im->h->own_pid);
-	int rc = launch(c, &s->tree->run.channel, &s->tree->run.ns, exe, args, env, s->envc, s->launch_cwd, 1, 0, resume_filter(s, im));
+	s->tree->files.launch_filter = resume_filter(s, im); /* its processes forked later inherit it */
+	int rc = launch(c, &s->tree->run.channel, &s->tree->run.ns, exe, args, env, s->envc, s->launch_cwd, 1, 0,
+			s->tree->files.launch_filter);
 	if (rc != 0)
 		return refuse(REFUSE_LAUNCH, "cannot relaunch %s: %s", exe, strerror(-rc));
 	return 0;

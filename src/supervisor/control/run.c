@@ -93,8 +93,9 @@ int run_start(struct sup *s, const struct opts *o, const char *pool_path, struct
 	char why[300];
 	if (filetrack_start(s->tree, pool_path, 0, filetrack_wanted(s->tree), why, sizeof why) != 0)
 		return refuse(REFUSE_POOL_CREATE, "%s", why);
+	s->tree->files.launch_filter = filetrack_filter(s->tree, NULL);
 	if ((rc = launch(c, &s->tree->run.channel, &s->tree->run.ns, o->prog[0], o->prog, env, envc, NULL, 0, 1,
-			 filetrack_filter(s->tree, NULL))) != 0)
+			 s->tree->files.launch_filter)) != 0)
 		return refuse(REFUSE_LAUNCH, "cannot start %s: %s", o->prog[0],
 			      rc == -EPERM ? "ptrace is not permitted here" : strerror(-rc));
 	return 0;

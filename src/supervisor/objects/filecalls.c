@@ -166,11 +166,21 @@ static int tighten(struct sup *m, pid_t tid, const struct user_regs_struct *r)
 }
 
 /* A call that may make fd 1 or 2 of m something else: if it may become a file of the file system
- * (or be freed, for anything to take), m is tightened. */
+ * (or be freed, for anything to take) while the launch filter lets that fd's writes through, m is
+ * tightened.  (An fd whose writes the launch filter sends already needs nothing: a shell that
+ * restores a stderr file of the run's after `2>/dev/null` would otherwise have its stdout pipe's
+ * every write stopped from then on, and every program it starts.) */
 static void stdio_call(struct tree *t, struct sup *m, pid_t tid, const struct user_regs_struct *r)
 {
 	long nr = (long)r->orig_rax;
 	int a0 = (int)r->rdi, a1 = (int)r->rsi;
+	unsigned targets = nr == __NR_dup2 || nr == __NR_dup3 ? (a1 == 1 ? 1u : a1 == 2 ? 2u : 0u)
+			   : nr == __NR_close_range ? ((unsigned)a0 <= 1 && (unsigned)a1 >= 1 ? 1u : 0u) |
+							((unsigned)a0 <= 2 && (unsigned)a1 >= 2 ? 2u : 0u)
+			   : a0 == 1 ? 1u : a0 == 2 ? 2u : 0u;
+	unsigned passed = (t->files.launch_filter & FILTER_PASS_FD1 ? 1u : 0u) | (t->files.launch_filter & FILTER_PASS_FD2 ? 2u : 0u);
+	if (!(targets & passed))
+		return; /* its writes there are sent to us already */
 	int needed;
 	if (nr == __NR_dup2 || nr == __NR_dup3) {
 		char p[64];

@@ -8,12 +8,13 @@
  * while it is the run's own stdio and that is a terminal, a pipe, a socket, a character device or
  * a file open for appending only (which a resume cuts back itself: fd_file.c; a file open without
  * O_APPEND could be rewritten in place after a seek, so its writes are seen): a program that
- * prints a line at a time would otherwise pay a stop per line.  For that to stay true, the launch filter sends every call that can make fd 1
- * or 2 something else -- dup2/dup3 onto them, close or close_range of them, fcntl(F_SETFD) on them
- * (close-on-exec frees them at the next exec), fcntl(F_SETFL) on them (O_APPEND taken off) -- and
- * when one would make it a file of the file system (or may), the supervisor adds the *tightening*
- * filter to that process (injected, for all its
- * threads), which sends its writes to fd 1 and 2 as well.  Seccomp filters stack and the stricter
+ * prints a line at a time would otherwise pay a stop per line.  For that to stay true, the launch
+ * filter sends every call that can make fd 1 or 2 something else -- dup2/dup3 onto them, close or
+ * close_range of them, fcntl(F_SETFD) on them (close-on-exec frees them at the next exec),
+ * fcntl(F_SETFL) on them (O_APPEND taken off) -- and when one would make a let-through fd a file
+ * of the file system (or may), the supervisor adds the *tightening* filter to that process
+ * (injected, for all its threads), which sends its writes to fd 1 and 2 as well; an fd whose
+ * writes the launch filter sends already needs nothing.  Seccomp filters stack and the stricter
  * answer wins, so a tightened process and every process it makes stay tightened.
  *
  * Invariants

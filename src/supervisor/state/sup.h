@@ -258,6 +258,7 @@ struct tree_resume {
  * system since cut `seq`, each recorded before it runs. */
 struct file_track {
 	int on;                      /* the program runs under the filter: its file changes are seen */
+	int launch_filter;           /* the filter it was launched with (FILTER_*, filefilter.h) */
 	char dir[4200];              /* <pool>.undo (undolog.h) */
 	uint64_t seq;                /* the cut the records follow: the journal file being appended */
 	int fd;                      /* that file, or -1 */
