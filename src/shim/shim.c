@@ -361,7 +361,7 @@ __attribute__((constructor)) static void prosper_shim_init(void)
 		return;
 	int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
 	if (uffd >= 0) {
-		struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED };
+		struct uffdio_api api = { .api = UFFD_API, .features = PROSPER_UFFD_TRACK_FEATURES };
 		h.status = ioctl(uffd, UFFDIO_API, &api) == 0 ? 'K' : 'A';
 	}
 	send_hello(sock, h.status == 'K' ? uffd : -1, &h);

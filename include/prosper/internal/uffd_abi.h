@@ -12,6 +12,9 @@
 #ifndef UFFD_FEATURE_WP_ASYNC
 #define UFFD_FEATURE_WP_ASYNC (1 << 15)
 #endif
+/* What the write tracker asks of a userfaultfd (UFFDIO_API): one place for the shim, the
+ * supervisor's child processes and its preflight (they must agree). */
+#define PROSPER_UFFD_TRACK_FEATURES (UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED)
 
 struct prosper_page_region {
 	uint64_t start, end, categories;

@@ -93,8 +93,7 @@ enum refusal preflight_tracing(char *why, size_t whylen)
 			snprintf(why, whylen, "userfaultfd is not available: %s", strerror(e));
 		return REFUSE_NO_USERFAULTFD;
 	}
-	/* the features the tracker asks for (the shim, shim.c) */
-	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED };
+	struct uffdio_api api = { .api = UFFD_API, .features = PROSPER_UFFD_TRACK_FEATURES };
 	int ok = ioctl(uffd, UFFDIO_API, &api) == 0;
 	e = errno;
 	close(uffd);

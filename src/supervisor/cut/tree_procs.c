@@ -201,7 +201,7 @@ int tree_start_child(struct sup *m, char *why, size_t whylen)
 		snprintf(why, whylen, "cannot give the child process %d a userfaultfd", (int)m->pid);
 		return -1;
 	}
-	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED };
+	struct uffdio_api api = { .api = UFFD_API, .features = PROSPER_UFFD_TRACK_FEATURES };
 	if (ioctl(uffd, UFFDIO_API, &api) != 0 || sup_start_tracking(m, uffd) != 0) {
 		snprintf(why, whylen, "cannot track the child process %d: %s", (int)m->pid,
 			 m->track.err[0] ? m->track.err : strerror(errno));
