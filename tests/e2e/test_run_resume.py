@@ -496,8 +496,10 @@ def test_mappings_a_resume_maps_as_one_stay_two_regions(tmp_path, pool_dir):
     they were, and the resumed run reads about what the program writes after it -- not the
     second mapping whole as new (32 MiB in its first stop; a resumed `sort` read its 1.4 GiB
     buffer so, in 8-10 s).  Every checkpoint after the resume equals live memory."""
-    prog = [os.path.join(BUILD, "tests", "supervisor", "sidebyside"), "400"]
-    st = _killed_then_verified(prog, 20, tmp_path, pool_dir)
+    # 400 rounds 6 ms apart: at least 2.4 s, so that a loaded machine's slower checkpoints still
+    # reach the kill's epoch before the program ends (2 ms apart it once ended first)
+    prog = [os.path.join(BUILD, "tests", "supervisor", "sidebyside"), "400", "6"]
+    st = _killed_then_verified(prog, 10, tmp_path, pool_dir)
     assert st["resumed"] and st["restore_lazy"] and st["checkpoints"] >= 3, st
     # What the stops may read after the resume: the pages the rounds write, at most 400 x 8 of
     # them (12.5 MiB, when the kill lands early on a busy machine); followed as one mapping, the

@@ -3,8 +3,9 @@
  * that a resume, which maps both anew as plain anonymous memory, gets as one: the capture after a
  * resume must still see two saved regions, each as it was (capture.c, split_at_saved).
  *
- * Both are written whole once (2 x 32 MiB), then ROUNDS times a few pages of each, 2 ms apart;
- * prints a checksum of both.  usage: sidebyside ROUNDS */
+ * Both are written whole once (2 x 32 MiB), then ROUNDS times a few pages of each, PAUSE_MS apart
+ * (2 by default): the run's length is set by the pauses, the pages written after a kill by the
+ * rounds.  Prints a checksum of both.  usage: sidebyside ROUNDS [PAUSE_MS] */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 int main(int argc, char **argv)
 {
 	long rounds = argc > 1 ? atol(argv[1]) : 200;
+	long pause_ms = argc > 2 ? atol(argv[2]) : 2;
 	uint8_t *both = mmap(NULL, 2 * HALF, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (both == MAP_FAILED)
 		return perror("mmap"), 1;
@@ -33,7 +35,7 @@ int main(int argc, char **argv)
 			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 			both[x % (2 * HALF)] += (uint8_t)r;
 		}
-		struct timespec ts = { 0, 2000000 };
+		struct timespec ts = { pause_ms / 1000, pause_ms % 1000 * 1000000 };
 		nanosleep(&ts, NULL);
 	}
 	uint64_t sum = 0;
