@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -180,8 +182,11 @@ void pool_loading_set(struct prosper_pool *p)
 	loading = p;
 }
 
-/* A creator killed while it built `base` in directory `dir` left `.BASE.creating-PID`: removed
- * once PID is gone (a live PID may still be building it, and is left alone). */
+/* A creator killed while it built `base` in directory `dir` left `.BASE.creating-TAG`: removed
+ * once no process holds its lock.  A creator locks its file (flock) from its creation to its link;
+ * the lock, not a process id, says whether it lives: ids are reused, and a creator in another pid
+ * namespace (an ordinary user's supervisor is always process 2 of its own) has an id that means
+ * nothing here. */
 static void remove_stale_builds(const char *dir, const char *base)
 {
 	DIR *d = opendir(dir);
@@ -193,11 +198,12 @@ static void remove_stale_builds(const char *dir, const char *base)
 		const char *n = e->d_name, *tail = ".creating-";
 		if (n[0] != '.' || strncmp(n + 1, base, bl) || strncmp(n + 1 + bl, tail, strlen(tail)))
 			continue;
-		char *end;
-		long pid = strtol(n + 1 + bl + strlen(tail), &end, 10);
-		if (*end || pid <= 0 || pid == getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-			continue; /* not such a name, or its creator may live (EPERM: someone else's) */
-		unlinkat(dirfd(d), n, 0);
+		int fd = openat(dirfd(d), n, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			continue; /* gone already, or someone else's we may not read */
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			unlinkat(dirfd(d), n, 0); /* its creator is gone: nobody else holds it */
+		close(fd);
 	}
 	closedir(d);
 }
@@ -218,8 +224,11 @@ int prosper_pool_create(const char *path, const struct prosper_pool_config *cfg,
 	char tmp[4096];
 	const char *slash = strrchr(path, '/');
 	int dirlen = slash ? (int)(slash - path + 1) : 0;
-	if (snprintf(tmp, sizeof tmp, "%.*s.%s.creating-%d", dirlen, path, slash ? slash + 1 : path, (int)getpid()) >=
-	    (int)sizeof tmp)
+	uint64_t tag = 0;
+	if (getrandom(&tag, sizeof tag, 0) != (ssize_t)sizeof tag)
+		tag = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
+	if (snprintf(tmp, sizeof tmp, "%.*s.%s.creating-%016llx", dirlen, path, slash ? slash + 1 : path,
+		     (unsigned long long)tag) >= (int)sizeof tmp)
 		return pool_err(-ENAMETOOLONG, "pool path too long");
 	char dir[4096];
 	snprintf(dir, sizeof dir, "%.*s", dirlen ? dirlen : 1, dirlen ? path : ".");
@@ -228,6 +237,7 @@ int prosper_pool_create(const char *path, const struct prosper_pool_config *cfg,
 	rc = pool_file_create(tmp, sb.file_bytes, sb.data_off, cfg->granularity, &f);
 	if (rc)
 		return rc;
+	flock(f.fd, LOCK_EX); /* ours until linked (remove_stale_builds); no one else has it yet */
 	struct prosper_persist pp = { .granularity = f.granularity, .has_file = 1, .file_fd = f.fd, .file_base = f.base,
 				      .file_in_memory = f.in_memory };
 	struct prosper_pool *p = pool_new(f.base, f.size, &pp);
@@ -243,6 +253,7 @@ int prosper_pool_create(const char *path, const struct prosper_pool_config *cfg,
 	if (!rc && link(tmp, path) != 0)
 		rc = pool_err(-errno, "cannot create %s: %s", path, strerror(errno));
 	unlink(tmp);
+	flock(f.fd, LOCK_UN); /* the pool's users lock it by its name (a lock on this file) */
 	if (rc) {
 		prosper_pool_abandon(&p);
 		pool_file_close(&f);

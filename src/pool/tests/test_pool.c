@@ -3,9 +3,11 @@
  * reference model, refusals with reasons, and inspect. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -769,29 +771,51 @@ static void test_redo_region_reserves_what_it_writes(void)
 }
 
 /* A creator killed while it built a pool leaves the file under its temporary name; the next
- * creation of that name removes it when its creator is gone, and leaves a living one's. */
+ * creation of that name removes it when no process holds its lock, and leaves a living creator's
+ * (whatever process ids say: a creator in another pid namespace may have ours). */
 static void test_a_killed_creation_is_cleaned_up(void)
 {
 	char path[256], dead[300], live[300];
 	path_of(path, "made.pool");
-	pid_t child = fork();
-	if (child == 0)
-		_exit(0);
-	waitpid(child, NULL, 0);
-	snprintf(dead, sizeof dead, "%s/.made.pool.creating-%d", dir, (int)child);
-	snprintf(live, sizeof live, "%s/.made.pool.creating-%d", dir, (int)getppid());
+	snprintf(dead, sizeof dead, "%s/.made.pool.creating-%d", dir, (int)getpid());
+	snprintf(live, sizeof live, "%s/.made.pool.creating-00000000deadbeef", dir);
+	int held = -1;
 	for (int i = 0; i < 2; i++) {
-		int fd = open(i ? live : dead, O_CREAT | O_WRONLY, 0600);
+		int fd = open(i ? live : dead, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
 		CHECK(fd >= 0 && ftruncate(fd, 1 << 20) == 0);
-		close(fd);
+		if (i)
+			held = fd; /* a living creator: it holds the lock, in a process of its own */
+		else
+			close(fd);
 	}
+	int ready[2];
+	CHECK(pipe(ready) == 0);
+	pid_t holder = fork();
+	if (holder == 0) {
+		char c = flock(held, LOCK_EX) == 0;
+		if (write(ready[1], &c, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	char ok = 0;
+	CHECK(read(ready[0], &ok, 1) == 1 && ok);
+	close(held);
 	struct prosper_pool_config cfg;
 	prosper_pool_config_default(&cfg);
 	prosper_pool *p = NULL;
-	CHECK(prosper_pool_create(path, &cfg, &p) == 0 && prosper_pool_close(&p) == 0);
+	CHECK(prosper_pool_create(path, &cfg, &p) == 0);
 	CHECK(access(dead, F_OK) != 0 && errno == ENOENT);
 	CHECK(access(live, F_OK) == 0);
 	CHECK(access(path, F_OK) == 0);
+	/* the new pool is not left locked by its creation: a user of it can lock it */
+	int other = open(path, O_RDONLY | O_CLOEXEC);
+	CHECK(other >= 0 && flock(other, LOCK_EX | LOCK_NB) == 0);
+	close(other);
+	CHECK(prosper_pool_close(&p) == 0);
+	kill(holder, SIGKILL);
+	waitpid(holder, NULL, 0);
+	close(ready[0]), close(ready[1]);
 	unlink(live);
 	unlink(path);
 }
