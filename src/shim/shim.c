@@ -359,7 +359,11 @@ __attribute__((constructor)) static void prosper_shim_init(void)
 	}
 	if (sock < 0)
 		return;
-	int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	int flags = O_CLOEXEC | O_NONBLOCK;
+	int uffd = (int)syscall(SYS_userfaultfd, flags);
+	if (uffd < 0 && (flags = prosper_uffd_retry_flags(flags, errno)) >= 0 &&
+	    (uffd = (int)syscall(SYS_userfaultfd, flags)) >= 0)
+		h.uffd_user_mode_only = 1;
 	if (uffd >= 0) {
 		struct uffdio_api api = { .api = UFFD_API, .features = PROSPER_UFFD_TRACK_FEATURES };
 		h.status = ioctl(uffd, UFFDIO_API, &api) == 0 ? 'K' : 'A';

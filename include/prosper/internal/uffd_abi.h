@@ -2,6 +2,7 @@
  * (kernel >= 6.7 provides them; values from the kernel's uapi headers). */
 #ifndef PROSPER_UFFD_ABI_H
 #define PROSPER_UFFD_ABI_H
+#include <errno.h>
 #include <linux/ioctl.h>
 #include <linux/userfaultfd.h>
 #include <stdint.h>
@@ -15,6 +16,21 @@
 /* What the write tracker asks of a userfaultfd (UFFDIO_API): one place for the shim, the
  * supervisor's child processes and its preflight (they must agree). */
 #define PROSPER_UFFD_TRACK_FEATURES (UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED)
+
+#ifndef UFFD_USER_MODE_ONLY
+#define UFFD_USER_MODE_ONLY 1
+#endif
+/* The flags of the userfaultfd(2) call to make after `first` failed with `err`: a full
+ * userfaultfd is denied to an ordinary user where vm.unprivileged_userfaultfd is 0 (the default),
+ * one that handles faults of user mode only is not.  The write tracker loses nothing by it (with
+ * UFFD_FEATURE_WP_ASYNC the kernel resolves write faults itself, in kernel mode too); a fill of
+ * missing pages does (a fault the kernel takes on the program's behalf, a read(2) into a page not
+ * there yet, is then an EFAULT or a SIGBUS): a resume fills such a process whole before it runs
+ * (restore.c).  -1: no other call to try. */
+static inline int prosper_uffd_retry_flags(int first, int err)
+{
+	return err == EPERM && !(first & UFFD_USER_MODE_ONLY) ? first | UFFD_USER_MODE_ONLY : -1;
+}
 
 struct prosper_page_region {
 	uint64_t start, end, categories;

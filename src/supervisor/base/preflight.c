@@ -83,12 +83,15 @@ enum refusal preflight_tracing(char *why, size_t whylen)
 				   : "; a seccomp filter or security module forbids it");
 		return REFUSE_PTRACE_DENIED;
 	}
-	int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	int flags = O_CLOEXEC | O_NONBLOCK;
+	int uffd = (int)syscall(SYS_userfaultfd, flags);
+	if (uffd < 0 && (flags = prosper_uffd_retry_flags(flags, errno)) >= 0)
+		uffd = (int)syscall(SYS_userfaultfd, flags); /* as the shim will */
 	if (uffd < 0) {
 		e = errno;
 		if (e == EPERM)
-			snprintf(why, whylen, "userfaultfd is denied to this user (vm.unprivileged_userfaultfd is 0): run as root, "
-				 "or set vm.unprivileged_userfaultfd to 1");
+			snprintf(why, whylen, "userfaultfd is denied to this user, even for faults of user mode only (a "
+				 "seccomp filter or security module?): run as root, or set vm.unprivileged_userfaultfd to 1");
 		else
 			snprintf(why, whylen, "userfaultfd is not available: %s", strerror(e));
 		return REFUSE_NO_USERFAULTFD;

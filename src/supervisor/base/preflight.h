@@ -23,7 +23,8 @@
 enum refusal preflight_program(const char *name, char *why, size_t whylen);
 
 /* May this user trace its own children (ptrace-denied), and make a userfaultfd with the
- * write-protect tracking checkpoints need (no-userfaultfd)?  0 or the refusal, with why. */
+ * write-protect tracking checkpoints need (no-userfaultfd), full or of user mode only (as the
+ * shim makes it, uffd_abi.h)?  0 or the refusal, with why. */
 enum refusal preflight_tracing(char *why, size_t whylen);
 
 #endif

@@ -251,9 +251,13 @@ int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *he
 {
 	static struct vma fresh[MAX_VMAS];
 	int nf = 0;
-	/* Lazy where the userfaultfd stays the tracker's (not every mapping tracked whole).  Each
-	 * process of a tree has its own memory (a cut never holds a vforked child) and its own fill. */
-	int lazy = !s->cfg.eager_restore && !(s->cfg.stack_mode == TRACK_MODE_FULL && s->cfg.heap_mode == TRACK_MODE_FULL);
+	/* Lazy where the userfaultfd stays the tracker's (not every mapping tracked whole) and handles
+	 * the kernel's faults too: one of user mode only (an ordinary user's, uffd_abi.h) would turn a
+	 * fault the kernel takes for the program before its fill ends -- a signal frame, its rseq
+	 * area -- into a SIGSEGV.  Each process of a tree has its own memory (a cut never holds a
+	 * vforked child) and its own fill. */
+	int lazy = !s->cfg.eager_restore && !hello->uffd_user_mode_only &&
+		   !(s->cfg.stack_mode == TRACK_MODE_FULL && s->cfg.heap_mode == TRACK_MODE_FULL);
 	struct rctx r = { .why = why, .whylen = whylen, .anon_new = calloc(im->h->nvmas + 1u, 1), .uffd = uffd, .lazy = lazy };
 	if (!r.anon_new)
 		WHY_FAIL("out of memory");

@@ -185,7 +185,11 @@ int tree_start_child(struct sup *m, char *why, size_t whylen)
 		snprintf(why, whylen, "cannot control the child process %d", (int)m->pid);
 		return -1;
 	}
-	long fd = inject_syscall(&in, SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK, 0, 0, 0, 0, 0);
+	/* tracking only (a child is never filled): one of user mode only does as well (uffd_abi.h) */
+	long flags = O_CLOEXEC | O_NONBLOCK;
+	long fd = inject_syscall(&in, SYS_userfaultfd, flags, 0, 0, 0, 0, 0);
+	if (fd < 0 && (flags = prosper_uffd_retry_flags((int)flags, (int)-fd)) >= 0)
+		fd = inject_syscall(&in, SYS_userfaultfd, flags, 0, 0, 0, 0, 0);
 	int uffd = -1;
 	if (fd >= 0) {
 		int pidfd = (int)syscall(SYS_pidfd_open, m->pid, 0);

@@ -12,6 +12,7 @@
  * relaunched program inherits.  A file the program's shell redirected fd 0-2 to
  * (IMG_FD_REDIRECTED) is opened again like any other fd.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -99,7 +100,7 @@ static int reopen_path(struct fd_restore *r, const struct img_fd *f)
 		return 0;
 	int writing = (f->flags & O_ACCMODE) != O_RDONLY;
 	if (f->type == IMG_FD_FILE && writing && truncate(path, (off_t)f->size) != 0)
-		WHY_FAIL("cannot truncate %s to its checkpointed size", path);
+		WHY_FAIL("cannot truncate %s to its checkpointed size: %s", path, strerror(errno));
 	unsigned keep = O_ACCMODE | O_APPEND | O_NONBLOCK | O_CLOEXEC | O_DIRECTORY | O_NOATIME | O_DSYNC | O_SYNC |
 			O_DIRECT | O_LARGEFILE | O_PATH;
 	long p = injector_str(r->j, path);
