@@ -15,15 +15,16 @@ def prosper(*args, **kw):
     return subprocess.run([PROSPER, *map(str, args)], **kw)
 
 
-def kill_at_epoch(p, pool, epoch):
+def kill_at_epoch(p, pool, epoch, as_user=()):
     """Wait until the pool of the supervised process p has committed `epoch`, then SIGKILL p's
-    process group (p was started with start_new_session=True)."""
+    process group (p was started with start_new_session=True).  as_user: the command prefix that
+    runs as the pool's owner (only its owner may inspect it)."""
     import json
     import signal
     import time
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and p.poll() is None:
-        r = prosper("inspect", "--json", pool)
+        r = subprocess.run([*as_user, PROSPER, "inspect", "--json", pool], capture_output=True, text=True)
         # a pool on a disk: its latest checkpoints are in its fast pool (docs/durability.md)
         info = json.loads(r.stdout) if r.returncode == 0 else None
         if info and (info["fast_pool"] or info)["epoch"] >= epoch:

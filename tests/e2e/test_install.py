@@ -7,9 +7,12 @@ PROSPER_INSTALLED=DIR runs the same checks against a tree installed otherwise (t
 package: scripts/deb-test), without building anything."""
 import json
 import os
+import pathlib
+import pwd
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -24,10 +27,16 @@ CLEAN_ENV = {k: v for k, v in os.environ.items()
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory):
+def installed():
     """(prefix, env, user dir): an installed tree whose source is gone, and a user's directory
-    holding copies of the example clients."""
-    base = tmp_path_factory.mktemp("install")
+    holding copies of the example clients.  Anyone may read the tree, as under /usr."""
+    base = pathlib.Path(tempfile.mkdtemp(prefix="prosper-install-"))
+    os.chmod(base, 0o755)
+    yield from _install(base)
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def _install(base):
     user = base / "user"
     user.mkdir()
     given = os.environ.get("PROSPER_INSTALLED")
@@ -47,7 +56,7 @@ def installed(tmp_path_factory):
         shutil.rmtree(clone)
     env = dict(CLEAN_ENV, PATH=f"{prefix}/bin:/usr/bin:/bin", PKG_CONFIG_PATH=f"{prefix}/lib/pkgconfig")
     env.pop("PKG_CONFIG_PATH") if prefix == "/usr" else None
-    return prefix, env, user
+    yield prefix, env, user
 
 
 def run(installed, *argv, **kw):
@@ -200,6 +209,48 @@ def test_eval_runs_from_the_installed_tree(installed):
     [torture] = [f for f in res["figures"] if f["id"] == "ours-torture"]
     assert torture["status"] == "ok" and torture["verdict"] == "matches", torture
     assert (out / "report.html").is_file()
+
+
+def _tree_state(prefix):
+    return {os.path.join(d, f): (os.lstat(os.path.join(d, f)).st_mtime_ns, os.lstat(os.path.join(d, f)).st_size)
+            for d, dirs, files in os.walk(prefix) for f in files + dirs}
+
+
+def test_an_ordinary_user_runs_and_resumes_from_the_installed_tree(installed):
+    """`nobody`, with the installed tree on its PATH: run, kill -9 of the group, resume appended to
+    the same file -- byte-identical to a native run; and nothing under the prefix was written,
+    by that user or by root's runs before."""
+    prefix, env, _ = installed
+    before = _tree_state(prefix)
+    d = tempfile.mkdtemp(prefix="prosper-nobody-")
+    u = pwd.getpwnam("nobody")
+    os.chown(d, u.pw_uid, u.pw_gid)
+    nobody = ["setpriv", f"--reuid={u.pw_uid}", f"--regid={u.pw_gid}", "--clear-groups"]
+    try:
+        prog = [bench(installed, "sssp")]
+        native = subprocess.run(prog, capture_output=True, check=True).stdout
+        pool, out = os.path.join(d, "sssp.prosper"), os.path.join(d, "out")
+        p = subprocess.Popen([*nobody, "sh", "-c", f'exec prosper run --pool {pool} -- "$@" > {out}', "sh", *prog],
+                             stderr=subprocess.PIPE, env=env, cwd=d, start_new_session=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and p.poll() is None:
+            r = subprocess.run([*nobody, "prosper", "inspect", "--json", pool], env=env, cwd=d, capture_output=True,
+                               text=True)
+            info = json.loads(r.stdout) if r.returncode == 0 else None
+            if info and (info["fast_pool"] or info)["epoch"] >= 5:
+                break
+            time.sleep(0.02)
+        assert p.poll() is None, p.stderr.read().decode()
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        time.sleep(0.05)
+        r = subprocess.run([*nobody, "sh", "-c", f"exec prosper resume --pool {pool} >> {out}"], env=env, cwd=d,
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        assert open(out, "rb").read() == native
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    assert _tree_state(prefix) == before
 
 
 def test_uninstall_leaves_nothing_of_ours(installed):

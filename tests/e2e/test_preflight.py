@@ -83,15 +83,18 @@ def open_dir():
 NOBODY = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
 
 
-def test_an_ordinary_user_is_refused_before_anything_starts(open_dir):
-    """As `nobody`: refused with the code of what this machine forbids an ordinary user first --
-    userfaultfd while vm.unprivileged_userfaultfd is 0, else the pid namespace (user namespaces
-    are not used yet: issue-level limit in docs/limitations.md)."""
-    with open("/proc/sys/vm/unprivileged_userfaultfd") as f:
-        expected = "no-userfaultfd" if f.read().strip() == "0" else "no-pid-namespace"
-    r, refusal, left = refused_run(open_dir, NOBODY)
+@pytest.mark.parametrize("call,nr,code", [("userfaultfd", 323, "no-userfaultfd"),
+                                          ("unshare", 272, "no-pid-namespace")])
+def test_an_ordinary_user_denied_a_call_is_refused_before_anything_starts(open_dir, call, nr, code):
+    """As `nobody`, where the system forbids its userfaultfd (of user mode only too) or its user
+    namespace: the refusal names the setting, nothing started (test_ordinary_user.py: the same
+    user runs and resumes where nothing is denied)."""
+    deny = os.path.join(open_dir, "deny.py")
+    with open(deny, "w") as f:
+        f.write(DENY)
+    r, refusal, left = refused_run(open_dir, (*NOBODY, "/usr/bin/python3", deny, str(nr)))
     assert r.returncode == 2, r.stderr
-    assert refusal.get("refused") == expected, r.stderr
+    assert refusal.get("refused") == code, r.stderr
     assert left == [], left
 
 

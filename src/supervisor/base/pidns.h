@@ -14,7 +14,8 @@
  *     and with it, by the kernel, every process of the namespace: nothing runs unsupervised.
  *   - After the program ended normally, init stays until the last process of the namespace (a
  *     background child the program left behind) has ended too, as those would natively.
- *   - Where no namespace can be made (no CAP_SYS_ADMIN, /proc cannot be mounted, --host-pids),
+ *   - Where no namespace can be made (no CAP_SYS_ADMIN -- an ordinary user gets it in a user
+ *     namespace first, userns.h -- /proc cannot be mounted, --host-pids),
  *     `on` is 0, `why` says why, and the program runs with the system's ids, as before.
  */
 #ifndef PROSPER_SUP_PIDNS_H

@@ -36,6 +36,7 @@
 #include "loop.h"
 #include "undolog.h"
 #include "preflight.h"
+#include "userns.h"
 
 static struct sup *sup_new(const struct sup_config *cfg)
 {
@@ -47,6 +48,14 @@ static struct sup *sup_new(const struct sup_config *cfg)
 	if (!s || !(s->meta = metalog_new()))
 		return NULL;
 	return s;
+}
+
+/* A run whose program could not have ids of its own (pidns.h) is refused: a resume could not give
+ * them back, nor see its file changes. */
+static int refuse_no_own_ids(const char *why)
+{
+	return refuse(REFUSE_NO_PID_NAMESPACE, "the program cannot have process ids of its own (%s); --host-pids runs it "
+		      "with the system's ids, and a resume then refuses unless --trust-files", why);
 }
 
 int main(int argc, char **argv)
@@ -76,6 +85,12 @@ int main(int argc, char **argv)
 		no = preflight_tracing(refused, sizeof refused);
 	if (no)
 		return refuse(no, "%s", refused);
+	/* an ordinary user's namespaces, before anything is made: from here on we are the supervisor
+	 * process inside them, the user's process waits for us (userns.h) */
+	char no_userns[200] = "";
+	if (!o.cfg.host_pids && userns_needed() && (rc = userns_enter(no_userns, sizeof no_userns)) != 0 &&
+	    (rc == USERNS_BROKEN || !o.cfg.resume))
+		return refuse_no_own_ids(no_userns);
 
 	/* ptrace stops arrive as SIGCHLD, read from a signalfd by the loop */
 	sigset_t chld;
@@ -95,10 +110,10 @@ int main(int argc, char **argv)
 		return refuse(REFUSE_SETUP, "cannot open the shim's socket: %s", strerror(-rc));
 	if (o.cfg.host_pids)
 		snprintf(s->tree->run.ns.why, sizeof s->tree->run.ns.why, "%s", "--host-pids");
+	else if (no_userns[0])
+		snprintf(s->tree->run.ns.why, sizeof s->tree->run.ns.why, "%s", no_userns);
 	else if (pidns_enter(&s->tree->run.ns) != 0 && !o.cfg.resume)
-		/* a resume could not give the program its ids back, nor see its file changes */
-		return refuse(REFUSE_NO_PID_NAMESPACE, "the program cannot have process ids of its own (%s); --host-pids runs "
-			      "it with the system's ids, and a resume then refuses unless --trust-files", s->tree->run.ns.why);
+		return refuse_no_own_ids(s->tree->run.ns.why);
 
 	struct img im;
 	struct child c;

@@ -1,0 +1,167 @@
+"""An ordinary user runs and resumes as root does (docs/run-resume.md "An ordinary user"): the
+system's `nobody` -- no capabilities, no supplementary groups -- with vm.unprivileged_userfaultfd
+left as the system has it.  Its supervisor makes a user namespace of its own for the program's
+ids (src/supervisor/base/userns.h) and tracks writes on a userfaultfd of user mode only (a resume
+then fills memory before the program runs); these tests show the guarantees are the same:
+tortures identical after kills, threads and process trees, the pool on a disk with power cuts,
+the oracle at 0 mismatches; and what the user's process does with the namespace's processes."""
+import json
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+import programs
+from conftest import BUILD, PROSPER, kill_at_epoch
+
+NOBODY = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
+SUP = os.path.join(BUILD, "tests", "supervisor")
+
+
+@pytest.fixture
+def own_dir():
+    """A folder on the disk that belongs to `nobody` (its files, its pools)."""
+    d = tempfile.mkdtemp(prefix="prosper-nobody-")
+    u = pwd.getpwnam("nobody")
+    os.chown(d, u.pw_uid, u.pw_gid)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def as_nobody(*argv, cwd, **kw):
+    kw.setdefault("capture_output", True)
+    kw.setdefault("text", True)
+    return subprocess.run([*NOBODY, *map(str, argv)], cwd=cwd, **kw)
+
+
+def torture_as_nobody(d, prog, kills, extra=()):
+    r = as_nobody(PROSPER, "torture", "--kills", kills, "--timeout", 240, "--json", *extra, "--", *prog, cwd=d,
+                  timeout=900)
+    assert r.returncode in (0, 1), r.stderr
+    res = json.loads(r.stdout)
+    assert res["identical"], (res["differences"], r.stderr[-2000:])
+    assert res["resumes"] >= kills // 2, res
+    return res
+
+
+# One of each kind the root tests torture: an interpreter through env, a shell running programs,
+# a pipeline with bytes in flight, a tree over a unix socket, multiprocessing, timers, threads
+# (coming and going, a bench program's pool of them), and mutexes that need every thread's id back.
+CASES = {
+    "env-python-script": lambda d: programs.env_python_script(d),
+    "exec-loop": lambda d: programs.exec_loop(d),
+    "slow-pipeline": lambda d: programs.slow_pipeline(d),
+    "unix-server": lambda d: programs.unix_server(d),
+    "multiprocessing-fork": lambda d: programs.multiprocessing_fork(d),
+    "timers": lambda d: programs.timers(d),
+    "threads-come-and-go": lambda d: [os.path.join(SUP, "threadcheck")],
+    "pr_mt": lambda d: [os.path.join(BUILD, "bench", "pr_mt"), "18", "3"],
+    "mutexes-held-own-ids": lambda d: [os.path.join(SUP, "lockowner"), "6", "plain"],
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_tortured_as_an_ordinary_user(own_dir, case):
+    torture_as_nobody(own_dir, CASES[case](own_dir), kills=6)
+
+
+def test_power_cuts_with_the_pool_on_a_disk_as_an_ordinary_user(own_dir):
+    """Two tiers in places the user owns: the fast pool in /dev/shm/prosper-UID, the pool on the
+    project's disk; every kill also drops the fast pool."""
+    disk = os.path.join(own_dir, "pools")
+    as_nobody("mkdir", disk, cwd=own_dir, check=True)
+    res = torture_as_nobody(own_dir, [os.path.join(BUILD, "bench", "quicksort")], kills=8,
+                            extra=["--pool-dir", disk, "--power-cut", "--durable-every", "50ms"])
+    assert res["checkpoints"] > 0, res
+
+
+def test_the_oracle_as_an_ordinary_user(own_dir):
+    """`--verify` unprivileged, before and after a kill: every checkpoint equals live memory.  The
+    resume filled memory before the program ran (a userfaultfd of user mode only), in the
+    program's own pid namespace."""
+    prog = [os.path.join(SUP, "threadcheck"), "1500"]  # 1.7 s natively: killed at epoch 10
+    native = subprocess.run(prog, capture_output=True, check=True).stdout
+    pool = os.path.join(own_dir, "v.prosper")
+    out = os.path.join(own_dir, "out")
+    r = as_nobody("sh", "-c", f'exec "$@" > {out}', "sh", PROSPER, "run", "--pool", pool, "--verify",
+                  "--stats-json", "run.json", "--", *prog, cwd=own_dir, timeout=300)
+    assert r.returncode == 0, r.stderr
+    st = json.loads(open(os.path.join(own_dir, "run.json")).read())
+    assert st["verified_bytes"] > 0 and st["mismatches"] == 0 and st["pid_namespace"], st
+    os.unlink(pool)
+    with open(out, "wb") as f:
+        p = subprocess.Popen([*NOBODY, PROSPER, "run", "--pool", pool, "--", *prog], cwd=own_dir, stdout=f,
+                             stderr=subprocess.PIPE, start_new_session=True)
+        kill_at_epoch(p, pool, 10, as_user=NOBODY)
+    r = as_nobody("sh", "-c", f'exec "$@" >> {out}', "sh", PROSPER, "resume", "--pool", pool, "--verify",
+                  "--stats-json", "resume.json", cwd=own_dir, timeout=300)
+    assert r.returncode == 0, r.stderr
+    st = json.loads(open(os.path.join(own_dir, "resume.json")).read())
+    assert st["resumed"] and st["verified_bytes"] > 0 and st["mismatches"] == 0, st
+    assert not st["restore_lazy"] and st["pid_namespace"], st
+    assert open(out, "rb").read() == native
+
+
+IDS = r"""
+import os, sys
+with open("mine", "w") as f:
+    f.write("x")
+print(os.getuid(), os.getgid(), os.getgroups(), os.stat("/").st_uid, flush=True)
+"""
+
+
+def test_the_program_is_its_user_and_its_files_are_the_users(own_dir):
+    """In the user's namespace the program's uid and gid are the user's own (mapped to
+    themselves), it has no supplementary groups, a file of root's shows the overflow id, and what
+    it creates belongs to the user on the system."""
+    u = pwd.getpwnam("nobody")
+    r = as_nobody(PROSPER, "run", "--pool", "p.prosper", "--", "python3", "-c", IDS, cwd=own_dir, timeout=120)
+    assert r.returncode == 0, r.stderr
+    overflow = int(open("/proc/sys/kernel/overflowuid").read())
+    assert r.stdout.split() == [str(u.pw_uid), str(u.pw_gid), "[]", str(overflow)], r.stdout
+    st = os.stat(os.path.join(own_dir, "mine"))
+    assert (st.st_uid, st.st_gid) == (u.pw_uid, u.pw_gid)
+
+
+def _nobodys_processes(marker):
+    r = subprocess.run(["pgrep", "-u", "nobody", "-f", marker], capture_output=True, text=True)
+    return r.stdout.split()
+
+
+def test_killing_the_users_process_alone_ends_the_program(own_dir):
+    """`kill -9` of the process the user started (not of its group): the supervisor and the
+    program inside the namespace end with it -- nothing runs on unsupervised."""
+    marker = "31.4159"
+    p = subprocess.Popen([*NOBODY, PROSPER, "run", "--pool", "p.prosper", "--", "sh", "-c",
+                          f"while :; do sleep {marker}; done"], cwd=own_dir, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 30
+    while not _nobodys_processes(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _nobodys_processes(marker), "the program never started"
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    deadline = time.monotonic() + 5
+    while _nobodys_processes(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _nobodys_processes(marker) == []
+
+
+def test_a_background_child_outlives_the_command_as_natively(own_dir):
+    """The program starts a child in the background and exits: `prosper run` returns at once, and
+    the child goes on to finish its work afterwards (the namespace stays while it runs)."""
+    prog = ["sh", "-c", "(sleep 3; echo late > late.txt) > /dev/null 2>&1 & echo started"]
+    r = as_nobody(PROSPER, "run", "--pool", "p.prosper", "--", *prog, cwd=own_dir, timeout=60)
+    assert r.returncode == 0 and r.stdout == "started\n", r.stderr
+    # returned before the child's work was done (had it waited for the namespace to empty, the
+    # file would be there)
+    assert not os.path.exists(os.path.join(own_dir, "late.txt"))
+    deadline = time.monotonic() + 10
+    while not os.path.exists(os.path.join(own_dir, "late.txt")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert open(os.path.join(own_dir, "late.txt")).read() == "late\n"
