@@ -1,7 +1,8 @@
 """Programs written and started the way people do, in one place for the e2e tests that torture
-them (test_exec_children.py, test_run_resume.py) and for bench/scripts/programs_as_started.py,
-which keeps their numbers.  Each function writes its files into directory d (a str or a path)
-and returns the command line; pyenv_shim also returns the PATH that finds the shim."""
+them (test_exec_children.py, test_run_resume.py, test_ordinary_user.py) and for
+bench/scripts/programs_as_started.py, which keeps their numbers (as_started: the list of both).
+Each function writes its files into directory d (a str or a path) and returns the command line;
+pyenv_shim also returns the PATH that finds the shim."""
 import os
 
 # about a second of interpreter work with progress on stdout
@@ -664,3 +665,42 @@ print(len(buf), buf.count(b"\\n"), sum(int(x) for x in buf.split()) % 1000003, f
 os.waitpid(pid, 0)
 os.unlink("q.fifo")
 """)]
+
+
+def as_started(d, path, build):
+    """Every program above as bench/scripts/programs_as_started.py tortures it, with the ones of
+    tests/supervisor: (name, argv, extra torture options, PATH)."""
+    shim, shim_path = pyenv_shim(d, path)
+    sup = f"{build}/tests/supervisor"
+    return [
+        ("#!/usr/bin/env python3 script", env_python_script(d), [], path),
+        ("#!/usr/bin/env sh script", env_sh_script(d), [], path),
+        ("env VAR=x python3", env_with_variable(d), [], path),
+        ("env -i python3", env_dash_i(d), [], path),
+        ("pyenv-style shim on PATH", shim, [], shim_path),
+        ("launcher script that execs", launcher(d), [], path),
+        ("python: subprocess.run + os.system", phases(d), [], path),
+        ("sh loop over gzip (5 x 3 MiB)", compress_loop(d), [], path),
+        ("sh loop that runs expr every round (700 vfork + exec)", exec_loop(d), [], path),
+        ("3-stage pipeline x3 (python | tr | gzip)", pipeline(d), [], path),
+        ("slow pipeline, bytes in flight (sh: python | awk | gzip)", slow_pipeline(d), [], path),
+        ("python: parent and child over a full pipe", pipe_in_flight(d), [], path),
+        ("python: parent kills and waits for its workers by pid", kill_and_wait(d), [], path),
+        ("python: a server and its workers over a named unix socket", unix_server(d), [], path),
+        ("python: a group leader, a session leader, a member moved into a group", groups(d), [], path),
+        ("python: parent and child over a socketpair", socketpair_talk(d), [], path),
+        ("python: datagram and seqpacket socketpairs, messages in flight", message_pairs(d), [], path),
+        ("python: multiprocessing (fork): Pool, Value, Queue, shared page", multiprocessing_fork(d), [], path),
+        ("python: children that end long before their parent waits", late_wait(d), [], path),
+        ("python: an orphan (its parent exited) works on", orphan(d), [], path),
+        ("python: a socket whose peer ended, read later", socket_after_peer_exit(d), [], path),
+        ("python: a named pipe (FIFO) between parent and child", fifo_pair(d), [], path),
+        ("python self-pipe", selfpipe(d), [], path),
+        ("dlopen in a slow constructor", [f"{sup}/dlopener", f"{sup}/libslowinit.so", "8"], [], path),
+        ("python: periodic setitimer + alarm, waited in pause()", timers(d), [], path),
+        ("signals pending across checkpoints (pendsig 8)", [f"{sup}/pendsig", "8"], [], path),
+        ("python: lowered RLIMIT_NOFILE hit each phase", limits(d), [], path),
+        ("error-checking mutexes held (own ids)", [f"{sup}/lockowner", "6", "plain"], [], path),
+        ("error-checking mutexes held (--host-pids)", [f"{sup}/lockowner", "6", "plain"],
+         ["--host-pids", "--timeout", "60"], path),
+    ]

@@ -4,7 +4,9 @@ left as the system has it.  Its supervisor makes a user namespace of its own for
 ids (src/supervisor/base/userns.h) and tracks writes on a userfaultfd of user mode only (a resume
 then fills memory before the program runs); these tests show the guarantees are the same:
 tortures identical after kills, threads and process trees, the pool on a disk with power cuts,
-the oracle at 0 mismatches; and what the user's process does with the namespace's processes."""
+the oracle at 0 mismatches; and what the user's process does with the namespace's processes.
+The tortures are those of bench/scripts/programs_as_started.py (tests/e2e/programs.py), with
+three kills each here."""
 import json
 import os
 import pwd
@@ -39,9 +41,10 @@ def as_nobody(*argv, cwd, **kw):
     return subprocess.run([*NOBODY, *map(str, argv)], cwd=cwd, **kw)
 
 
-def torture_as_nobody(d, prog, kills, extra=()):
+def torture_as_nobody(d, prog, kills, extra=(), path=None):
+    env = dict(os.environ, PATH=path) if path else None
     r = as_nobody(PROSPER, "torture", "--kills", kills, "--timeout", 240, "--json", *extra, "--", *prog, cwd=d,
-                  timeout=900)
+                  timeout=900, env=env)
     assert r.returncode in (0, 1), r.stderr
     res = json.loads(r.stdout)
     assert res["identical"], (res["differences"], r.stderr[-2000:])
@@ -49,25 +52,29 @@ def torture_as_nobody(d, prog, kills, extra=()):
     return res
 
 
-# One of each kind the root tests torture: an interpreter through env, a shell running programs,
-# a pipeline with bytes in flight, a tree over a unix socket, multiprocessing, timers, threads
-# (coming and going, a bench program's pool of them), and mutexes that need every thread's id back.
-CASES = {
-    "env-python-script": lambda d: programs.env_python_script(d),
-    "exec-loop": lambda d: programs.exec_loop(d),
-    "slow-pipeline": lambda d: programs.slow_pipeline(d),
-    "unix-server": lambda d: programs.unix_server(d),
-    "multiprocessing-fork": lambda d: programs.multiprocessing_fork(d),
-    "timers": lambda d: programs.timers(d),
-    "threads-come-and-go": lambda d: [os.path.join(SUP, "threadcheck")],
-    "pr_mt": lambda d: [os.path.join(BUILD, "bench", "pr_mt"), "18", "3"],
-    "mutexes-held-own-ids": lambda d: [os.path.join(SUP, "lockowner"), "6", "plain"],
-}
+PATH = "/usr/bin:/bin"
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
+def _started(d):
+    """programs_as_started.py's programs, with their own ids (the --host-pids case is root's
+    fallback, expected to time out), and threaded programs: a bench program's pool of threads,
+    threads that come and go.  {name: (argv, extra torture options, PATH)}"""
+    cases = {name: (prog, extra, path) for name, prog, extra, path in programs.as_started(d, PATH, BUILD)
+             if "--host-pids" not in extra}
+    cases["threads: pr_mt"] = ([os.path.join(BUILD, "bench", "pr_mt"), "18", "3"], [], PATH)
+    cases["threads come and go (threadcheck)"] = ([os.path.join(SUP, "threadcheck")], [], PATH)
+    return cases
+
+
+with tempfile.TemporaryDirectory() as _names:
+    CASES = sorted(_started(_names))
+
+
+@pytest.mark.parametrize("case", CASES)
 def test_tortured_as_an_ordinary_user(own_dir, case):
-    torture_as_nobody(own_dir, CASES[case](own_dir), kills=6)
+    """Three kills each (bench/results/programs_as_started_ordinary_user.md: more)."""
+    prog, extra, path = _started(own_dir)[case]
+    torture_as_nobody(own_dir, prog, kills=3, extra=extra, path=path)
 
 
 def test_power_cuts_with_the_pool_on_a_disk_as_an_ordinary_user(own_dir):
