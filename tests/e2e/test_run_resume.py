@@ -322,6 +322,50 @@ def test_a_signalfd_survives_kills(tmp_path):
     assert res["resumes"] >= 4, res
 
 
+TIMERFD_LOOP = """
+import ctypes, os, select, struct
+libc = ctypes.CDLL(None, use_errno=True)
+class Ts(ctypes.Structure):
+    _fields_ = [("s", ctypes.c_long), ("ns", ctypes.c_long)]
+class Its(ctypes.Structure):
+    _fields_ = [("interval", Ts), ("value", Ts)]
+MONOTONIC, BOOTTIME = 1, 7
+tick = libc.timerfd_create(MONOTONIC, os.O_NONBLOCK)  # periodic, waited for in epoll
+once = libc.timerfd_create(BOOTTIME, 0)               # a one-shot an hour ahead: stays armed
+fired = libc.timerfd_create(MONOTONIC, os.O_NONBLOCK) # expired, never read: its expiration stays
+assert min(tick, once, fired) >= 0
+for fd, it in ((tick, Its(Ts(0, 5000000), Ts(0, 5000000))), (once, Its(Ts(0, 0), Ts(3600, 0))),
+               (fired, Its(Ts(0, 0), Ts(0, 1)))):
+    assert libc.timerfd_settime(fd, 0, ctypes.byref(it), None) == 0
+ep = select.epoll()
+ep.register(tick, select.EPOLLIN)
+t = 0
+for wakeup in range(1, 301):
+    ep.poll()                                          # a timer lost or disarmed would wait forever
+    assert struct.unpack("Q", os.read(tick, 8))[0] >= 1
+    for k in range(3000):
+        t = (t * 31 + k) % 1000003
+    if wakeup % 50 == 0:
+        print(wakeup, t, flush=True)
+cur = Its()
+libc.timerfd_gettime(tick, ctypes.byref(cur))
+print("interval", cur.interval.s, cur.interval.ns)
+libc.timerfd_gettime(once, ctypes.byref(cur))
+print("one-shot armed", 3000 < cur.value.s < 3600, cur.interval.s)
+print("expired unread", struct.unpack("Q", os.read(fired, 8))[0])
+"""
+
+
+def test_timerfds_survive_kills(tmp_path):
+    """An event loop's timers: a periodic timerfd waited for in epoll, a one-shot an hour ahead on
+    another clock, one that expired unread.  Each comes back armed for the time it had left, with
+    its interval and its unread expiration (fd_timerfd.c): the loop never waits forever, the
+    one-shot is still armed, the expiration is read at the end."""
+    res = torture("/usr/bin/python3", _write(tmp_path / "tfd.py", TIMERFD_LOOP), kills=12)
+    assert res["identical"], res["differences"]
+    assert res["resumes"] >= 4, res
+
+
 def test_an_eventfd_shared_by_a_parent_and_its_child_survives_kills(tmp_path):
     """Two eventfds a parent and its child share come back as one counter each, made before the
     child is forked again: the child reads what the parent writes, the parent waits for the child's

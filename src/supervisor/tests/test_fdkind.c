@@ -11,6 +11,8 @@
 #include <sys/inotify.h>
 #include <signal.h>
 #include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -115,6 +117,14 @@ int main(void)
 	sigaddset(&usr, SIGUSR1);
 	sigaddset(&usr, SIGUSR2);
 	int f_signal = signalfd(-1, &usr, SFD_NONBLOCK);
+	/* a one-shot timer that expired unread (its record is exact), and a periodic one armed */
+	int f_timer = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
+	struct itimerspec once = { { 0, 0 }, { 0, 1 } }, periodic = { { 2, 500 }, { 100, 0 } };
+	MUST(f_timer >= 0 && timerfd_settime(f_timer, 0, &once, NULL) == 0);
+	struct timespec pause = { 0, 2000000 };
+	nanosleep(&pause, NULL);
+	int f_timer_armed = timerfd_create(CLOCK_BOOTTIME, 0);
+	MUST(f_timer_armed >= 0 && timerfd_settime(f_timer_armed, 0, &periodic, NULL) == 0);
 	int f_shm = open(shm, O_RDWR | O_CREAT | O_EXCL, 0600);
 	MUST(f_dev >= 0 && f_dir >= 0 && f_fifo >= 0 && f_event >= 0 && f_event_dup >= 0 && f_inotify >= 0 && f_signal >= 0 && f_shm >= 0 && ftruncate(f_shm, 4096) == 0 &&
 	     unlink(shm) == 0);
@@ -147,6 +157,8 @@ int main(void)
 		{ f_inotify, IMG_FD_OTHER, 0, NULL },
 		{ f_signal, IMG_FD_SIGNALFD, 0, "a00" },       /* SIGUSR1 and SIGUSR2: bits 9 and 11 */
 		{ f_shm, IMG_FD_SHM, ino_of(f_shm), NULL },
+		{ f_timer, IMG_FD_TIMERFD, 0, "1 0 1 0 0 0 0" }, /* monotonic, one expiration unread, disarmed */
+		{ f_timer_armed, IMG_FD_TIMERFD, 0, NULL },       /* its time left: checked below */
 	};
 	char watch[64];
 	snprintf(watch, sizeof watch, " %d:19:1234", f_pipe[0]); /* the kernel adds EPOLLERR and EPOLLHUP */
@@ -171,6 +183,8 @@ int main(void)
 			failures++;
 		}
 		const char *payload = e->payload == IMG_NONE ? NULL : (const char *)strings.p + e->payload;
+		if (want[w].fd == f_timer_armed)
+			continue;
 		if (!payload != !want[w].payload || (payload && strcmp(payload, want[w].payload)))
 			fprintf(stderr, "FAIL fd %d: payload \"%s\", want \"%s\"\n", fi->fd, payload ? payload : "(none)",
 				want[w].payload ? want[w].payload : "(none)"), failures++;
@@ -247,6 +261,31 @@ int main(void)
 		CHECK(check_one(bad, &strings, &dw) == REFUSE_POOL_CORRUPT);
 	}
 	bad = recs[sig], bad.payload = IMG_NONE;
+	CHECK(check_one(bad, &strings, &dw) == REFUSE_POOL_CORRUPT);
+
+	/* a timerfd's records: the armed one's time left is at most what was set, its interval and
+	 * clock exact; damaged forms refused */
+	int tim = 0, armed = 0;
+	while (want[tim].fd != f_timer)
+		tim++;
+	while (want[armed].fd != f_timer_armed)
+		armed++;
+	CHECK(recs[tim].type == IMG_FD_TIMERFD && check_one(recs[tim], &strings, &dw) == 0);
+	CHECK(recs[armed].type == IMG_FD_TIMERFD && check_one(recs[armed], &strings, &dw) == 0);
+	long long vsec = -1, vnsec = -1;
+	int n_armed = 0;
+	CHECK(sscanf((const char *)strings.p + recs[armed].payload, "7 0 0 %lld %lld 2 500%n", &vsec, &vnsec, &n_armed) == 2 &&
+	      n_armed > 0 && !((const char *)strings.p + recs[armed].payload)[n_armed]);
+	CHECK(vsec >= 98 && vsec <= 100 && vnsec >= 0 && vnsec < 1000000000);
+	const char *bad_timers[] = { "", "1 0 1 0 0 0", "1 0 1 0 0 0 0 0", "3 0 0 0 0 0 0", "1 4 0 0 0 0 0",
+				     "1 0 0 0 1000000000 0 0", "1 0 0 0 0 0 1000000000", "1 0 0 -1 0 0 0", " 1 0 0 0 0 0 0",
+				     "1  0 0 0 0 0 0", "1 0 0 0 0 0 0 ", "1 0 x 0 0 0 0" };
+	for (size_t k = 0; k < sizeof bad_timers / sizeof bad_timers[0]; k++) {
+		bad = recs[tim], bad.payload = img_str(&strings, bad_timers[k]);
+		if (check_one(bad, &strings, &dw) != REFUSE_POOL_CORRUPT)
+			fprintf(stderr, "FAIL timerfd record \"%s\" taken\n", bad_timers[k]), failures++;
+	}
+	bad = recs[tim], bad.payload = IMG_NONE;
 	CHECK(check_one(bad, &strings, &dw) == REFUSE_POOL_CORRUPT);
 
 	/* the world changed: a file written is shorter, a file is gone */
