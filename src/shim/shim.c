@@ -117,6 +117,7 @@ sighandler_t signal(int sig, sighandler_t handler)
 }
 
 static struct shim_timers prosper_shim_timers;
+static struct shim_posix_timers prosper_shim_posix_timers; /* written by the supervisor only */
 static struct shim_limits prosper_shim_limits;   /* the supervisor's too, but for the count of changes */
 /* where system calls the supervisor injects write what they return (struct shim_hello) */
 static uint64_t prosper_shim_scratch[SHIM_SCRATCH_BYTES / 8];
@@ -344,6 +345,7 @@ __attribute__((constructor)) static void prosper_shim_init(void)
 				.timers = (uint64_t)(uintptr_t)&prosper_shim_timers,
 				.pending = (uint64_t)(uintptr_t)&prosper_shim_pending,
 				.limits = (uint64_t)(uintptr_t)&prosper_shim_limits,
+				.posix_timers = (uint64_t)(uintptr_t)&prosper_shim_posix_timers,
 				.scratch = (uint64_t)(uintptr_t)prosper_shim_scratch };
 	h.resume = getenv("PROSPER_SHIM_RESUME") != NULL;
 	strip_environment(); /* what the program and its children see is what the user gave */

@@ -366,6 +366,62 @@ def test_timerfds_survive_kills(tmp_path):
     assert res["resumes"] >= 4, res
 
 
+POSIX_TIMERS = """
+import ctypes, os, signal, threading, time
+librt = ctypes.CDLL("librt.so.1", use_errno=True)
+libc = ctypes.CDLL(None, use_errno=True)
+class Ts(ctypes.Structure):
+    _fields_ = [("s", ctypes.c_long), ("ns", ctypes.c_long)]
+class Its(ctypes.Structure):
+    _fields_ = [("interval", Ts), ("value", Ts)]
+class Sigevent(ctypes.Structure):
+    _fields_ = [("value", ctypes.c_uint64), ("signo", ctypes.c_int), ("notify", ctypes.c_int),
+                ("tid", ctypes.c_int), ("pad", ctypes.c_int * 11)]
+MONOTONIC, BOOTTIME, SIGEV_SIGNAL, SIGEV_NONE, SIGEV_THREAD_ID = 1, 7, 0, 1, 4
+def make(clock, ev):
+    tid = ctypes.c_int(-1)
+    assert libc.syscall(222, clock, ctypes.byref(ev), ctypes.byref(tid)) == 0   # timer_create
+    return tid.value
+def arm(t, interval_ns, value_ns):
+    it = Its(Ts(interval_ns // 10**9, interval_ns % 10**9), Ts(value_ns // 10**9, value_ns % 10**9))
+    assert libc.syscall(223, t, 0, ctypes.byref(it), None) == 0                 # timer_settime
+def left(t):
+    it = Its()
+    assert libc.syscall(224, t, ctypes.byref(it)) == 0                          # timer_gettime
+    return it
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1, signal.SIGUSR2])
+tick = make(MONOTONIC, Sigevent(value=0x1234, signo=signal.SIGUSR1, notify=SIGEV_SIGNAL))
+mine = make(MONOTONIC, Sigevent(value=7, signo=signal.SIGUSR2, notify=SIGEV_THREAD_ID, tid=threading.get_native_id()))
+quiet = make(BOOTTIME, Sigevent(notify=SIGEV_NONE))          # an hour ahead, never notifies
+arm(tick, 5000000, 5000000)
+arm(mine, 0, 3600 * 10**9)
+arm(quiet, 0, 3600 * 10**9)
+t = 0
+for n in range(1, 301):
+    info = signal.sigwaitinfo([signal.SIGUSR1])              # a timer lost or disarmed: waits forever
+    assert info.si_signo == signal.SIGUSR1
+    for k in range(3000):
+        t = (t * 31 + k) % 1000003
+    if n % 50 == 0:
+        print(n, t, flush=True)
+print("ids", tick, mine, quiet)
+it = left(tick)
+print("tick interval", it.interval.s, it.interval.ns)
+print("thread timer armed", 3000 < left(mine).value.s < 3600, "quiet armed", 3000 < left(quiet).value.s < 3600)
+print("timers", sum(line.startswith("ID:") for line in open(f"/proc/{os.getpid()}/timers")))
+"""
+
+
+def test_posix_timers_survive_kills(tmp_path):
+    """POSIX timers of three kinds (a periodic one signalling the process, one signalling a thread,
+    one that never notifies, on two clocks): each made again with its id, armed for the time it
+    had left (posixtimers.c); the loop waiting for the periodic one's signals never waits forever,
+    the others are still armed and the program still has exactly three."""
+    res = torture("/usr/bin/python3", _write(tmp_path / "ptimer.py", POSIX_TIMERS), kills=12)
+    assert res["identical"], res["differences"]
+    assert res["resumes"] >= 4, res
+
+
 def test_an_eventfd_shared_by_a_parent_and_its_child_survives_kills(tmp_path):
     """Two eventfds a parent and its child share come back as one counter each, made before the
     child is forked again: the child reads what the parent writes, the parent waits for the child's

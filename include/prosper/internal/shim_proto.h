@@ -58,6 +58,26 @@ struct shim_timers {
 	struct shim_itimerval now[3];    /* as the last checkpoint read them */
 };
 
+/* The program's POSIX timers (timer_create) as the last checkpoint found them: the supervisor
+ * reads /proc/PID/timers at each checkpoint, writes what it says here and makes the program read
+ * each timer's time left (timer_gettime, injected) into `spec`, so the record travels with the
+ * shim's .bss; a resume makes each timer again with its id (src/supervisor/objects/posixtimers.c). */
+#define SHIM_POSIX_TIMERS_MAX 32
+struct shim_posix_timer {
+	int32_t id, clock;
+	int32_t notify;                  /* sigev_notify as the kernel holds it (SIGEV_THREAD_ID: | 4) */
+	int32_t signo;
+	int32_t tid;                     /* SIGEV_THREAD_ID: the thread, by the program's own id */
+	int32_t pad;
+	uint64_t value;                  /* sigev_value */
+	struct { int64_t interval_sec, interval_nsec, value_sec, value_nsec; } spec; /* a struct itimerspec */
+};
+struct shim_posix_timers {
+	uint32_t n, lost;                /* records; timers beyond SHIM_POSIX_TIMERS_MAX (not kept: refused) */
+	uint8_t scratch[80];             /* a resume's: the sigevent (64 bytes) and the id it asks for */
+	struct shim_posix_timer t[SHIM_POSIX_TIMERS_MAX];
+};
+
 #define SHIM_PENDING_MAX 64
 struct shim_pending {
 	uint32_t n, lost;                /* records; signals beyond SHIM_PENDING_MAX (not kept) */
@@ -89,6 +109,7 @@ struct shim_hello {
 	uint64_t timers;    /* address of struct shim_timers */
 	uint64_t pending;   /* address of struct shim_pending */
 	uint64_t limits;    /* address of struct shim_limits */
+	uint64_t posix_timers; /* address of struct shim_posix_timers */
 	uint64_t scratch;   /* SHIM_SCRATCH_BYTES in the shim that injected system calls write their
 	                     * results into: never memory the program uses (altstack.h) */
 };

@@ -5,10 +5,12 @@
 #include <string.h>
 #include "sup.h"
 
-extern const struct task_part task_part_timers, task_part_pending, task_part_limits;
+extern const struct task_part task_part_timers, task_part_posix_timers, task_part_pending, task_part_limits;
 
-/* The timers first: reading them runs the main thread for a system call. */
-const struct task_part *const task_parts[] = { &task_part_timers, &task_part_pending, &task_part_limits };
+/* The timers first: reading them runs the main thread for a system call.  At a resume the POSIX
+ * timers come before the pending signals (both last): a signal queued again stays pending. */
+const struct task_part *const task_parts[] = { &task_part_timers, &task_part_posix_timers, &task_part_pending,
+					       &task_part_limits };
 const int task_nparts = (int)(sizeof task_parts / sizeof task_parts[0]);
 
 int task_capture(struct sup *s)

@@ -16,4 +16,6 @@ void sup_take_hello(struct sup *s, const struct shim_hello *hello)
 	s->pending_written = 0; /* a new image: its records are empty */
 	s->limits_addr = hello->limits;
 	s->limits_written = 0;
+	s->posix_timers_addr = hello->posix_timers;
+	s->posix_timers_written = -1; /* what it holds is not known: written at the next checkpoint */
 }

@@ -64,6 +64,7 @@ int stats_write(const struct sup *s, const char *path)
 	json_u64(&j, "ids_changed", st->resume.ids_changed);
 	json_bool(&j, "names_restored", (int)st->resume.names_restored);
 	json_u64(&j, "timers_restored", st->resume.timers_restored);
+	json_u64(&j, "posix_timers_restored", st->resume.posix_timers_restored);
 	json_u64(&j, "epoll_watches_left", st->resume.epoll_watches_left);
 	json_u64(&j, "limits_restored", st->resume.limits_restored);
 	json_u64(&j, "timers_stale", st->timers_stale);

@@ -162,6 +162,7 @@ struct resume_stats {
 	uint64_t pending_restored;        /* signals queued again (pending.c) */
 	uint64_t limits_restored;         /* resource limits set back to the checkpoint's (rlimits.c) */
 	uint64_t timers_restored;         /* interval timers armed again (timers.c) */
+	uint64_t posix_timers_restored;   /* POSIX timers made again (posixtimers.c) */
 	uint64_t epoll_watches_left;      /* watches of epoll instances whose fd is not back (fd_epoll.c) */
 	uint64_t names_restored;          /* ps shows the checkpoint's argv again (restore.c) */
 	uint64_t ids_changed;             /* the program's process and thread ids that are not the checkpoint's */
@@ -416,6 +417,8 @@ struct sup {
 	uint64_t limits_addr;         /* the shim's resource-limit record (rlimits.h) */
 	int limits_written;           /* it holds the limits as of the shim's count limits_seen */
 	uint64_t limits_seen;
+	uint64_t posix_timers_addr;   /* the shim's POSIX timer record (posixtimers.h) */
+	int posix_timers_written;     /* the timers it holds (-1: not known) */
 	/* its saved memory and how it is tracked */
 	struct prosper_track track;
 	struct metalog *meta;
