@@ -16,6 +16,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "fdkind.h"
 #include "tree_image.h"
@@ -125,6 +126,9 @@ int main(void)
 	nanosleep(&pause, NULL);
 	int f_timer_armed = timerfd_create(CLOCK_BOOTTIME, 0);
 	MUST(f_timer_armed >= 0 && timerfd_settime(f_timer_armed, 0, &periodic, NULL) == 0);
+	uint8_t ring_params[120] = { 0 }; /* struct io_uring_params, zeroed: the kernel fills it */
+	int f_ring = (int)syscall(SYS_io_uring_setup, 4, ring_params);
+	MUST(f_ring >= 0);
 	int f_shm = open(shm, O_RDWR | O_CREAT | O_EXCL, 0600);
 	MUST(f_dev >= 0 && f_dir >= 0 && f_fifo >= 0 && f_event >= 0 && f_event_dup >= 0 && f_inotify >= 0 && f_signal >= 0 && f_shm >= 0 && ftruncate(f_shm, 4096) == 0 &&
 	     unlink(shm) == 0);
@@ -159,6 +163,7 @@ int main(void)
 		{ f_shm, IMG_FD_SHM, ino_of(f_shm), NULL },
 		{ f_timer, IMG_FD_TIMERFD, 0, "1 0 1 0 0 0 0" }, /* monotonic, one expiration unread, disarmed */
 		{ f_timer_armed, IMG_FD_TIMERFD, 0, NULL },       /* its time left: checked below */
+		{ f_ring, IMG_FD_IOURING, 0, NULL },              /* not kept: its resume refused */
 	};
 	char watch[64];
 	snprintf(watch, sizeof watch, " %d:19:1234", f_pipe[0]); /* the kernel adds EPOLLERR and EPOLLHUP */
@@ -199,7 +204,8 @@ int main(void)
 	/* the records as a checkpoint holds them: they decode, and a resume's check takes them */
 	struct img_buf all_strings = { 0 };
 	MUST(img_buf_put(&all_strings, strings.p, strings.len) == 0);
-	struct img_buf b = blob_of(recs, (uint32_t)nwant, &all_strings);
+	/* (all but the last, the io_uring: its record is refused, below) */
+	struct img_buf b = blob_of(recs, (uint32_t)nwant - 1, &all_strings);
 	struct img im;
 	const char *dw;
 	char why[300];
@@ -287,6 +293,11 @@ int main(void)
 	}
 	bad = recs[tim], bad.payload = IMG_NONE;
 	CHECK(check_one(bad, &strings, &dw) == REFUSE_POOL_CORRUPT);
+
+	int ring = 0;
+	while (want[ring].fd != f_ring)
+		ring++;
+	CHECK(ring == nwant - 1 && check_one(recs[ring], &strings, &dw) == REFUSE_FD_UNSUPPORTED);
 
 	/* the world changed: a file written is shorter, a file is gone */
 	MUST(ftruncate(f_file, 4) == 0);
