@@ -85,6 +85,8 @@ static int capture(struct sup *s)
 	struct shim_posix_timer t[SHIM_POSIX_TIMERS_MAX];
 	uint32_t lost = 0;
 	int rc = read_timers(s->pid, text, sizeof text);
+	if (rc == -ENOENT)
+		return 0; /* a kernel built without CONFIG_CHECKPOINT_RESTORE shows none (docs/limitations.md) */
 	int n = rc ? rc : posix_timers_parse(text, t, SHIM_POSIX_TIMERS_MAX, &lost);
 	if (n < 0)
 		return n == -1 ? -EPROTO : n;
