@@ -34,6 +34,7 @@ static const char *const codes[REFUSAL_COUNT] = {
 	[REFUSE_PTRACE_DENIED] = "ptrace-denied",
 	[REFUSE_NO_PID_NAMESPACE] = "no-pid-namespace",
 	[REFUSE_SETUID_PROGRAM] = "setuid-program",
+	[REFUSE_ADDRESS_UNAVAILABLE] = "address-unavailable",
 };
 
 static const char *command = "prosper run";

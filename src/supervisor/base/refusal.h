@@ -45,6 +45,7 @@ enum refusal {
 	REFUSE_PTRACE_DENIED,    /* this user may not trace its children (preflight.h) */
 	REFUSE_NO_PID_NAMESPACE, /* run: the program cannot have ids of its own (pidns.h), no --host-pids */
 	REFUSE_SETUID_PROGRAM,   /* run: a set-user-ID program, run by an ordinary user */
+	REFUSE_ADDRESS_UNAVAILABLE, /* resume: a socket's address cannot be bound again (held, or gone) */
 	REFUSAL_COUNT
 };
 

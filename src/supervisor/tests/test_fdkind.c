@@ -15,9 +15,12 @@
 #include <time.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <netinet/tcp.h>
 #include "fdkind.h"
 #include "tree_image.h"
 #include "sharedmem.h"
@@ -129,6 +132,27 @@ int main(void)
 	uint8_t ring_params[120] = { 0 }; /* struct io_uring_params, zeroed: the kernel fills it */
 	int f_ring = (int)syscall(SYS_io_uring_setup, 4, ring_params);
 	MUST(f_ring >= 0);
+	/* TCP and UDP: a listener, a connection to it, a UDP socket bound and connected (IPv6) */
+	int one = 1;
+	struct sockaddr_in lo = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t lolen = sizeof lo;
+	int f_listen = socket(AF_INET, SOCK_STREAM, 0);
+	MUST(f_listen >= 0 && setsockopt(f_listen, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
+	     bind(f_listen, (struct sockaddr *)&lo, sizeof lo) == 0 && listen(f_listen, 7) == 0 &&
+	     getsockname(f_listen, (struct sockaddr *)&lo, &lolen) == 0);
+	int f_conn = socket(AF_INET, SOCK_STREAM, 0);
+	MUST(f_conn >= 0 && setsockopt(f_conn, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0 &&
+	     connect(f_conn, (struct sockaddr *)&lo, sizeof lo) == 0);
+	struct sockaddr_in6 lo6 = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT }, peer6 = lo6;
+	socklen_t lo6len = sizeof lo6;
+	peer6.sin6_port = htons(9);
+	int f_udp = socket(AF_INET6, SOCK_DGRAM, 0);
+	MUST(f_udp >= 0 && setsockopt(f_udp, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) == 0 &&
+	     bind(f_udp, (struct sockaddr *)&lo6, sizeof lo6) == 0 && connect(f_udp, (struct sockaddr *)&peer6, sizeof peer6) == 0 &&
+	     getsockname(f_udp, (struct sockaddr *)&lo6, &lo6len) == 0);
+	char listen_rec[96], udp_rec[96];
+	snprintf(listen_rec, sizeof listen_rec, "2 1 6 L 7 1 127.0.0.1 %u - 0", ntohs(lo.sin_port));
+	snprintf(udp_rec, sizeof udp_rec, "10 2 17 B 0 4 ::1 %u ::1 9", ntohs(lo6.sin6_port));
 	int f_shm = open(shm, O_RDWR | O_CREAT | O_EXCL, 0600);
 	MUST(f_dev >= 0 && f_dir >= 0 && f_fifo >= 0 && f_event >= 0 && f_event_dup >= 0 && f_inotify >= 0 && f_signal >= 0 && f_shm >= 0 && ftruncate(f_shm, 4096) == 0 &&
 	     unlink(shm) == 0);
@@ -163,6 +187,9 @@ int main(void)
 		{ f_shm, IMG_FD_SHM, ino_of(f_shm), NULL },
 		{ f_timer, IMG_FD_TIMERFD, 0, "1 0 1 0 0 0 0" }, /* monotonic, one expiration unread, disarmed */
 		{ f_timer_armed, IMG_FD_TIMERFD, 0, NULL },       /* its time left: checked below */
+		{ f_listen, IMG_FD_INET, ino_of(f_listen), listen_rec }, /* its backlog and SO_REUSEADDR */
+		{ f_conn, IMG_FD_INET, ino_of(f_conn), "2 1 6 C 0 8 - 0 - 0" }, /* reset: no address kept */
+		{ f_udp, IMG_FD_INET, ino_of(f_udp), udp_rec },           /* IPV6_V6ONLY, its peer */
 		{ f_ring, IMG_FD_IOURING, 0, NULL },              /* not kept: its resume refused */
 	};
 	char watch[64];
@@ -200,6 +227,9 @@ int main(void)
 	CHECK(fd_kind_of(IMG_FD_NTYPES) == NULL && fd_kind_of(0) == NULL);
 	for (int k = 0; k < fd_nkinds; k++) /* one row per type, every row a claim */
 		CHECK(fd_kinds[k]->claims && fd_kind_of(fd_kinds[k]->type) == fd_kinds[k] && fd_kinds[k]->name);
+
+	/* the program is gone: its addresses are free again (the check binds them) */
+	close(f_conn), close(f_listen), close(f_udp);
 
 	/* the records as a checkpoint holds them: they decode, and a resume's check takes them */
 	struct img_buf all_strings = { 0 };
@@ -298,6 +328,36 @@ int main(void)
 	while (want[ring].fd != f_ring)
 		ring++;
 	CHECK(ring == nwant - 1 && check_one(recs[ring], &strings, &dw) == REFUSE_FD_UNSUPPORTED);
+
+	/* TCP and UDP records: damaged forms refused; a listener's port held by another socket (ours,
+	 * still listening) refused as unavailable, taken once it is free */
+	int lst = 0, conn = 0, udp = 0;
+	while (want[lst].fd != f_listen)
+		lst++;
+	while (want[conn].fd != f_conn)
+		conn++;
+	while (want[udp].fd != f_udp)
+		udp++;
+	CHECK(check_one(recs[conn], &strings, &dw) == 0 && check_one(recs[udp], &strings, &dw) == 0);
+	CHECK(check_one(recs[lst], &strings, &dw) == 0);
+	int holder = socket(AF_INET, SOCK_STREAM, 0); /* another process's server on that port */
+	MUST(holder >= 0 && setsockopt(holder, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
+	     bind(holder, (struct sockaddr *)&lo, sizeof lo) == 0 && listen(holder, 1) == 0);
+	CHECK(check_one(recs[lst], &strings, &dw) == REFUSE_ADDRESS_UNAVAILABLE);
+	const char *bad_inet[] = { "", "2 1 6 L 7 1 127.0.0.1 80 - 0 x", "3 1 6 L 7 1 127.0.0.1 80 - 0",
+				   "2 3 6 L 7 1 127.0.0.1 80 - 0", "2 2 6 L 7 1 127.0.0.1 80 - 0", "2 2 17 L 0 0 127.0.0.1 80 - 0",
+				   "2 1 6 L 7 16 127.0.0.1 80 - 0", "2 1 6 L 7 1 127.0.0.1 65536 - 0", "2 1 6 L -1 1 127.0.0.1 80 - 0",
+				   "2 1 6 L 7 1 ::1 80 - 0", "2 1 6 L 7 1 localhost 80 - 0", "2 1 6 X 7 1 127.0.0.1 80 - 0",
+				   "2 1 6 C 0 0 127.0.0.1 0 127.0.0.1 80", "2 2 17 B 0 0 127.0.0.1 80 - 9" };
+	for (size_t k = 0; k < sizeof bad_inet / sizeof bad_inet[0]; k++) {
+		bad = recs[lst], bad.payload = img_str(&strings, bad_inet[k]);
+		if (check_one(bad, &strings, &dw) != REFUSE_POOL_CORRUPT)
+			fprintf(stderr, "FAIL socket record \"%s\" taken\n", bad_inet[k]), failures++;
+	}
+	bad = recs[conn], bad.object = 0;
+	CHECK(check_one(bad, &strings, &dw) == REFUSE_POOL_CORRUPT);
+	close(holder);
+	CHECK(check_one(recs[lst], &strings, &dw) == 0);
 
 	/* the world changed: a file written is shorter, a file is gone */
 	MUST(ftruncate(f_file, 4) == 0);

@@ -1,0 +1,344 @@
+/* fd_inet.c -- a TCP or UDP socket of IPv4 or IPv6 the program holds (fdkind.h): a server's
+ * listening socket, a bound UDP socket, a connection.
+ *
+ * Read at each cut from a copy of the socket (pidfd_getfd: getsockopt, getsockname, getpeername,
+ * TCP_INFO for a listener's backlog and a connection's state) and recorded by its inode
+ * (`object`: the one socket behind every fd that holds it, in any process) and, in its payload,
+ * "DOMAIN TYPE PROTOCOL STATE BACKLOG FLAGS ADDR PORT PEER PEERPORT":
+ *   STATE  L listening, B bound (UDP; PEER set when connected), C a TCP connection (established
+ *          or on its way), U not bound;
+ *   FLAGS  1 SO_REUSEADDR, 2 SO_REUSEPORT, 4 IPV6_V6ONLY, 8 TCP_NODELAY;
+ *   ADDR, PEER as inet_ntop writes them ("-": none), PORT, PEERPORT decimal.
+ * A resume makes the socket again with its options -- a listener bound to its address and port
+ * and listening with its backlog, a UDP socket bound (and connected) again -- for a tree of
+ * processes in the first process before the others are forked (premake), so that a listener a
+ * parent and its children share is one again, and places it at every number that held it.  The
+ * address is tried at the admission: held by another process, or no longer this machine's, the
+ * resume is refused (address-unavailable) before anything starts.
+ *
+ * A TCP connection cannot be continued without its peer (sequence numbers, the peer's state), so
+ * it comes back reset, as after the peer's restart: a TCP socket connected over loopback whose
+ * other end was closed with an RST, so that the program's next read or write fails with
+ * ECONNRESET or EPIPE -- never EBADF on a number it still holds -- and a server's client, or a
+ * client of a server, reconnects.  What was queued in a listener's accept queue, in a UDP
+ * socket's receive queue or in flight on a connection at the cut is lost (docs/limitations.md).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "fdkind.h"
+#include "inject.h"
+#include "sup.h"
+
+#ifndef IPPROTO_MPTCP
+#define IPPROTO_MPTCP 262
+#endif
+#define TCP_STATE_CLOSE 7
+#define TCP_STATE_LISTEN 10
+
+enum { INET_REUSEADDR = 1, INET_REUSEPORT = 2, INET_V6ONLY = 4, INET_NODELAY = 8, INET_FLAGS = 15 };
+
+struct inet_rec {
+	int domain, type, protocol;
+	char state;
+	int backlog;
+	unsigned flags;
+	char addr[INET6_ADDRSTRLEN], peer[INET6_ADDRSTRLEN];
+	unsigned port, peer_port;
+};
+
+static int opt(int fd, int level, int name)
+{
+	int v = 0;
+	socklen_t n = sizeof v;
+	return getsockopt(fd, level, name, &v, &n) == 0 ? v : 0;
+}
+
+/* addr/port of a socket address into text ("-" and 0 for none).  0, or -1 for another family. */
+static int to_text(const struct sockaddr_storage *a, char *addr, unsigned *port)
+{
+	if (a->ss_family == AF_INET) {
+		const struct sockaddr_in *v4 = (const void *)a;
+		inet_ntop(AF_INET, &v4->sin_addr, addr, INET6_ADDRSTRLEN);
+		*port = ntohs(v4->sin_port);
+		return 0;
+	}
+	if (a->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *v6 = (const void *)a;
+		inet_ntop(AF_INET6, &v6->sin6_addr, addr, INET6_ADDRSTRLEN);
+		*port = ntohs(v6->sin6_port);
+		return 0;
+	}
+	return -1;
+}
+
+/* The socket at fd of process pid, read from a copy: 1 (a TCP or UDP socket, into *t), 0 (some
+ * other socket), or a negative errno. */
+static int probe(pid_t pid, int fd, struct inet_rec *t)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	int s = pidfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0) : -1;
+	int e = errno;
+	if (pidfd >= 0)
+		close(pidfd);
+	if (s < 0)
+		return -e;
+	memset(t, 0, sizeof *t);
+	t->domain = opt(s, SOL_SOCKET, SO_DOMAIN);
+	t->type = opt(s, SOL_SOCKET, SO_TYPE);
+	t->protocol = opt(s, SOL_SOCKET, SO_PROTOCOL);
+	int tcp = t->type == SOCK_STREAM && (t->protocol == IPPROTO_TCP || t->protocol == IPPROTO_MPTCP);
+	int udp = t->type == SOCK_DGRAM && t->protocol == IPPROTO_UDP;
+	if ((t->domain != AF_INET && t->domain != AF_INET6) || (!tcp && !udp)) {
+		close(s);
+		return 0;
+	}
+	t->flags = (opt(s, SOL_SOCKET, SO_REUSEADDR) ? INET_REUSEADDR : 0) |
+		   (opt(s, SOL_SOCKET, SO_REUSEPORT) ? INET_REUSEPORT : 0) |
+		   (t->domain == AF_INET6 && opt(s, IPPROTO_IPV6, IPV6_V6ONLY) ? INET_V6ONLY : 0) |
+		   (tcp && opt(s, IPPROTO_TCP, TCP_NODELAY) ? INET_NODELAY : 0);
+	struct sockaddr_storage a;
+	socklen_t n = sizeof a;
+	strcpy(t->addr, "-"), strcpy(t->peer, "-");
+	if (getsockname(s, (struct sockaddr *)&a, &n) == 0)
+		to_text(&a, t->addr, &t->port);
+	n = sizeof a;
+	int connected = getpeername(s, (struct sockaddr *)&a, &n) == 0 && to_text(&a, t->peer, &t->peer_port) == 0;
+	if (tcp) {
+		struct tcp_info ti;
+		socklen_t tn = sizeof ti;
+		memset(&ti, 0, sizeof ti);
+		int have = getsockopt(s, IPPROTO_TCP, TCP_INFO, &ti, &tn) == 0;
+		if (opt(s, SOL_SOCKET, SO_ACCEPTCONN)) {
+			t->state = 'L';
+			t->backlog = have ? (int)ti.tcpi_sacked : SOMAXCONN; /* a listener's: its backlog */
+		} else if (connected || (have && ti.tcpi_state != TCP_STATE_CLOSE)) {
+			t->state = 'C';
+		} else {
+			t->state = t->port ? 'B' : 'U';
+		}
+		if (t->state == 'C') /* made again reset, over loopback: neither address is kept */
+			strcpy(t->addr, "-"), t->port = 0, strcpy(t->peer, "-"), t->peer_port = 0;
+	} else {
+		t->state = t->port ? 'B' : 'U';
+		if (!connected)
+			strcpy(t->peer, "-"), t->peer_port = 0;
+	}
+	close(s);
+	return 1;
+}
+
+static int claims(struct sup *s, const struct fd_info *fi)
+{
+	struct inet_rec t;
+	return fi->type == IMG_FD_OTHER && !strncmp(fi->path, "socket:[", 8) && probe(s->pid, fi->fd, &t) == 1;
+}
+
+static int record(struct fd_capture *c)
+{
+	struct inet_rec t;
+	int rc = probe(c->s->pid, c->fi->fd, &t);
+	if (rc != 1)
+		return rc < 0 ? rc : -EPROTO;
+	if ((rc = fd_record_link_ino(c, "socket")))
+		return rc;
+	char payload[160];
+	snprintf(payload, sizeof payload, "%d %d %d %c %d %u %s %u %s %u", t.domain, t.type, t.protocol, t.state, t.backlog,
+		 t.flags, t.addr, t.port, t.peer, t.peer_port);
+	c->e->payload = img_str(c->strings, payload);
+	return c->e->payload == IMG_NONE ? -ENOMEM : 0;
+}
+
+/* text (or "-") as a socket address of the domain into *a.  Its length, or 0 if it is not one. */
+static socklen_t to_addr(int domain, const char *text, unsigned port, struct sockaddr_storage *a)
+{
+	memset(a, 0, sizeof *a);
+	if (domain == AF_INET) {
+		struct sockaddr_in *v4 = (void *)a;
+		v4->sin_family = AF_INET, v4->sin_port = htons((uint16_t)port);
+		return inet_pton(AF_INET, text, &v4->sin_addr) == 1 ? sizeof *v4 : 0;
+	}
+	struct sockaddr_in6 *v6 = (void *)a;
+	v6->sin6_family = AF_INET6, v6->sin6_port = htons((uint16_t)port);
+	return inet_pton(AF_INET6, text, &v6->sin6_addr) == 1 ? sizeof *v6 : 0;
+}
+
+/* The payload's grammar (above), every field in its range, the addresses real ones. */
+static int parse(const char *p, struct inet_rec *t)
+{
+	int n = 0;
+	memset(t, 0, sizeof *t);
+	if (!p || sscanf(p, "%d %d %d %c %d %u %45s %u %45s %u%n", &t->domain, &t->type, &t->protocol, &t->state,
+			 &t->backlog, &t->flags, t->addr, &t->port, t->peer, &t->peer_port, &n) != 10 || p[n])
+		return 0;
+	struct sockaddr_storage a;
+	int tcp = t->type == SOCK_STREAM && (t->protocol == IPPROTO_TCP || t->protocol == IPPROTO_MPTCP);
+	int udp = t->type == SOCK_DGRAM && t->protocol == IPPROTO_UDP;
+	int bound = t->state == 'L' || t->state == 'B';
+	return (t->domain == AF_INET || t->domain == AF_INET6) && (tcp || udp) && !(t->flags & ~INET_FLAGS) &&
+	       t->port <= 65535 && t->peer_port <= 65535 && t->backlog >= 0 &&
+	       (t->state == 'L' ? tcp : t->state == 'C' ? tcp : t->state == 'B' || t->state == 'U') &&
+	       (!bound || to_addr(t->domain, t->addr, t->port, &a)) &&
+	       (!strcmp(t->peer, "-") ? !t->peer_port : udp && t->state == 'B' && to_addr(t->domain, t->peer, t->peer_port, &a));
+}
+
+static enum refusal check(const struct img *im, const struct tree_view *tv, const struct img_fd *f, char *why, size_t whylen)
+{
+	(void)tv;
+	struct inet_rec t;
+	if (!f->object || !parse(img_s(im, f->payload), &t)) {
+		snprintf(why, whylen, "fd %d: the checkpoint's record of this socket is damaged", f->fd);
+		return REFUSE_POOL_CORRUPT;
+	}
+	if (t.state != 'L' && t.state != 'B')
+		return 0;
+	/* its address, tried as the resume will bind it */
+	struct sockaddr_storage a;
+	socklen_t len = to_addr(t.domain, t.addr, t.port, &a);
+	int s = socket(t.domain, t.type | SOCK_CLOEXEC, t.protocol == IPPROTO_MPTCP ? IPPROTO_TCP : t.protocol);
+	int one = 1, e = 0;
+	if (s < 0)
+		e = errno;
+	else {
+		setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+		if (t.flags & INET_REUSEPORT)
+			setsockopt(s, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+		if (t.flags & INET_V6ONLY)
+			setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+		if (bind(s, (struct sockaddr *)&a, len) != 0)
+			e = errno;
+		close(s);
+	}
+	if (!e)
+		return 0;
+	snprintf(why, whylen, "fd %d: the program's %s %s socket on %s port %u cannot be made again: %s", f->fd,
+		 t.domain == AF_INET ? "IPv4" : "IPv6", t.type == SOCK_STREAM ? "TCP" : "UDP", t.addr, t.port,
+		 e == EADDRINUSE ? "another process holds that port" : e == EADDRNOTAVAIL ? "the address is not this machine's now"
+									  : strerror(e));
+	return REFUSE_ADDRESS_UNAVAILABLE;
+}
+
+static long sys(struct inject *in, long nr, long a1, long a2, long a3, long a4, long a5)
+{
+	return inject_syscall(in, nr, a1, a2, a3, a4, a5, 0);
+}
+
+static int set_int(struct inject *in, uint64_t scratch, long fd, int level, int name, int value)
+{
+	return inject_write(in, scratch, &value, sizeof value) == 0 &&
+			       sys(in, SYS_setsockopt, fd, level, name, (long)scratch, sizeof value) == 0
+		       ? 0
+		       : -1;
+}
+
+/* A TCP socket of the domain, connected over loopback to a peer that reset it: fd, or -1. */
+static long make_reset(struct inject *in, uint64_t scratch, int domain)
+{
+	struct sockaddr_storage a;
+	socklen_t len = to_addr(domain, domain == AF_INET ? "127.0.0.1" : "::1", 0, &a);
+	long lsn = sys(in, SYS_socket, domain, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP, 0, 0);
+	long fd = sys(in, SYS_socket, domain, SOCK_STREAM, IPPROTO_TCP, 0, 0);
+	long acc = -1;
+	int ok = lsn >= 0 && fd >= 0 && inject_write(in, scratch, &a, len) == 0 &&
+		 sys(in, SYS_bind, lsn, (long)scratch, len, 0, 0) == 0 && sys(in, SYS_listen, lsn, 1, 0, 0, 0) == 0;
+	/* the port the kernel gave it: getsockname into scratch, its length after the address */
+	socklen_t alen = sizeof a;
+	ok = ok && inject_write(in, scratch + sizeof a, &alen, sizeof alen) == 0 &&
+	     sys(in, SYS_getsockname, lsn, (long)scratch, (long)(scratch + sizeof a), 0, 0) == 0 &&
+	     sys(in, SYS_connect, fd, (long)scratch, len, 0, 0) == 0 &&
+	     (acc = sys(in, SYS_accept4, lsn, 0, 0, SOCK_CLOEXEC, 0)) >= 0;
+	struct linger now = { 1, 0 }; /* closed with an RST */
+	ok = ok && inject_write(in, scratch, &now, sizeof now) == 0 &&
+	     sys(in, SYS_setsockopt, acc, SOL_SOCKET, SO_LINGER, (long)scratch, sizeof now) == 0;
+	if (acc >= 0)
+		sys(in, SYS_close, acc, 0, 0, 0, 0);
+	if (lsn >= 0)
+		sys(in, SYS_close, lsn, 0, 0, 0, 0);
+	if (!ok && fd >= 0)
+		sys(in, SYS_close, fd, 0, 0, 0, 0);
+	return ok ? fd : -1;
+}
+
+/* The socket of f's record made in the process of `in` (scratch: 256 bytes of it): its number
+ * there, or -1. */
+static long make(struct inject *in, uint64_t scratch, const struct img *im, const struct img_fd *f)
+{
+	struct inet_rec t;
+	parse(img_s(im, f->payload), &t); /* checked at the admission */
+	if (t.state == 'C')
+		return make_reset(in, scratch, t.domain);
+	long fd = sys(in, SYS_socket, t.domain, t.type, t.protocol, 0, 0);
+	if (fd < 0)
+		return -1;
+	int ok = (!(t.flags & INET_REUSEPORT) || set_int(in, scratch, fd, SOL_SOCKET, SO_REUSEPORT, 1) == 0) &&
+		 (t.domain != AF_INET6 || set_int(in, scratch, fd, IPPROTO_IPV6, IPV6_V6ONLY, !!(t.flags & INET_V6ONLY)) == 0) &&
+		 (!(t.flags & INET_NODELAY) || set_int(in, scratch, fd, IPPROTO_TCP, TCP_NODELAY, 1) == 0);
+	if (ok && (t.state == 'L' || t.state == 'B')) {
+		/* bound as the admission tried it (a connection of the killed run may linger in
+		 * TIME_WAIT), then the program's own SO_REUSEADDR */
+		struct sockaddr_storage a;
+		socklen_t len = to_addr(t.domain, t.addr, t.port, &a);
+		ok = set_int(in, scratch, fd, SOL_SOCKET, SO_REUSEADDR, 1) == 0 && inject_write(in, scratch, &a, len) == 0 &&
+		     sys(in, SYS_bind, fd, (long)scratch, len, 0, 0) == 0;
+		if (ok && strcmp(t.peer, "-")) {
+			len = to_addr(t.domain, t.peer, t.peer_port, &a);
+			ok = inject_write(in, scratch, &a, len) == 0 && sys(in, SYS_connect, fd, (long)scratch, len, 0, 0) == 0;
+		}
+		ok = ok && (t.state != 'L' || sys(in, SYS_listen, fd, t.backlog, 0, 0, 0) == 0);
+	}
+	ok = ok && set_int(in, scratch, fd, SOL_SOCKET, SO_REUSEADDR, !!(t.flags & INET_REUSEADDR)) == 0;
+	if (!ok) {
+		sys(in, SYS_close, fd, 0, 0, 0, 0);
+		return -1;
+	}
+	return fd;
+}
+
+/* ... for the processes of a tree: made in the first, moved to a number from *next on (advanced). */
+static long make_above(struct inject *in, uint64_t scratch, const struct img *im, const struct img_fd *f, long *next)
+{
+	long fd = make(in, scratch, im, f);
+	long hi = fd >= 0 ? sys(in, SYS_fcntl, fd, F_DUPFD, *next, 0, 0) : -1;
+	if (fd >= 0)
+		sys(in, SYS_close, fd, 0, 0, 0, 0);
+	if (hi < *next)
+		return -1;
+	*next = hi + 1;
+	return hi;
+}
+
+static int premake(struct fd_premake *p, const struct img *im, const struct img_fd *f)
+{
+	return fd_premade_add(p, IMG_FD_INET, f->object, make_above(&p->root->in, p->root->scratch, im, f, &p->next));
+}
+
+static int reopen(struct fd_restore *r, const struct img_fd *f)
+{
+	const struct premade *pm = fd_premade(r->s->tree, IMG_FD_INET, f->object); /* a tree's: shared */
+	const struct fd_made *here = pm ? NULL : fd_made_here(r, IMG_FD_INET, f->object);
+	long from = pm ? pm->rfd : here ? here->rfd : -1;
+	if (!pm && !here) { /* the first of its fds in a process alone: made, moved above the
+			    * checkpoint's fds once (fd_make_above) */
+		long made[2] = { make(&r->j->in, r->j->scratch, r->im, f), -1 };
+		if (made[0] < 0 || fd_make_above(r, IMG_FD_INET, f->object, made) != 0)
+			goto fail;
+		from = r->made[r->nmade - 1].rfd;
+	}
+	if (fd_place(r, from, f) == 0)
+		return 0;
+fail:
+	snprintf(r->why, r->whylen, "fd %d: cannot make the program's socket again", f->fd);
+	return -1;
+}
+
+const struct fd_kind fd_kind_inet = { .type = IMG_FD_INET, .name = "TCP/UDP socket", .phase = FD_PHASE_SHARED,
+				      .claims = claims, .record = record, .check = check, .reopen = reopen,
+				      .premake = premake };

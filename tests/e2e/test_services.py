@@ -1,0 +1,153 @@
+"""Servers under prosper run / resume (src/supervisor/objects/fd_inet.c): a TCP server with its
+state in memory, killed with its group and resumed, listens again on its port and goes on from
+its checkpoint, served by clients outside the program that reconnect as after a server restart;
+a client's connection the server held at the kill comes back reset (ECONNRESET), never EBADF;
+a port another process took meanwhile refuses the resume (address-unavailable)."""
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+
+from conftest import PROSPER, kill_at_epoch, prosper
+
+SERVER = r"""
+import socket, sys
+srv = socket.socket(socket.AF_INET6 if sys.argv[2] == "6" else socket.AF_INET)
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("::1" if sys.argv[2] == "6" else "127.0.0.1", int(sys.argv[1])))
+srv.listen(16)
+count, held = 0, None
+while True:
+    conn, _ = srv.accept()
+    data = conn.recv(64)
+    if data == b"hold":                 # a client that stays connected
+        held = conn
+        conn.sendall(b"held")
+        continue
+    if data == b"poke" and held is not None:
+        try:
+            held.sendall(b"x")
+            held.recv(1)
+            reply = b"alive"
+        except OSError as e:
+            reply = e.__class__.__name__.encode()   # ConnectionResetError, BrokenPipeError, ...
+        conn.sendall(reply)
+    elif data == b"inc":
+        count += 1
+        conn.sendall(b"%d" % count)
+    elif data == b"quit":
+        conn.sendall(b"bye")
+        break
+    conn.close()
+print("served", count, flush=True)
+"""
+
+
+def free_port(family):
+    s = socket.socket(family)
+    s.bind(("::1" if family == socket.AF_INET6 else "127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def ask(family, port, msg, keep=False, timeout=30):
+    """Connect (retrying while the server is not listening: it is being resumed), send, read."""
+    host = "::1" if family == socket.AF_INET6 else "127.0.0.1"
+    deadline = time.monotonic() + timeout
+    while True:
+        c = socket.socket(family)
+        c.settimeout(10)
+        try:
+            c.connect((host, port))
+            c.sendall(msg)
+            reply = c.recv(64)
+            if reply:
+                if keep:
+                    return reply, c
+                c.close()
+                return reply
+        except (ConnectionRefusedError, ConnectionResetError):
+            pass
+        c.close()
+        assert time.monotonic() < deadline, f"the server did not answer {msg!r}"
+        time.sleep(0.02)
+
+
+def start(argv, out, cwd):
+    return subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE, cwd=cwd, start_new_session=True)
+
+
+def _server_survives_kills(tmp_path, pool_dir, family, kills):
+    server = tmp_path / "server.py"
+    server.write_text(SERVER)
+    port = free_port(family)
+    pool = os.path.join(pool_dir, "server.prosper")
+    out = open(tmp_path / "out", "ab")
+    p = start([PROSPER, "run", "--pool", pool, "--", "/usr/bin/python3", str(server), str(port),
+               "6" if family == socket.AF_INET6 else "4"], out, tmp_path)
+    last = 0
+    for k in range(kills):
+        for _ in range(20):
+            n = int(ask(family, port, b"inc"))
+            assert n == last + 1, (k, n, last)  # the state goes on from where it was
+            last = n
+        held, conn = ask(family, port, b"hold", keep=True)
+        assert held == b"held"
+        epoch = json.loads(prosper("inspect", "--json", pool).stdout)["epoch"]
+        kill_at_epoch(p, pool, epoch + 5)  # well after the last reply: a checkpoint holds it
+        p = start([PROSPER, "resume", "--pool", pool], out, tmp_path)
+        # the held connection is reset for the resumed server, and for its client
+        assert ask(family, port, b"poke") == b"ConnectionResetError"
+        conn.settimeout(10)
+        try:
+            got = conn.recv(1)
+        except ConnectionResetError:
+            got = b""
+        assert got == b"", got  # the old connection is gone for the client too
+        conn.close()
+    assert ask(family, port, b"quit") == b"bye"
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err.decode()
+    out.close()
+    assert (tmp_path / "out").read_text().endswith(f"served {last}\n")
+
+
+def test_a_tcp_server_keeps_its_port_and_state_across_kills(tmp_path, pool_dir):
+    """IPv4: 5 kills, 20 increments between each: every reply after a resume follows the one
+    before the kill."""
+    _server_survives_kills(tmp_path, pool_dir, socket.AF_INET, kills=5)
+
+
+def test_an_ipv6_tcp_server_keeps_its_port_and_state_across_kills(tmp_path, pool_dir):
+    _server_survives_kills(tmp_path, pool_dir, socket.AF_INET6, kills=3)
+
+
+def test_a_port_taken_meanwhile_refuses_the_resume(tmp_path, pool_dir):
+    """Another process took the server's port after the kill: the resume is refused with
+    address-unavailable, nothing started, and succeeds once the port is free."""
+    server = tmp_path / "server.py"
+    server.write_text(SERVER)
+    port = free_port(socket.AF_INET)
+    pool = os.path.join(pool_dir, "server.prosper")
+    with open(tmp_path / "out", "ab") as out:
+        p = start([PROSPER, "run", "--pool", pool, "--", "/usr/bin/python3", str(server), str(port), "4"], out,
+                  tmp_path)
+        assert ask(socket.AF_INET, port, b"inc") == b"1"
+        kill_at_epoch(p, pool, json.loads(prosper("inspect", "--json", pool).stdout)["epoch"] + 5)
+        thief = socket.socket()
+        thief.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        thief.bind(("127.0.0.1", port))
+        thief.listen(1)
+        r = prosper("resume", "--json", "--pool", pool, cwd=tmp_path)
+        assert r.returncode == 2, r.stderr
+        refusal = json.loads([ln for ln in r.stderr.splitlines() if ln.startswith("{")][-1])
+        assert refusal["refused"] == "address-unavailable" and str(port) in refusal["message"], refusal
+        thief.close()
+        p = start([PROSPER, "resume", "--pool", pool], out, tmp_path)
+        assert ask(socket.AF_INET, port, b"inc") == b"2"
+        assert ask(socket.AF_INET, port, b"quit") == b"bye"
+        p.communicate(timeout=60)
+        assert p.returncode == 0
