@@ -5,6 +5,7 @@ a client's connection the server held at the kill comes back reset (ECONNRESET),
 a port another process took meanwhile refuses the resume (address-unavailable)."""
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -46,11 +47,21 @@ print("served", count, flush=True)
 
 
 def free_port(family):
-    s = socket.socket(family)
-    s.bind(("::1" if family == socket.AF_INET6 else "127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    """A free port below the kernel's ephemeral range, as servers use: one the kernel hands out to
+    a connection (bind to port 0) can be taken by another connection between a kill and the
+    resume (docs/limitations.md)."""
+    low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+    host = "::1" if family == socket.AF_INET6 else "127.0.0.1"
+    for port in random.sample(range(max(1024, low - 10000), low), 200):
+        s = socket.socket(family)
+        try:
+            s.bind((host, port))
+            return port
+        except OSError:
+            continue
+        finally:
+            s.close()
+    raise AssertionError("no free port below the ephemeral range")
 
 
 def ask(family, port, msg, keep=False, timeout=30):
@@ -151,3 +162,4 @@ def test_a_port_taken_meanwhile_refuses_the_resume(tmp_path, pool_dir):
         assert ask(socket.AF_INET, port, b"quit") == b"bye"
         p.communicate(timeout=60)
         assert p.returncode == 0
+

@@ -176,14 +176,21 @@ static void restore_names(struct sup *s, struct rctx *r, const struct img *im)
 }
 
 /* A thread's registers and extended state, with a system call the checkpoint interrupted set up
- * to restart the way the kernel would have: back over `syscall` with the number in rax. */
-static int set_registers(pid_t tid, struct user_regs_struct regs, const uint8_t *xstate, uint32_t xlen, char *why,
-			 size_t whylen)
+ * to restart the way the kernel would have: back over `syscall` with the number in rax.  But a
+ * connect() whose socket comes back connected (reset: fd_connected_tcp) returns 0 instead: the
+ * kernel's restart would have found the connection it had made, where a connect on the socket
+ * made again finds it connected already (EISCONN); its next read says what became of it. */
+static int set_registers(pid_t tid, struct user_regs_struct regs, const struct img *im, const uint8_t *xstate,
+			 uint32_t xlen, char *why, size_t whylen)
 {
 	long rax = (long)regs.rax;
 	if ((long)regs.orig_rax >= 0 && (rax == -512 || rax == -513 || rax == -514 || rax == -516)) {
-		regs.rax = regs.orig_rax;
-		regs.rip -= 2;
+		if (regs.orig_rax == SYS_connect && fd_connected_tcp(im, (int)regs.rdi)) {
+			regs.rax = 0;
+		} else {
+			regs.rax = regs.orig_rax;
+			regs.rip -= 2;
+		}
 	}
 	regs.orig_rax = (unsigned long)-1;
 	if (ptrace(PTRACE_SETREGS, tid, 0, &regs) != 0)
@@ -240,7 +247,7 @@ static int restore_threads(struct sup *s, struct rctx *r, const struct img *im)
 			WHY_FAIL("cannot restore the alternate signal stack of thread %ld", (long)tid);
 		th->altstack = t->altstack;
 		set_name(r, &tin, t->comm);
-		if (set_registers((pid_t)tid, t->regs, im->thread_xstate + (size_t)i * im->h->xstate_bytes,
+		if (set_registers((pid_t)tid, t->regs, im, im->thread_xstate + (size_t)i * im->h->xstate_bytes,
 				  im->h->xstate_bytes, why, whylen))
 			return -1;
 	}
@@ -293,7 +300,7 @@ int sup_restore(struct sup *s, const struct img *im, const struct shim_hello *he
 	sys(&r, SYS_munmap, (long)r.j.scratch, SCRATCH_BYTES, 0, 0, 0, 0);
 	if (task_restore(s, &r.j.in, im, TASK_LAST, why, whylen)) /* the pending signals: the last calls (pending.h) */
 		goto out;
-	rc = set_registers(s->pid, im->h->regs, im->xstate, im->h->xstate_bytes, why, whylen);
+	rc = set_registers(s->pid, im->h->regs, im, im->xstate, im->h->xstate_bytes, why, whylen);
 out:
 	inject_close(&r.j.in);
 	free(r.anon_new);

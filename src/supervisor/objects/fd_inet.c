@@ -6,7 +6,7 @@
  * (`object`: the one socket behind every fd that holds it, in any process) and, in its payload,
  * "DOMAIN TYPE PROTOCOL STATE BACKLOG FLAGS ADDR PORT PEER PEERPORT":
  *   STATE  L listening, B bound (UDP; PEER set when connected), C a TCP connection (established
- *          or on its way), U not bound;
+ *          or on its way), E a TCP connection that ended (the fd still open), U not bound;
  *   FLAGS  1 SO_REUSEADDR, 2 SO_REUSEPORT, 4 IPV6_V6ONLY, 8 TCP_NODELAY;
  *   ADDR, PEER as inet_ntop writes them ("-": none), PORT, PEERPORT decimal.
  * A resume makes the socket again with its options -- a listener bound to its address and port
@@ -20,7 +20,8 @@
  * it comes back reset, as after the peer's restart: a TCP socket connected over loopback whose
  * other end was closed with an RST, so that the program's next read or write fails with
  * ECONNRESET or EPIPE -- never EBADF on a number it still holds -- and a server's client, or a
- * client of a server, reconnects.  What was queued in a listener's accept queue, in a UDP
+ * client of a server, reconnects.  One that had ended comes back ended: end of file to read,
+ * EPIPE to write (it is not bound again: its port may be held by its own TIME_WAIT).  What was queued in a listener's accept queue, in a UDP
  * socket's receive queue or in flight on a connection at the cut is lost (docs/limitations.md).
  */
 #include <arpa/inet.h>
@@ -33,10 +34,12 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include "fdkind.h"
 #include "inject.h"
 #include "sup.h"
+#include "tcppair.h"
 
 #ifndef IPPROTO_MPTCP
 #define IPPROTO_MPTCP 262
@@ -122,10 +125,12 @@ static int probe(pid_t pid, int fd, struct inet_rec *t)
 			t->backlog = have ? (int)ti.tcpi_sacked : SOMAXCONN; /* a listener's: its backlog */
 		} else if (connected || (have && ti.tcpi_state != TCP_STATE_CLOSE)) {
 			t->state = 'C';
+		} else if (have && ti.tcpi_advmss) {
+			t->state = 'E'; /* its connection ended (an MSS was agreed: it had one), fd still open */
 		} else {
 			t->state = t->port ? 'B' : 'U';
 		}
-		if (t->state == 'C') /* made again reset, over loopback: neither address is kept */
+		if (t->state == 'C' || t->state == 'E') /* made again over loopback: no address is kept */
 			strcpy(t->addr, "-"), t->port = 0, strcpy(t->peer, "-"), t->peer_port = 0;
 	} else {
 		t->state = t->port ? 'B' : 'U';
@@ -185,7 +190,7 @@ static int parse(const char *p, struct inet_rec *t)
 	int bound = t->state == 'L' || t->state == 'B';
 	return (t->domain == AF_INET || t->domain == AF_INET6) && (tcp || udp) && !(t->flags & ~INET_FLAGS) &&
 	       t->port <= 65535 && t->peer_port <= 65535 && t->backlog >= 0 &&
-	       (t->state == 'L' ? tcp : t->state == 'C' ? tcp : t->state == 'B' || t->state == 'U') &&
+	       (t->state == 'L' || t->state == 'C' || t->state == 'E' ? tcp : t->state == 'B' || t->state == 'U') &&
 	       (!bound || to_addr(t->domain, t->addr, t->port, &a)) &&
 	       (!strcmp(t->peer, "-") ? !t->peer_port : udp && t->state == 'B' && to_addr(t->domain, t->peer, t->peer_port, &a));
 }
@@ -200,22 +205,30 @@ static enum refusal check(const struct img *im, const struct tree_view *tv, cons
 	}
 	if (t.state != 'L' && t.state != 'B')
 		return 0;
-	/* its address, tried as the resume will bind it */
+	/* its address, tried as the resume will bind it; held, it is tried again for a while: the
+	 * killed run's processes may still be on their way out (the kernel ends a pid namespace's
+	 * processes after its init, not with it) */
 	struct sockaddr_storage a;
 	socklen_t len = to_addr(t.domain, t.addr, t.port, &a);
-	int s = socket(t.domain, t.type | SOCK_CLOEXEC, t.protocol == IPPROTO_MPTCP ? IPPROTO_TCP : t.protocol);
-	int one = 1, e = 0;
-	if (s < 0)
-		e = errno;
-	else {
-		setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-		if (t.flags & INET_REUSEPORT)
-			setsockopt(s, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
-		if (t.flags & INET_V6ONLY)
-			setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
-		if (bind(s, (struct sockaddr *)&a, len) != 0)
-			e = errno;
-		close(s);
+	int e = 0;
+	for (int tries = 0; tries < 150; tries++) {
+		int s = socket(t.domain, t.type | SOCK_CLOEXEC, t.protocol == IPPROTO_MPTCP ? IPPROTO_TCP : t.protocol);
+		int one = 1;
+		e = s < 0 ? errno : 0;
+		if (s >= 0) {
+			setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+			if (t.flags & INET_REUSEPORT)
+				setsockopt(s, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+			if (t.flags & INET_V6ONLY)
+				setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+			if (bind(s, (struct sockaddr *)&a, len) != 0)
+				e = errno;
+			close(s);
+		}
+		if (e != EADDRINUSE)
+			break;
+		struct timespec pause = { 0, 20 * 1000 * 1000 };
+		nanosleep(&pause, NULL);
 	}
 	if (!e)
 		return 0;
@@ -242,29 +255,32 @@ static int set_int(struct inject *in, uint64_t scratch, long fd, int level, int 
 /* A TCP socket of the domain, connected over loopback to a peer that reset it: fd, or -1. */
 static long make_reset(struct inject *in, uint64_t scratch, int domain)
 {
-	struct sockaddr_storage a;
-	socklen_t len = to_addr(domain, domain == AF_INET ? "127.0.0.1" : "::1", 0, &a);
-	long lsn = sys(in, SYS_socket, domain, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP, 0, 0);
-	long fd = sys(in, SYS_socket, domain, SOCK_STREAM, IPPROTO_TCP, 0, 0);
-	long acc = -1;
-	int ok = lsn >= 0 && fd >= 0 && inject_write(in, scratch, &a, len) == 0 &&
-		 sys(in, SYS_bind, lsn, (long)scratch, len, 0, 0) == 0 && sys(in, SYS_listen, lsn, 1, 0, 0, 0) == 0;
-	/* the port the kernel gave it: getsockname into scratch, its length after the address */
-	socklen_t alen = sizeof a;
-	ok = ok && inject_write(in, scratch + sizeof a, &alen, sizeof alen) == 0 &&
-	     sys(in, SYS_getsockname, lsn, (long)scratch, (long)(scratch + sizeof a), 0, 0) == 0 &&
-	     sys(in, SYS_connect, fd, (long)scratch, len, 0, 0) == 0 &&
-	     (acc = sys(in, SYS_accept4, lsn, 0, 0, SOCK_CLOEXEC, 0)) >= 0;
-	struct linger now = { 1, 0 }; /* closed with an RST */
-	ok = ok && inject_write(in, scratch, &now, sizeof now) == 0 &&
-	     sys(in, SYS_setsockopt, acc, SOL_SOCKET, SO_LINGER, (long)scratch, sizeof now) == 0;
-	if (acc >= 0)
-		sys(in, SYS_close, acc, 0, 0, 0, 0);
-	if (lsn >= 0)
-		sys(in, SYS_close, lsn, 0, 0, 0, 0);
-	if (!ok && fd >= 0)
-		sys(in, SYS_close, fd, 0, 0, 0, 0);
-	return ok ? fd : -1;
+	long pair[2];
+	if (tcp_loopback_pair(in, scratch, domain, pair) != 0)
+		return -1;
+	struct linger now = { 1, 0 }; /* the other end closed with an RST */
+	int ok = inject_write(in, scratch, &now, sizeof now) == 0 &&
+		 sys(in, SYS_setsockopt, pair[1], SOL_SOCKET, SO_LINGER, (long)scratch, sizeof now) == 0;
+	sys(in, SYS_close, pair[1], 0, 0, 0, 0);
+	if (!ok)
+		sys(in, SYS_close, pair[0], 0, 0, 0, 0);
+	return ok ? pair[0] : -1;
+}
+
+/* A TCP socket of the domain whose connection ended: its peer closed it (end of file to read)
+ * and it shut its own writing (EPIPE to write), as a socket left open after its connection's
+ * close is.  fd, or -1. */
+static long make_ended(struct inject *in, uint64_t scratch, int domain)
+{
+	long pair[2];
+	if (tcp_loopback_pair(in, scratch, domain, pair) != 0)
+		return -1;
+	sys(in, SYS_close, pair[1], 0, 0, 0, 0);
+	if (sys(in, SYS_shutdown, pair[0], SHUT_WR, 0, 0, 0) != 0) {
+		sys(in, SYS_close, pair[0], 0, 0, 0, 0);
+		return -1;
+	}
+	return pair[0];
 }
 
 /* The socket of f's record made in the process of `in` (scratch: 256 bytes of it): its number
@@ -275,6 +291,8 @@ static long make(struct inject *in, uint64_t scratch, const struct img *im, cons
 	parse(img_s(im, f->payload), &t); /* checked at the admission */
 	if (t.state == 'C')
 		return make_reset(in, scratch, t.domain);
+	if (t.state == 'E')
+		return make_ended(in, scratch, t.domain);
 	long fd = sys(in, SYS_socket, t.domain, t.type, t.protocol, 0, 0);
 	if (fd < 0)
 		return -1;
@@ -315,8 +333,15 @@ static long make_above(struct inject *in, uint64_t scratch, const struct img *im
 	return hi;
 }
 
+/* A tree's listeners and bound sockets, shared by its processes; the others (made through a
+ * loopback pair, whose ports the kernel chooses) by each process that holds them, once every
+ * listener has its port again (every premake comes before any reopen). */
 static int premake(struct fd_premake *p, const struct img *im, const struct img_fd *f)
 {
+	struct inet_rec t;
+	parse(img_s(im, f->payload), &t); /* checked at the admission */
+	if (t.state != 'L' && t.state != 'B')
+		return 0;
 	return fd_premade_add(p, IMG_FD_INET, f->object, make_above(&p->root->in, p->root->scratch, im, f, &p->next));
 }
 
@@ -337,6 +362,17 @@ static int reopen(struct fd_restore *r, const struct img_fd *f)
 fail:
 	snprintf(r->why, r->whylen, "fd %d: cannot make the program's socket again", f->fd);
 	return -1;
+}
+
+int fd_connected_tcp(const struct img *im, int fd)
+{
+	for (uint32_t i = 0; i < im->h->nfds; i++) {
+		const struct img_fd *f = &im->fds[i];
+		struct inet_rec t;
+		if (f->fd == fd) /* made again reset, or ended */
+			return f->type == IMG_FD_INET && parse(img_s(im, f->payload), &t) && (t.state == 'C' || t.state == 'E');
+	}
+	return 0;
 }
 
 const struct fd_kind fd_kind_inet = { .type = IMG_FD_INET, .name = "TCP/UDP socket", .phase = FD_PHASE_SHARED,

@@ -157,4 +157,8 @@ const struct fd_made *fd_made_here(const struct fd_restore *r, uint32_t type, ui
  * the resumed run's own stdio, or a redirection)? */
 int fd_stdio_reopened_here(const struct img_fd *f, const char *path);
 
+/* Does fd of the checkpoint im come back as a connected TCP socket (reset, or its connection
+ * ended: fd_inet.c), on which a connect() would fail with EISCONN? */
+int fd_connected_tcp(const struct img *im, int fd);
+
 #endif

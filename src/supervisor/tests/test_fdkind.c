@@ -150,6 +150,16 @@ int main(void)
 	MUST(f_udp >= 0 && setsockopt(f_udp, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) == 0 &&
 	     bind(f_udp, (struct sockaddr *)&lo6, sizeof lo6) == 0 && connect(f_udp, (struct sockaddr *)&peer6, sizeof peer6) == 0 &&
 	     getsockname(f_udp, (struct sockaddr *)&lo6, &lo6len) == 0);
+	/* a connection that ended, its fd still open: the server closed, the client shut its side */
+	int f_ended = socket(AF_INET, SOCK_STREAM, 0);
+	MUST(f_ended >= 0 && connect(f_ended, (struct sockaddr *)&lo, sizeof lo) == 0);
+	int serving = accept(f_listen, NULL, NULL); /* f_conn's other end, kept open */
+	int served = accept(f_listen, NULL, NULL);  /* f_ended's, closed */
+	char eof;
+	MUST(serving >= 0 && served >= 0 && close(served) == 0 && read(f_ended, &eof, 1) == 0 &&
+	     shutdown(f_ended, SHUT_WR) == 0);
+	struct timespec settle = { 0, 20000000 }; /* the last ACK over loopback */
+	nanosleep(&settle, NULL);
 	char listen_rec[96], udp_rec[96];
 	snprintf(listen_rec, sizeof listen_rec, "2 1 6 L 7 1 127.0.0.1 %u - 0", ntohs(lo.sin_port));
 	snprintf(udp_rec, sizeof udp_rec, "10 2 17 B 0 4 ::1 %u ::1 9", ntohs(lo6.sin6_port));
@@ -190,6 +200,7 @@ int main(void)
 		{ f_listen, IMG_FD_INET, ino_of(f_listen), listen_rec }, /* its backlog and SO_REUSEADDR */
 		{ f_conn, IMG_FD_INET, ino_of(f_conn), "2 1 6 C 0 8 - 0 - 0" }, /* reset: no address kept */
 		{ f_udp, IMG_FD_INET, ino_of(f_udp), udp_rec },           /* IPV6_V6ONLY, its peer */
+		{ f_ended, IMG_FD_INET, ino_of(f_ended), "2 1 6 E 0 0 - 0 - 0" }, /* not bound again */
 		{ f_ring, IMG_FD_IOURING, 0, NULL },              /* not kept: its resume refused */
 	};
 	char watch[64];
@@ -229,7 +240,7 @@ int main(void)
 		CHECK(fd_kinds[k]->claims && fd_kind_of(fd_kinds[k]->type) == fd_kinds[k] && fd_kinds[k]->name);
 
 	/* the program is gone: its addresses are free again (the check binds them) */
-	close(f_conn), close(f_listen), close(f_udp);
+	close(f_conn), close(f_listen), close(f_udp), close(f_ended), close(serving);
 
 	/* the records as a checkpoint holds them: they decode, and a resume's check takes them */
 	struct img_buf all_strings = { 0 };
@@ -339,6 +350,10 @@ int main(void)
 	while (want[udp].fd != f_udp)
 		udp++;
 	CHECK(check_one(recs[conn], &strings, &dw) == 0 && check_one(recs[udp], &strings, &dw) == 0);
+	int ended = 0;
+	while (want[ended].fd != f_ended)
+		ended++;
+	CHECK(check_one(recs[ended], &strings, &dw) == 0);
 	CHECK(check_one(recs[lst], &strings, &dw) == 0);
 	int holder = socket(AF_INET, SOCK_STREAM, 0); /* another process's server on that port */
 	MUST(holder >= 0 && setsockopt(holder, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
@@ -348,7 +363,7 @@ int main(void)
 				   "2 3 6 L 7 1 127.0.0.1 80 - 0", "2 2 6 L 7 1 127.0.0.1 80 - 0", "2 2 17 L 0 0 127.0.0.1 80 - 0",
 				   "2 1 6 L 7 16 127.0.0.1 80 - 0", "2 1 6 L 7 1 127.0.0.1 65536 - 0", "2 1 6 L -1 1 127.0.0.1 80 - 0",
 				   "2 1 6 L 7 1 ::1 80 - 0", "2 1 6 L 7 1 localhost 80 - 0", "2 1 6 X 7 1 127.0.0.1 80 - 0",
-				   "2 1 6 C 0 0 127.0.0.1 0 127.0.0.1 80", "2 2 17 B 0 0 127.0.0.1 80 - 9" };
+				   "2 1 6 C 0 0 127.0.0.1 0 127.0.0.1 80", "2 2 17 B 0 0 127.0.0.1 80 - 9", "2 2 17 E 0 0 - 0 - 0" };
 	for (size_t k = 0; k < sizeof bad_inet / sizeof bad_inet[0]; k++) {
 		bad = recs[lst], bad.payload = img_str(&strings, bad_inet[k]);
 		if (check_one(bad, &strings, &dw) != REFUSE_POOL_CORRUPT)
