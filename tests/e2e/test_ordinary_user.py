@@ -172,3 +172,34 @@ def test_a_background_child_outlives_the_command_as_natively(own_dir):
     while not os.path.exists(os.path.join(own_dir, "late.txt")) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert open(os.path.join(own_dir, "late.txt")).read() == "late\n"
+
+
+INOTIFY_WAIT = r"""
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init1(0)
+assert libc.inotify_add_watch(fd, b".", 0x100) == 1
+t = 0
+for i in range(60000000):
+    t = (t * 31 + i) % 1000003
+print(t)
+"""
+
+
+def test_an_inotify_watch_an_ordinary_user_cannot_name_refuses_the_resume(own_dir):
+    """The cut names an inotify watch's file by opening its handle, which needs
+    CAP_DAC_READ_SEARCH (fd_inotify.c): an ordinary user's run warns once and its checkpoint's
+    resume is refused with fd-unsupported -- never resumed with its watches missing."""
+    prog = os.path.join(own_dir, "wait.py")
+    with open(prog, "w") as f:
+        f.write(INOTIFY_WAIT)
+    pool = os.path.join(own_dir, "w.prosper")
+    p = subprocess.Popen([*NOBODY, PROSPER, "run", "--pool", pool, "--", "/usr/bin/python3", prog], cwd=own_dir,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    kill_at_epoch(p, pool, 5, as_user=NOBODY)
+    warned = [ln for ln in p.stderr.read().decode().splitlines() if "inotify" in ln]
+    assert len(warned) == 1 and "CAP_DAC_READ_SEARCH" in warned[0], warned
+    r = as_nobody(PROSPER, "resume", "--json", "--pool", pool, cwd=own_dir)
+    assert r.returncode == 2, r.stderr
+    refusal = json.loads([ln for ln in r.stderr.splitlines() if ln.startswith("{")][-1])
+    assert refusal["refused"] == "fd-unsupported" and "inotify" in refusal["message"], refusal

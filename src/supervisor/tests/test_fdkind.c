@@ -115,7 +115,17 @@ int main(void)
 	MUST(f_ep >= 0 && epoll_ctl(f_ep, EPOLL_CTL_ADD, f_pipe[0], &ev) == 0);
 	int f_event = eventfd(5, EFD_SEMAPHORE);
 	int f_event_dup = dup(f_event);
-	int f_inotify = inotify_init1(0); /* a kind not kept yet */
+	int f_inotify = inotify_init1(0);
+	char spaced[320];
+	snprintf(spaced, sizeof spaced, "%s/a b", dir);
+	MUST(mkdir(spaced, 0700) == 0 && f_inotify >= 0 && inotify_add_watch(f_inotify, dir, IN_CREATE) == 1 &&
+	     inotify_add_watch(f_inotify, spaced, IN_DELETE | IN_ONESHOT) == 2);
+	char inotify_rec[700]; /* in wd order; opening a handle needs root: else the unresolved record */
+	if (geteuid() == 0)
+		snprintf(inotify_rec, sizeof inotify_rec, "2 1 100 %zu %s 2 80000200 %zu %s", strlen(dir), dir, strlen(spaced),
+			 spaced);
+	else
+		snprintf(inotify_rec, sizeof inotify_rec, "?");
 	sigset_t usr;
 	sigemptyset(&usr);
 	sigaddset(&usr, SIGUSR1);
@@ -192,7 +202,7 @@ int main(void)
 		{ f_ep, IMG_FD_EPOLL, 0, NULL },
 		{ f_event, IMG_FD_EVENTFD, 0, "5 1" },       /* object: its id + 1, below */
 		{ f_event_dup, IMG_FD_EVENTFD, 0, "5 1" },
-		{ f_inotify, IMG_FD_OTHER, 0, NULL },
+		{ f_inotify, IMG_FD_INOTIFY, 0, inotify_rec },
 		{ f_signal, IMG_FD_SIGNALFD, 0, "a00" },       /* SIGUSR1 and SIGUSR2: bits 9 and 11 */
 		{ f_shm, IMG_FD_SHM, ino_of(f_shm), NULL },
 		{ f_timer, IMG_FD_TIMERFD, 0, "1 0 1 0 0 0 0" }, /* monotonic, one expiration unread, disarmed */
@@ -335,6 +345,34 @@ int main(void)
 	bad = recs[tim], bad.payload = IMG_NONE;
 	CHECK(check_one(bad, &strings, &dw) == REFUSE_POOL_CORRUPT);
 
+	/* an inotify instance's records: damaged forms refused, a path gone refused as gone, one the
+	 * cut could not name refused as not kept */
+	int ino = 0;
+	while (want[ino].fd != f_inotify)
+		ino++;
+	CHECK(recs[ino].type == IMG_FD_INOTIFY && check_one(recs[ino], &strings, &dw) == 0);
+	const char *good_inotify[] = { "0", "1 1 100 1 /", "2 3 2 1 / 9 4000001 4 /tmp" };
+	for (size_t k = 0; k < sizeof good_inotify / sizeof good_inotify[0]; k++) {
+		bad = recs[ino], bad.payload = img_str(&strings, good_inotify[k]);
+		if (check_one(bad, &strings, &dw) != 0)
+			fprintf(stderr, "FAIL inotify record \"%s\" refused\n", good_inotify[k]), failures++;
+	}
+	const char *bad_inotify[] = { "", "x", "-1", "1", "2 1 100 1 /", "1 0 100 1 /", "2 2 100 1 / 1 100 1 /",
+				      "2 1 100 1 / 1 100 1 /", "1 1 0 1 /", "1 1 8000 1 /", "1 1 10000000 1 /",
+				      "1 1 100 0 ", "1 1 100 5 /", "1 1 100 1 x", "1 1 100 1 / ", " 1 1 100 1 /",
+				      "1  1 100 1 /", "1 1 100 1  /", "1 -1 100 1 /", "1 1 100 -1 /", "??", "1 1 100 2 /" };
+	for (size_t k = 0; k < sizeof bad_inotify / sizeof bad_inotify[0]; k++) {
+		bad = recs[ino], bad.payload = img_str(&strings, bad_inotify[k]);
+		if (check_one(bad, &strings, &dw) != REFUSE_POOL_CORRUPT)
+			fprintf(stderr, "FAIL inotify record \"%s\" taken\n", bad_inotify[k]), failures++;
+	}
+	bad = recs[ino], bad.payload = IMG_NONE;
+	CHECK(check_one(bad, &strings, &dw) == REFUSE_POOL_CORRUPT);
+	bad = recs[ino], bad.payload = img_str(&strings, "1 1 100 14 /nowhere/at/al");
+	CHECK(check_one(bad, &strings, &dw) == REFUSE_FD_GONE);
+	bad = recs[ino], bad.payload = img_str(&strings, "?");
+	CHECK(check_one(bad, &strings, &dw) == REFUSE_FD_UNSUPPORTED);
+
 	int ring = 0;
 	while (want[ring].fd != f_ring)
 		ring++;
@@ -382,6 +420,7 @@ int main(void)
 	CHECK(check_one(recs[2], &strings, &dw) == 0); /* the directory is still there */
 
 	unlink(fifo);
+	rmdir(spaced);
 	rmdir(dir);
 	free(strings.p);
 	free(s.cut.fds);
