@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Servers and event loops killed with SIGKILL at random instants and resumed, with the numbers of
+kills the services issue asks for.  Writes bench/results/services.{json,md}.
+
+    bench/scripts/services.py [--kills N] [--only NAME] [--pool-dir DIR]
+
+Servers (tests/e2e/services.py, shared with the e2e tests, which run 5 kills each): Redis with a
+client setting keys, a threaded and an asyncio Python server and a Go HTTP server (linked against
+libc) counting in memory for clients that hold connections; each is driven from outside while it is
+killed, and must keep every write acknowledged BOUND_MS before the kill.  Programs whose parts talk
+over TCP among themselves (a Node.js loop querying its own HTTP server, `mpirun -np 2`) are run by
+`prosper torture` and compared with a native run.  Every case is printed as measured, failures too.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+import services  # noqa: E402  (the scenarios, shared with the e2e tests)
+
+NODE_LOOP = r"""
+const http = require('http');
+const { spawn } = require('child_process');
+let n = 0, h = 0;
+const server = http.createServer((req, res) => { h = (h * 31 + n) % 1000003; res.end(String(h)); });
+server.listen(0, '127.0.0.1', () => tick(server.address().port));
+function tick(port) {
+  http.get({ port, host: '127.0.0.1', path: '/', agent: false }, res => {
+    let body = '';
+    res.on('data', d => body += d);
+    res.on('end', () => {
+      n++;
+      for (let k = 0; k < 20000; k++) h = (h * 31 + k) % 1000003;
+      if (n % 100 === 0) console.log(n, body);
+      if (n === 1500) return finish();
+      if (n % 2) setTimeout(() => tick(port), 1); else setImmediate(() => tick(port));
+    });
+  }).on('error', e => { console.log('error', e.code); process.exit(3); });
+}
+function finish() {
+  const c = spawn('/bin/sh', ['-c', 'echo child $((6*7))']);
+  c.stdout.on('data', d => process.stdout.write(d));
+  c.on('exit', code => setImmediate(() => { console.log('done', h, code); server.close(); }));
+}
+"""
+
+MPI_RING = r"""
+#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char **argv)
+{
+	MPI_Init(&argc, &argv);
+	int r, n;
+	MPI_Comm_rank(MPI_COMM_WORLD, &r);
+	MPI_Comm_size(MPI_COMM_WORLD, &n);
+	long v = r, s = 0;
+	for (int i = 0; i < 20000; i++) {
+		long got;
+		MPI_Sendrecv(&v, 1, MPI_LONG, (r + 1) % n, 0, &got, 1, MPI_LONG, (r + n - 1) % n, 0, MPI_COMM_WORLD,
+			     MPI_STATUS_IGNORE);
+		for (int k = 0; k < 20000; k++)
+			s = (s * 31 + got + k) % 1000003;
+		v = s;
+		if (r == 0 && i % 2000 == 0)
+			printf("%d %ld\n", i, s), fflush(stdout);
+	}
+	MPI_Allreduce(&s, &v, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+	if (r == 0)
+		printf("done %ld\n", v);
+	MPI_Finalize();
+	return 0;
+}
+"""
+
+
+def torture(d, kills, prog, pool_dir):
+    opts = ["--kills", str(kills), "--json", "--timeout", "300"] + (["--pool-dir", pool_dir] if pool_dir else [])
+    r = subprocess.run([services.PROSPER, "torture", *opts, "--", *prog], capture_output=True, text=True, cwd=d)
+    try:
+        res = json.loads(r.stdout)
+    except ValueError:
+        return {"ok": False, "failures": [(r.stderr or r.stdout).strip()[-300:]]}
+    return {"kills": res["kills"], "resumes": res["resumes"], "ok": res["identical"],
+            "failures": res["differences"], "native_seconds": res["native_seconds"]}
+
+
+def cases(d, kills, pool_dir):
+    k = kills or 20
+    yield "redis", lambda: services.redis_across_kills(d, pool_dir, k)
+    for flavour, src in (("threading", services.COUNTER_THREADING), ("asyncio", services.COUNTER_ASYNCIO)):
+        path = os.path.join(d, f"server_{flavour}.py")
+        with open(path, "w") as f:
+            f.write(src)
+        yield f"py-{flavour}", (lambda p=path, fl=flavour: services.counter_across_kills(
+            d, pool_dir, k, ["/usr/bin/python3", p], services.LineCounter, "py-" + fl))
+
+    def go():
+        binary, why = services.build_go(d)
+        if not binary:
+            return {"ok": False, "failures": [why]}
+        return services.counter_across_kills(d, pool_dir, k, [binary, "serve"], services.HttpCounter, "go-http",
+                                             outside=[binary, "client", str(2 + k // 3)])
+    yield "go-http", go
+    node = os.path.join(d, "loop.js")
+    with open(node, "w") as f:
+        f.write(NODE_LOOP)
+    yield "node-self-http", lambda: torture(d, kills or 30, ["/usr/bin/node", node], pool_dir)
+
+    def mpi():
+        src = os.path.join(d, "ring.c")
+        with open(src, "w") as f:
+            f.write(MPI_RING)
+        built = subprocess.run(["mpicc", "-O2", "-o", os.path.join(d, "ring"), src], capture_output=True, text=True)
+        if built.returncode != 0:
+            return {"ok": False, "failures": ["mpicc: " + built.stderr[-200:]]}
+        return torture(d, kills or 30, ["/usr/bin/mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2",
+                                        os.path.join(d, "ring")], pool_dir)
+    yield "mpirun-np2", mpi
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kills", type=int, help="kills per case (default: 20 for servers, 30 for Node and MPI)")
+    ap.add_argument("--only", help="run the cases whose name contains this (nothing is written)")
+    ap.add_argument("--pool-dir", help="where the pools live (default: /dev/shm)")
+    args = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="prosper-services-") as d:
+        pool_dir = args.pool_dir or tempfile.mkdtemp(prefix="prosper-services-", dir="/dev/shm")
+        try:
+            for name, run in cases(d, args.kills, pool_dir):
+                if args.only and args.only not in name:
+                    continue
+                t = time.monotonic()
+                try:
+                    res = run()
+                except Exception as e:  # noqa: BLE001  (kept as a failure of the case, printed)
+                    res = {"ok": False, "failures": [repr(e)[:300]]}
+                res["case"], res["seconds"] = name, round(time.monotonic() - t, 1)
+                rows.append(res)
+                print(json.dumps(res), flush=True)
+        finally:
+            if not args.pool_dir:
+                shutil.rmtree(pool_dir, ignore_errors=True)
+    if args.only:
+        return 0
+    load = os.getloadavg()
+    meta = {"cpus": os.cpu_count(), "loadavg": [round(x, 2) for x in load], "pool_dir": args.pool_dir or "/dev/shm",
+            "bound_ms": services.BOUND_MS}
+    out = os.path.join(ROOT, "bench", "results", "services")
+    with open(out + ".json", "w") as f:
+        json.dump({"meta": meta, "cases": rows}, f, indent=1)
+    with open(out + ".md", "w") as f:
+        f.write("# Servers and event loops killed and resumed (bench/scripts/services.py)\n\n")
+        f.write(f"{meta['cpus']} CPUs, load average {meta['loadavg'][0]} at the end, pools in {meta['pool_dir']}. "
+                f"Servers: every write acknowledged {services.BOUND_MS} ms before a kill must be kept; "
+                "`lost oldest` is the age at the kill of the oldest acknowledged write a kill undid.\n\n")
+        f.write("| case | kills | ok | acknowledged | lost oldest (ms) | seconds | what failed |\n|---|---|---|---|---|---|---|\n")
+        for r in rows:
+            acked = r.get("keys_acknowledged", r.get("increments_acknowledged", ""))
+            f.write(f"| {r['case']} | {r.get('kills', '')} | {'yes' if r['ok'] else 'NO'} | {acked} | "
+                    f"{r.get('lost_oldest_ms', '')} | {r['seconds']} | {'; '.join(map(str, r['failures']))[:300]} |\n")
+    return 0 if all(r["ok"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
