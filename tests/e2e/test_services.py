@@ -153,6 +153,48 @@ def test_a_port_taken_meanwhile_refuses_the_resume(tmp_path, pool_dir):
 
 
 
+
+CHATTY = r"""
+import socket, sys
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("127.0.0.1", int(sys.argv[1])))
+srv.listen(4)
+for i in range(40000):
+    print("line", i, flush=True)           # its output file grows past the checkpoint
+    for k in range(2000):
+        pass
+"""
+
+
+def test_a_refusal_for_a_taken_port_leaves_the_programs_files_as_they_are(tmp_path, pool_dir):
+    """The port's refusal is decided before the program's files are put back as they were at the
+    checkpoint (fileundo.h): its output, which went on past the checkpoint, is not cut back by a
+    resume that is refused -- before, it was.  Once the port is free the resume cuts it back and
+    the program goes on from the checkpoint's line."""
+    (tmp_path / "chatty.py").write_text(CHATTY)
+    port = free_port(socket.AF_INET)
+    pool = os.path.join(pool_dir, "chatty.prosper")
+    with open(tmp_path / "out", "wb") as out:  # `prosper run ... > out`: its writes are journaled
+        p = start([PROSPER, "run", "--pool", pool, "--", "/usr/bin/python3", str(tmp_path / "chatty.py"), str(port)],
+                  out, tmp_path)
+        kill_at_epoch(p, pool, 20)
+    before = (tmp_path / "out").read_bytes()
+    thief = socket.socket()
+    thief.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    thief.bind(("127.0.0.1", port))
+    thief.listen(1)
+    r = prosper("resume", "--json", "--pool", pool, cwd=tmp_path)
+    assert r.returncode == 2 and '"address-unavailable"' in r.stderr, r.stderr
+    assert (tmp_path / "out").read_bytes() == before  # not a byte cut
+    thief.close()
+    with open(tmp_path / "out", "ab") as out:
+        r = subprocess.run([PROSPER, "resume", "--pool", pool], stdout=out, stderr=subprocess.PIPE, cwd=tmp_path,
+                           timeout=300)
+    assert r.returncode == 0, r.stderr
+    lines = (tmp_path / "out").read_text().splitlines()
+    assert lines == ["line %d" % i for i in range(40000)]  # cut back to the checkpoint, then on
+
 KILLS = 20 if os.environ.get("PROSPER_LONG") else 5
 
 

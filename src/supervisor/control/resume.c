@@ -3,7 +3,10 @@
  * Invariants
  *   - Admission before anything is touched: every refusal that needs no child (a missing, busy,
  *     corrupt or finished pool, no checkpoint, a changed executable or library, gone or shorter
- *     files, another kernel or CPU) is decided before the program is relaunched.
+ *     files, another kernel or CPU) is decided before the program is relaunched.  Those that
+ *     read none of the program's files (the kernel, the CPU, a port taken, an fd of a kind not
+ *     kept) are decided before its files are put back as they were at the checkpoint, so that
+ *     such a refusal changes nothing; those about files, after (they judge the checkpoint's).
  *   - The program is relaunched exactly as it was run (the pool's launch record: executable,
  *     argv, environment with the shim, cwd), so the loader lays it out as before (restore.c).
  *   - A relaunched program that cannot be rebuilt is killed: it never runs from a wrong state.
@@ -36,8 +39,8 @@
 #include "ckpt_commit.h"
 #include "restore.h"
 
-/* A checkpoint of several processes (tree_image.h): every process's image decoded and checked. */
-static int admit_tree(struct sup *s, const char *pool_path, const void *blob, size_t blen, struct img *im)
+/* A checkpoint of several processes (tree_image.h): every process's image decoded. */
+static int decode_tree(struct sup *s, const char *pool_path, const void *blob, size_t blen, struct img *im)
 {
 	struct tree *t = s->tree;
 	const char *why;
@@ -67,15 +70,35 @@ static int admit_tree(struct sup *s, const char *pool_path, const void *blob, si
 			b = memcpy(rebuilt, b, len);
 		if (img_decode(b, len, &t->resume.imgs[i], &why) != 0)
 			return refuse(REFUSE_POOL_CORRUPT, "%s: process %d: %s", pool_path, (int)t->resume.view->procs[i]->pid, why);
-		char reason[600];
-		enum refusal r = sup_restore_check(&t->resume.imgs[i], t->resume.view, t->resume.view->procs[i]->pid, reason, sizeof reason);
-		if (r)
-			return refuse(r, "%s", reason);
 	}
 	if (t->resume.view->nprocs > 1 && !t->run.ns.on)
 		return refuse(REFUSE_RESTORE, "the checkpoint holds %u processes, whose ids only a pid namespace of their own gives back (%s)",
 			      t->resume.view->nprocs, t->run.ns.why);
 	*im = t->resume.imgs[0];
+	return 0;
+}
+
+/* Every image of the checkpoint checked (restore_check.c): with the files not undone yet, only
+ * what reads none of them; after, everything. */
+static int check_images(struct sup *s, const struct img *im, int files_undone)
+{
+	const struct tree *t = s->tree;
+	char reason[600];
+	if (!t->resume.view) {
+		enum refusal r = files_undone ? sup_restore_check(im, NULL, 0, reason, sizeof reason)
+					      : sup_restore_check_no_files(im, NULL, reason, sizeof reason);
+		return r ? refuse(r, "%s", reason) : 0;
+	}
+	for (uint32_t i = 0; i < t->resume.view->nprocs; i++) {
+		if (t->resume.view->procs[i]->exited)
+			continue;
+		const struct img *pi = &t->resume.imgs[i];
+		enum refusal r = files_undone
+					 ? sup_restore_check(pi, t->resume.view, t->resume.view->procs[i]->pid, reason, sizeof reason)
+					 : sup_restore_check_no_files(pi, t->resume.view, reason, sizeof reason);
+		if (r)
+			return refuse(r, "%s", reason);
+	}
 	return 0;
 }
 
@@ -114,25 +137,30 @@ int resume_admit(struct sup *s, const char *pool_path, struct img *im)
 			      pool_path);
 	if (settings_load(s->tree->pool, &s->cfg, s->cfg.given | GIVEN_DURABLE, &why) < 0)
 		return refuse(REFUSE_POOL_CORRUPT, "%s: %s", pool_path, why);
-	/* the files as they were at the checkpoint, or a refusal that touched nothing (fileundo.h) */
-	char why_files[600];
-	enum refusal no = fileundo_resume(s->tree, pool_path, why_files, sizeof why_files);
-	if (no)
-		return refuse(no, "%s", why_files);
 	void *rebuilt = NULL; /* a log-mode epoch: its blob rebuilt from the metadata region, kept */
 	if (metalog_is_stub(blob, blen) && metalog_load(s->tree->pool, blob, blen, &rebuilt, &blen, &why) != 0)
 		return refuse(REFUSE_POOL_CORRUPT, "%s: %s", pool_path, why);
 	if (rebuilt)
 		blob = rebuilt;
-	if (tree_is_blob(blob, blen))
-		return admit_tree(s, pool_path, blob, blen, im);
-	if (img_decode(blob, blen, im, &why) != 0)
+	if (tree_is_blob(blob, blen)) {
+		int rc = decode_tree(s, pool_path, blob, blen, im);
+		if (rc)
+			return rc;
+	} else if (img_decode(blob, blen, im, &why) != 0) {
 		return refuse(REFUSE_POOL_CORRUPT, "%s: %s", pool_path, why);
-	char reason[600];
-	enum refusal r = sup_restore_check(im, NULL, 0, reason, sizeof reason);
-	if (r)
-		return refuse(r, "%s", reason);
-	return 0;
+	}
+	/* What refuses without reading the program's files (the kernel, the CPU, sockets, timers...)
+	 * before they are touched: a refused resume leaves them as they are. */
+	int rc = check_images(s, im, 0);
+	if (rc)
+		return rc;
+	/* the files as they were at the checkpoint, or a refusal that touched nothing (fileundo.h) */
+	char why_files[600];
+	enum refusal no = fileundo_resume(s->tree, pool_path, why_files, sizeof why_files);
+	if (no)
+		return refuse(no, "%s", why_files);
+	/* the files the checkpoint names, as they are now that they are the checkpoint's */
+	return check_images(s, im, 1);
 }
 
 /* The launch filter of the relaunched program: writes to fd 1 or 2 let through only when that

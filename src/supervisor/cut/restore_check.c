@@ -28,6 +28,27 @@ static int shared_writable_only(const struct img *im, const char *path, uint64_t
 	return any;
 }
 
+/* The kernel and the CPU the checkpoint was taken on. */
+static enum refusal machine_check(const struct img *im, char *why, size_t whylen)
+{
+#define REFUSE(r, ...) do { snprintf(why, whylen, __VA_ARGS__); return r; } while (0)
+	const char *rel = kernel_release();
+	const char *was = img_s(im, im->h->kernel_str);
+	if (was && strcmp(was, rel))
+		REFUSE(REFUSE_KERNEL_CHANGED, "the kernel changed (%s, checkpoint taken under %s): refusing to resume", rel, was);
+	if (im->h->xcr0 != cpu_xcr0())
+		REFUSE(REFUSE_CPU_CHANGED, "the CPU's extended-state features differ from the checkpoint's (XCR0 %#llx vs %#llx)",
+		     (unsigned long long)cpu_xcr0(), (unsigned long long)im->h->xcr0);
+	return 0;
+#undef REFUSE
+}
+
+enum refusal sup_restore_check_no_files(const struct img *im, const struct tree_view *tv, char *why, size_t whylen)
+{
+	enum refusal r = machine_check(im, why, whylen);
+	return r ? r : fd_check_no_files(im, tv, why, whylen);
+}
+
 enum refusal sup_restore_check(const struct img *im, const struct tree_view *tv, int32_t pid, char *why, size_t whylen)
 {
 #define REFUSE(r, ...) do { snprintf(why, whylen, __VA_ARGS__); return r; } while (0)
@@ -53,13 +74,9 @@ enum refusal sup_restore_check(const struct img *im, const struct tree_view *tv,
 		    memcmp(now.build_id, f->build_id, f->build_id_len))
 			REFUSE(REFUSE_FILE_CHANGED, "%s changed since the checkpoint (size, mtime or build-id): refusing to resume", path);
 	}
-	const char *rel = kernel_release();
-	const char *was = img_s(im, im->h->kernel_str);
-	if (was && strcmp(was, rel))
-		REFUSE(REFUSE_KERNEL_CHANGED, "the kernel changed (%s, checkpoint taken under %s): refusing to resume", rel, was);
-	if (im->h->xcr0 != cpu_xcr0())
-		REFUSE(REFUSE_CPU_CHANGED, "the CPU's extended-state features differ from the checkpoint's (XCR0 %#llx vs %#llx)",
-		     (unsigned long long)cpu_xcr0(), (unsigned long long)im->h->xcr0);
+	enum refusal r = machine_check(im, why, whylen);
+	if (r)
+		return r;
 	for (uint32_t i = 0; i < im->h->nvmas; i++) {
 		const char *p = img_s(im, im->vmas[i].path);
 		if (p && p[0] == '/' && strstr(p, " (deleted)") && tree_shm_at(tv, pid, im->vmas[i].start) < 0)

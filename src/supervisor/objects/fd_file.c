@@ -118,8 +118,8 @@ static int reopen_path(struct fd_restore *r, const struct img_fd *f)
 }
 
 const struct fd_kind fd_kind_file = { .type = IMG_FD_FILE, .name = "regular file", .phase = FD_PHASE_OPEN,
-				      .claims = claims_file, .record = record_file, .check = check_path, .reopen = reopen_path };
+				      .claims = claims_file, .record = record_file, .check_reads_files = 1, .check = check_path, .reopen = reopen_path };
 const struct fd_kind fd_kind_device = { .type = IMG_FD_DEVICE, .name = "device", .phase = FD_PHASE_OPEN,
-					.claims = claims_device, .check = check_path, .reopen = reopen_path };
+					.claims = claims_device, .check_reads_files = 1, .check = check_path, .reopen = reopen_path };
 const struct fd_kind fd_kind_dir = { .type = IMG_FD_DIR, .name = "directory", .phase = FD_PHASE_OPEN,
-				     .claims = claims_dir, .check = check_path, .reopen = reopen_path };
+				     .claims = claims_dir, .check_reads_files = 1, .check = check_path, .reopen = reopen_path };

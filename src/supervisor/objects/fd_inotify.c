@@ -334,4 +334,4 @@ static int reopen(struct fd_restore *r, const struct img_fd *f)
 }
 
 const struct fd_kind fd_kind_inotify = { .type = IMG_FD_INOTIFY, .name = "inotify", .phase = FD_PHASE_OPEN,
-					 .claims = claims, .record = record, .check = check, .reopen = reopen };
+					 .claims = claims, .record = record, .check_reads_files = 1, .check = check, .reopen = reopen };

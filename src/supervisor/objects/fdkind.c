@@ -48,11 +48,13 @@ int fd_record(struct sup *s, const struct fd_info *fi, struct img_fd *e, struct 
 	return -EINVAL; /* unreachable: the last kind claims every fd */
 }
 
-enum refusal fd_check(const struct img *im, const struct tree_view *tv, char *why, size_t whylen)
+static enum refusal check_kinds(const struct img *im, const struct tree_view *tv, int with_files, char *why, size_t whylen)
 {
 	for (uint32_t i = 0; i < im->h->nfds; i++) {
 		const struct img_fd *f = &im->fds[i];
 		const struct fd_kind *kind = fd_kind_of(f->type);
+		if (kind && kind->check_reads_files && !with_files)
+			continue;
 		if (!kind) {
 			snprintf(why, whylen, "fd %d: the checkpoint records it as a kind this version does not know (%u)", f->fd,
 				 f->type);
@@ -63,6 +65,16 @@ enum refusal fd_check(const struct img *im, const struct tree_view *tv, char *wh
 			return r;
 	}
 	return 0;
+}
+
+enum refusal fd_check(const struct img *im, const struct tree_view *tv, char *why, size_t whylen)
+{
+	return check_kinds(im, tv, 1, why, whylen);
+}
+
+enum refusal fd_check_no_files(const struct img *im, const struct tree_view *tv, char *why, size_t whylen)
+{
+	return check_kinds(im, tv, 0, why, whylen);
 }
 
 int fd_reopen(struct fd_restore *r)

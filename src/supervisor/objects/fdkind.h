@@ -11,7 +11,10 @@
  *            its type, object, payload).  The last row claims everything (not kept).
  *   check    fd_check(): at a resume, before anything is changed, each fd of the checkpoint is
  *            checked by its kind (by the record's type); a refusal names the fd.  A type no row
- *            has is a refusal too (a damaged or newer record).
+ *            has is a refusal too (a damaged or newer record).  Kinds whose check reads no file
+ *            are asked first, before the program's files are undone (fd_check_no_files); those
+ *            whose check looks at files (check_reads_files: gone, shorter) once they are the
+ *            checkpoint's.
  *   premake  fd_premake_all(): for a tree of processes, before the others are forked, the objects
  *            of kinds that processes may share (an eventfd) made in the first one, once each.
  *   reopen   fd_reopen(): in the relaunched process, stopped in its shim, each fd is made again
@@ -99,6 +102,7 @@ struct fd_kind {
 	/* capture, optional: the kind's fields of c->e; 0 or a negative errno */
 	int (*record)(struct fd_capture *c);
 	/* resume, optional: 0 to go on, or the refusal with a one-line why */
+	int check_reads_files;     /* its check looks at files the resume's undo may change: made after it */
 	enum refusal (*check)(const struct img *im, const struct tree_view *tv, const struct img_fd *f, char *why,
 			      size_t whylen);
 	/* resume, optional (NULL: not made again, the fd is closed): f made again at f->fd; 0 or -1 with r->why */
@@ -122,6 +126,8 @@ const struct fd_kind *fd_kind_of(uint32_t type);
 int fd_record(struct sup *s, const struct fd_info *fi, struct img_fd *e, struct img_buf *strings);
 /* Resume: every fd of im checked by its kind.  0, or the refusal with a one-line why. */
 enum refusal fd_check(const struct img *im, const struct tree_view *tv, char *why, size_t whylen);
+/* ... only by the kinds whose check reads no file (before the files are undone). */
+enum refusal fd_check_no_files(const struct img *im, const struct tree_view *tv, char *why, size_t whylen);
 /* Resume: every fd of r->im made again in the relaunched process (its other fds closed first,
  * but for the tree's premade objects, which are closed last).  0 or -1 with r->why. */
 int fd_reopen(struct fd_restore *r);
