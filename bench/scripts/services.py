@@ -6,7 +6,7 @@ kills the services issue asks for.  Writes bench/results/services.{json,md}.
 
 Servers (tests/e2e/services.py, shared with the e2e tests, which run 5 kills each): Redis with a
 client setting keys, a threaded and an asyncio Python server and a Go HTTP server (linked against
-libc) counting in memory for clients that hold connections; each is driven from outside while it is
+libc; its listener TCP, then MPTCP) counting in memory for clients that hold connections; each is driven from outside while it is
 killed, and must keep every write acknowledged BOUND_MS before the kill.  Programs whose parts talk
 over TCP among themselves (a Node.js loop querying its own HTTP server, `mpirun -np 2`) are run by
 `prosper torture` and compared with a native run.  Every case is printed as measured, failures too.
@@ -100,13 +100,14 @@ def cases(d, kills, pool_dir):
         yield f"py-{flavour}", (lambda p=path, fl=flavour: services.counter_across_kills(
             d, pool_dir, k, ["/usr/bin/python3", p], services.LineCounter, "py-" + fl))
 
-    def go():
+    def go(mode):
         binary, why = services.build_go(d)
         if not binary:
             return {"ok": False, "failures": [why]}
-        return services.counter_across_kills(d, pool_dir, k, [binary, "serve"], services.HttpCounter, "go-http",
+        return services.counter_across_kills(d, pool_dir, k, [binary, mode], services.HttpCounter, "go-" + mode,
                                              outside=[binary, "client", str(2 + k // 3)])
-    yield "go-http", go
+    yield "go-http", lambda: go("serve")
+    yield "go-http-mptcp-listener", lambda: go("serve-mptcp")
     node = os.path.join(d, "loop.js")
     with open(node, "w") as f:
         f.write(NODE_LOOP)

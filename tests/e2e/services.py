@@ -20,8 +20,8 @@ PROSPER = os.path.join(ROOT, "bin", "prosper")
 
 # What a kill may undo: a checkpoint is cut an interval (10 ms) after the last one's stop, and
 # holds what was done before its cut once it commits -- so an acknowledged write is safe once an
-# interval, a stop and a commit have passed: 10-12 ms mostly, up to 46 ms measured for a Go server
-# (bench/results/services.md).  The scenarios assert a bound with room for a loaded machine and
+# interval, a stop and a commit have passed: 10-15 ms mostly, up to 50 ms measured (a threaded
+# Python server, a Go server: bench/results/services.md).  The scenarios assert a bound with room for a loaded machine and
 # report the age of the oldest acknowledged write a kill undid (`lost_oldest_ms`).
 BOUND_MS = 100
 
@@ -437,8 +437,10 @@ def counter_across_kills(d, pool_dir, kills, argv, client, name, clients=2, boun
 GO_COUNTER = """package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -448,7 +450,7 @@ import (
 
 func main() {
 	port := os.Args[len(os.Args)-1]
-	if os.Args[1] == "serve" { // the counter, in the server's memory
+	if os.Args[1] == "serve" || os.Args[1] == "serve-mptcp" { // the counter, in the server's memory
 		var mu sync.Mutex
 		count := 0
 		http.HandleFunc("/inc", func(w http.ResponseWriter, r *http.Request) {
@@ -458,7 +460,13 @@ func main() {
 			mu.Unlock()
 			fmt.Fprint(w, n)
 		})
-		panic(http.ListenAndServe("127.0.0.1:"+port, nil))
+		var lc net.ListenConfig
+		lc.SetMultipathTCP(os.Args[1] == "serve-mptcp") // MPTCP: its connections too, clients permitting
+		l, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:"+port)
+		if err != nil {
+			panic(err)
+		}
+		panic(http.Serve(l, nil))
 	}
 	// the client (client SECONDS PORT): requests on kept-alive connections for that long; one
 	// the server's kill cut is sent again, as clients of a restarted server do.  It ends 0 if
@@ -491,7 +499,7 @@ func main() {
 
 
 def build_go(d):
-    """The Go counter (serve PORT | client SECONDS PORT) built against libc in d: its path, or None and why."""
+    """The Go counter (serve PORT | serve-mptcp PORT | client SECONDS PORT) built against libc in d: its path, or None and why."""
     import shutil
     go = shutil.which("go") or ("/usr/local/go/bin/go" if os.access("/usr/local/go/bin/go", os.X_OK) else None)
     if not go:

@@ -224,12 +224,20 @@ def test_a_python_server_counting_in_memory_continues_across_kills(tmp_path, poo
                                       services.LineCounter, "py-" + flavour))
 
 
-def test_a_go_http_server_linked_against_libc_continues_across_kills(tmp_path, pool_dir):
+@pytest.fixture(scope="module")
+def go_counter(tmp_path_factory):
+    """The Go counter, built once for the module: (its path, or None, and why)."""
+    return services.build_go(str(tmp_path_factory.mktemp("go")))
+
+
+@pytest.mark.parametrize("mode", ["serve", "serve-mptcp"])
+def test_a_go_http_server_linked_against_libc_continues_across_kills(tmp_path, pool_dir, mode, go_counter):
     """A Go HTTP server (net/http, its netpoller's epoll and eventfd, a thread per core) counting in
     memory, served by HTTP/1.1 keep-alive clients and by a Go client of its own running across
-    the kills, which retries what a kill cut and ends 0."""
-    binary, why = services.build_go(str(tmp_path))
+    the kills, which retries what a kill cut and ends 0.  serve-mptcp: its listener is an MPTCP
+    socket (IPPROTO_MPTCP, what Go's ListenConfig.SetMultipathTCP makes), made again as one."""
+    binary, why = go_counter
     if not binary:
         pytest.skip(why)
-    _ok(services.counter_across_kills(str(tmp_path), pool_dir, KILLS, [binary, "serve"], services.HttpCounter, "go-http",
+    _ok(services.counter_across_kills(str(tmp_path), pool_dir, KILLS, [binary, mode], services.HttpCounter, "go-" + mode,
                                       outside=[binary, "client", str(2 + KILLS // 3)]))
