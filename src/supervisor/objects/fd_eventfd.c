@@ -96,41 +96,15 @@ static long make(struct inject *in, uint64_t scratch, const struct img *im, cons
 	return fd;
 }
 
-/* ... for the processes of a tree: made in the first, moved to a number from *next on (advanced). */
-static long make_above(struct inject *in, uint64_t scratch, const struct img *im, const struct img_fd *f, long *next)
-{
-	long fd = make(in, scratch, im, f);
-	long hi = fd >= 0 ? inject_syscall(in, SYS_fcntl, fd, F_DUPFD, *next, 0, 0, 0) : -1;
-	if (fd >= 0)
-		inject_syscall(in, SYS_close, fd, 0, 0, 0, 0, 0);
-	if (hi < *next)
-		return -1;
-	*next = hi + 1;
-	return hi;
-}
-
 static int premake(struct fd_premake *p, const struct img *im, const struct img_fd *f)
 {
-	return fd_premade_add(p, IMG_FD_EVENTFD, f->object, make_above(&p->root->in, p->root->scratch, im, f, &p->next));
+	return fd_premake_shared(p, IMG_FD_EVENTFD, make, im, f);
 }
 
+/* one counter per id: a tree's made before the forks, a process alone's made at its first fd */
 static int reopen(struct fd_restore *r, const struct img_fd *f)
 {
-	const struct premade *pm = fd_premade(r->s->tree, IMG_FD_EVENTFD, f->object); /* a tree's: shared */
-	const struct fd_made *here = pm ? NULL : fd_made_here(r, IMG_FD_EVENTFD, f->object);
-	long from = pm ? pm->rfd : here ? here->rfd : -1;
-	if (!pm && !here) { /* the first of its fds in a process alone: the counter made again, moved
-			    * above the checkpoint's fds once (fd_make_above) */
-		long made[2] = { make(&r->j->in, r->j->scratch, r->im, f), -1 };
-		if (made[0] < 0 || fd_make_above(r, IMG_FD_EVENTFD, f->object, made) != 0)
-			goto fail;
-		from = r->made[r->nmade - 1].rfd;
-	}
-	if (fd_place(r, from, f) == 0)
-		return 0;
-fail:
-	snprintf(r->why, r->whylen, "fd %d: cannot make the program's eventfd again", f->fd);
-	return -1;
+	return fd_reopen_shared(r, f, IMG_FD_EVENTFD, make, "eventfd");
 }
 
 const struct fd_kind fd_kind_eventfd = { .type = IMG_FD_EVENTFD, .name = "eventfd", .phase = FD_PHASE_SHARED,

@@ -141,16 +141,30 @@ static int probe(pid_t pid, int fd, struct inet_rec *t)
 	return 1;
 }
 
+/* The last probe of this thread's cut: fd_record asks claims, then record, of the same fd -- one
+ * copy of the socket read for both. */
+static _Thread_local struct {
+	pid_t pid;
+	const struct fd_info *fi;
+	int rc;
+	struct inet_rec t;
+} last;
+
 static int claims(struct sup *s, const struct fd_info *fi)
 {
-	struct inet_rec t;
-	return fi->type == IMG_FD_OTHER && !strncmp(fi->path, "socket:[", 8) && probe(s->pid, fi->fd, &t) == 1;
+	if (fi->type != IMG_FD_OTHER || strncmp(fi->path, "socket:[", 8))
+		return 0;
+	last.pid = s->pid, last.fi = fi;
+	last.rc = probe(s->pid, fi->fd, &last.t);
+	return last.rc == 1;
 }
 
 static int record(struct fd_capture *c)
 {
 	struct inet_rec t;
-	int rc = probe(c->s->pid, c->fi->fd, &t);
+	int rc = last.pid == c->s->pid && last.fi == c->fi ? last.rc : probe(c->s->pid, c->fi->fd, &last.t);
+	t = last.t;
+	last.fi = NULL;
 	if (rc != 1)
 		return rc < 0 ? rc : -EPROTO;
 	if ((rc = fd_record_link_ino(c, "socket")))
@@ -320,19 +334,6 @@ static long make(struct inject *in, uint64_t scratch, const struct img *im, cons
 	return fd;
 }
 
-/* ... for the processes of a tree: made in the first, moved to a number from *next on (advanced). */
-static long make_above(struct inject *in, uint64_t scratch, const struct img *im, const struct img_fd *f, long *next)
-{
-	long fd = make(in, scratch, im, f);
-	long hi = fd >= 0 ? sys(in, SYS_fcntl, fd, F_DUPFD, *next, 0, 0) : -1;
-	if (fd >= 0)
-		sys(in, SYS_close, fd, 0, 0, 0, 0);
-	if (hi < *next)
-		return -1;
-	*next = hi + 1;
-	return hi;
-}
-
 /* A tree's listeners and bound sockets, shared by its processes; the others (made through a
  * loopback pair, whose ports the kernel chooses) by each process that holds them, once every
  * listener has its port again (every premake comes before any reopen). */
@@ -342,26 +343,12 @@ static int premake(struct fd_premake *p, const struct img *im, const struct img_
 	parse(img_s(im, f->payload), &t); /* checked at the admission */
 	if (t.state != 'L' && t.state != 'B')
 		return 0;
-	return fd_premade_add(p, IMG_FD_INET, f->object, make_above(&p->root->in, p->root->scratch, im, f, &p->next));
+	return fd_premake_shared(p, IMG_FD_INET, make, im, f);
 }
 
 static int reopen(struct fd_restore *r, const struct img_fd *f)
 {
-	const struct premade *pm = fd_premade(r->s->tree, IMG_FD_INET, f->object); /* a tree's: shared */
-	const struct fd_made *here = pm ? NULL : fd_made_here(r, IMG_FD_INET, f->object);
-	long from = pm ? pm->rfd : here ? here->rfd : -1;
-	if (!pm && !here) { /* the first of its fds in a process alone: made, moved above the
-			    * checkpoint's fds once (fd_make_above) */
-		long made[2] = { make(&r->j->in, r->j->scratch, r->im, f), -1 };
-		if (made[0] < 0 || fd_make_above(r, IMG_FD_INET, f->object, made) != 0)
-			goto fail;
-		from = r->made[r->nmade - 1].rfd;
-	}
-	if (fd_place(r, from, f) == 0)
-		return 0;
-fail:
-	snprintf(r->why, r->whylen, "fd %d: cannot make the program's socket again", f->fd);
-	return -1;
+	return fd_reopen_shared(r, f, IMG_FD_INET, make, "socket");
 }
 
 int fd_connected_tcp(const struct img *im, int fd)

@@ -251,3 +251,33 @@ const struct fd_made *fd_made_here(const struct fd_restore *r, uint32_t type, ui
 			return &r->made[i];
 	return NULL;
 }
+
+int fd_premake_shared(struct fd_premake *p, uint32_t type, fd_make_fn make, const struct img *im, const struct img_fd *f)
+{
+	struct inject *in = &p->root->in;
+	long fd = make(in, p->root->scratch, im, f);
+	long hi = fd >= 0 ? inject_syscall(in, SYS_fcntl, fd, F_DUPFD, p->next, 0, 0, 0) : -1;
+	if (fd >= 0)
+		inject_syscall(in, SYS_close, fd, 0, 0, 0, 0, 0);
+	if (hi < p->next)
+		hi = -1; /* not made: fd_premade_add says so */
+	else
+		p->next = hi + 1;
+	return fd_premade_add(p, type, f->object, hi);
+}
+
+int fd_reopen_shared(struct fd_restore *r, const struct img_fd *f, uint32_t type, fd_make_fn make, const char *what)
+{
+	const struct premade *pm = fd_premade(r->s->tree, type, f->object);
+	const struct fd_made *here = pm ? NULL : fd_made_here(r, type, f->object);
+	long from = pm ? pm->rfd : here ? here->rfd : -1;
+	if (!pm && !here) {
+		long made[2] = { make(&r->j->in, r->j->scratch, r->im, f), -1 };
+		if (made[0] >= 0 && fd_make_above(r, type, f->object, made) == 0)
+			from = r->made[r->nmade - 1].rfd;
+	}
+	if (from >= 0 && fd_place(r, from, f) == 0)
+		return 0;
+	snprintf(r->why, r->whylen, "fd %d: cannot make the program's %s again", f->fd, what);
+	return -1;
+}

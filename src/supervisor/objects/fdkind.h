@@ -48,6 +48,7 @@
 struct sup;
 struct tree;
 struct tree_view;
+struct inject;
 struct injector;
 
 /* A tree's resume before its processes are forked: objects made in the first process (root), at
@@ -136,6 +137,17 @@ int fd_reopen(struct fd_restore *r);
 int fd_premake_all(struct fd_premake *p);
 
 /* Helpers for the kinds. */
+/* How a kind makes the object of f, one of several fds may share, in the process of `in`
+ * (scratch: 256 bytes of it, for its arguments): its number there, or -1. */
+typedef long (*fd_make_fn)(struct inject *in, uint64_t scratch, const struct img *im, const struct img_fd *f);
+/* premake of such a kind: f's object made by `make` in the tree's first process, moved above the
+ * checkpoint's numbers, and recorded for the processes that share it.  0 or -1 with p->why. */
+int fd_premake_shared(struct fd_premake *p, uint32_t type, fd_make_fn make, const struct img *im, const struct img_fd *f);
+/* reopen of such a kind: f placed at its number from its object -- the tree's, made before the
+ * forks; or the one made in this process for an earlier fd that held it; or made now by `make`
+ * and kept above the checkpoint's numbers for the later ones.  0 or -1 with r->why ("cannot make
+ * the program's <what> again"). */
+int fd_reopen_shared(struct fd_restore *r, const struct img_fd *f, uint32_t type, fd_make_fn make, const char *what);
 /* fd, made in the first process for (type, object), recorded as the tree's premade object.  0 or
  * -1 with p->why. */
 int fd_premade_add(struct fd_premake *p, uint32_t type, uint64_t object, long fd);
