@@ -8,8 +8,8 @@ Servers (tests/e2e/services.py, shared with the e2e tests, which run 5 kills eac
 client setting keys, a threaded and an asyncio Python server and a Go HTTP server (linked against
 libc; its listener TCP, then MPTCP) counting in memory for clients that hold connections; each is driven from outside while it is
 killed, and must keep every write acknowledged BOUND_MS before the kill.  Programs whose parts talk
-over TCP among themselves (a Node.js loop querying its own HTTP server, `mpirun -np 2`) are run by
-`prosper torture` and compared with a native run.  Every case is printed as measured, failures too.
+over TCP among themselves (a Node.js loop querying its own HTTP server, `mpirun -np 2`: their
+connections are kept whole) are run by `prosper torture` and compared with a native run.  Every case is printed as measured, failures too.
 """
 import argparse
 import json
@@ -23,32 +23,6 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 import services  # noqa: E402  (the scenarios, shared with the e2e tests)
-
-NODE_LOOP = r"""
-const http = require('http');
-const { spawn } = require('child_process');
-let n = 0, h = 0;
-const server = http.createServer((req, res) => { h = (h * 31 + n) % 1000003; res.end(String(h)); });
-server.listen(0, '127.0.0.1', () => tick(server.address().port));
-function tick(port) {
-  http.get({ port, host: '127.0.0.1', path: '/', agent: false }, res => {
-    let body = '';
-    res.on('data', d => body += d);
-    res.on('end', () => {
-      n++;
-      for (let k = 0; k < 20000; k++) h = (h * 31 + k) % 1000003;
-      if (n % 100 === 0) console.log(n, body);
-      if (n === 1500) return finish();
-      if (n % 2) setTimeout(() => tick(port), 1); else setImmediate(() => tick(port));
-    });
-  }).on('error', e => { console.log('error', e.code); process.exit(3); });
-}
-function finish() {
-  const c = spawn('/bin/sh', ['-c', 'echo child $((6*7))']);
-  c.stdout.on('data', d => process.stdout.write(d));
-  c.on('exit', code => setImmediate(() => { console.log('done', h, code); server.close(); }));
-}
-"""
 
 MPI_RING = r"""
 #include <mpi.h>
@@ -110,7 +84,7 @@ def cases(d, kills, pool_dir):
     yield "go-http-mptcp-listener", lambda: go("serve-mptcp")
     node = os.path.join(d, "loop.js")
     with open(node, "w") as f:
-        f.write(NODE_LOOP)
+        f.write(services.NODE_SELF_HTTP)
     yield "node-self-http", lambda: torture(d, kills or 30, ["/usr/bin/node", node], pool_dir)
 
     def mpi():

@@ -517,3 +517,35 @@ def build_go(d):
     if r.returncode != 0:
         return None, "the Go toolchain cannot build a cgo program here: " + r.stderr[-200:]
     return os.path.join(src, "counter"), None
+
+
+# ------------------------------------------------------- programs talking TCP among themselves
+
+# Node.js querying its own HTTP server (a new connection per request, closed by the server after
+# its reply), with timers, setImmediate and a child process at the end: its connections are
+# between two of its own sockets, kept whole at a resume (fd_inet.c).
+NODE_SELF_HTTP = r"""
+const http = require('http');
+const { spawn } = require('child_process');
+let n = 0, h = 0;
+const server = http.createServer((req, res) => { h = (h * 31 + n) % 1000003; res.end(String(h)); });
+server.listen(0, '127.0.0.1', () => tick(server.address().port));
+function tick(port) {
+  http.get({ port, host: '127.0.0.1', path: '/', agent: false }, res => {
+    let body = '';
+    res.on('data', d => body += d);
+    res.on('end', () => {
+      n++;
+      for (let k = 0; k < 20000; k++) h = (h * 31 + k) % 1000003;
+      if (n % 100 === 0) console.log(n, body);
+      if (n === 1500) return finish();
+      if (n % 2) setTimeout(() => tick(port), 1); else setImmediate(() => tick(port));
+    });
+  }).on('error', e => { console.log('error', e.code); process.exit(3); });
+}
+function finish() {
+  const c = spawn('/bin/sh', ['-c', 'echo child $((6*7))']);
+  c.stdout.on('data', d => process.stdout.write(d));
+  c.on('exit', code => setImmediate(() => { console.log('done', h, code); server.close(); }));
+}
+"""

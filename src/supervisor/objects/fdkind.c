@@ -252,18 +252,22 @@ const struct fd_made *fd_made_here(const struct fd_restore *r, uint32_t type, ui
 	return NULL;
 }
 
-int fd_premake_shared(struct fd_premake *p, uint32_t type, fd_make_fn make, const struct img *im, const struct img_fd *f)
+long fd_premake_above(struct fd_premake *p, long fd)
 {
 	struct inject *in = &p->root->in;
-	long fd = make(in, p->root->scratch, im, f);
 	long hi = fd >= 0 ? inject_syscall(in, SYS_fcntl, fd, F_DUPFD, p->next, 0, 0, 0) : -1;
 	if (fd >= 0)
 		inject_syscall(in, SYS_close, fd, 0, 0, 0, 0, 0);
 	if (hi < p->next)
-		hi = -1; /* not made: fd_premade_add says so */
-	else
-		p->next = hi + 1;
-	return fd_premade_add(p, type, f->object, hi);
+		return -1;
+	p->next = hi + 1;
+	return hi;
+}
+
+int fd_premake_shared(struct fd_premake *p, uint32_t type, fd_make_fn make, const struct img *im, const struct img_fd *f)
+{
+	/* not made: fd_premade_add says so */
+	return fd_premade_add(p, type, f->object, fd_premake_above(p, make(&p->root->in, p->root->scratch, im, f)));
 }
 
 int fd_reopen_shared(struct fd_restore *r, const struct img_fd *f, uint32_t type, fd_make_fn make, const char *what)

@@ -140,6 +140,9 @@ int fd_premake_all(struct fd_premake *p);
 /* How a kind makes the object of f, one of several fds may share, in the process of `in`
  * (scratch: 256 bytes of it, for its arguments): its number there, or -1. */
 typedef long (*fd_make_fn)(struct inject *in, uint64_t scratch, const struct img *im, const struct img_fd *f);
+/* premake: fd, made in the tree's first process, moved above the checkpoint's numbers: its number
+ * there, or -1 (closed). */
+long fd_premake_above(struct fd_premake *p, long fd);
 /* premake of such a kind: f's object made by `make` in the tree's first process, moved above the
  * checkpoint's numbers, and recorded for the processes that share it.  0 or -1 with p->why. */
 int fd_premake_shared(struct fd_premake *p, uint32_t type, fd_make_fn make, const struct img *im, const struct img_fd *f);

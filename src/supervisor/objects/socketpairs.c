@@ -1,5 +1,6 @@
 /* socketpairs.c -- unix sockets between the processes of the program (socketpairs.h). */
 #include "socketpairs.h"
+#include "tcppair.h"
 #include <errno.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -286,6 +287,19 @@ int socketpairs_scan(struct tree *t)
 	if (rc || nheld == 0) {
 		free(held);
 		return rc;
+	}
+	/* a TCP connection of the program's to one of its own listeners that it has not accepted
+	 * yet: its bytes are out of reach until it does; the others' held back segments sent, so
+	 * that their ends can be read whole (fd_inet.c keeps connections between the program's
+	 * own sockets) */
+	struct tcp_held *tcp = malloc((size_t)nheld * sizeof *tcp);
+	for (int i = 0; tcp && i < nheld; i++)
+		tcp[i] = (struct tcp_held){ .ino = held[i].ino, .pid = held[i].pid, .fd = held[i].fd };
+	rc = tcp ? tcp_cut_prepare(tcp, nheld) : -ENOMEM;
+	free(tcp);
+	if (rc) {
+		free(held);
+		return rc == 1 ? -EAGAIN : rc;
 	}
 	struct diag_sock *all = NULL;
 	int nall = 0;

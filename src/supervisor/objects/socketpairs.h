@@ -56,7 +56,8 @@ struct sock_end {
 
 /* Find the program's unix stream sockets now (the program stopped): the ends, held by its
  * processes, of connections whose peer it holds too, and its listening sockets.  Sets t->cut.socks;
- * 0, -EAGAIN while a listener has a connection the program has not accepted yet, or -errno. */
+ * 0, -EAGAIN while a listener (unix, or TCP for a client of the program's own) has a connection
+ * the program has not accepted yet, or -errno. */
 int socketpairs_scan(struct tree *t);
 /* Is this fd link text ("socket:[ino]") an end of a kept socketpair? */
 int socketpairs_kept(const struct tree *t, const char *link);

@@ -163,14 +163,24 @@ int main(void)
 	/* a connection that ended, its fd still open: the server closed, the client shut its side */
 	int f_ended = socket(AF_INET, SOCK_STREAM, 0);
 	MUST(f_ended >= 0 && connect(f_ended, (struct sockaddr *)&lo, sizeof lo) == 0);
+	int f_fin = socket(AF_INET, SOCK_STREAM, 0); /* its server wrote "hi" and closed: CLOSE_WAIT */
+	MUST(f_fin >= 0 && connect(f_fin, (struct sockaddr *)&lo, sizeof lo) == 0);
 	int serving = accept(f_listen, NULL, NULL); /* f_conn's other end, kept open */
 	int served = accept(f_listen, NULL, NULL);  /* f_ended's, closed */
+	int answered = accept(f_listen, NULL, NULL); /* f_fin's */
+	MUST(answered >= 0 && write(answered, "hi", 2) == 2 && close(answered) == 0);
+	struct sockaddr_in conn_at;
+	socklen_t conn_len = sizeof conn_at;
+	MUST(getsockname(f_conn, (struct sockaddr *)&conn_at, &conn_len) == 0);
 	char eof;
 	MUST(serving >= 0 && served >= 0 && close(served) == 0 && read(f_ended, &eof, 1) == 0 &&
 	     shutdown(f_ended, SHUT_WR) == 0);
 	struct timespec settle = { 0, 20000000 }; /* the last ACK over loopback */
 	nanosleep(&settle, NULL);
-	char listen_rec[96], udp_rec[96];
+	char listen_rec[96], udp_rec[96], conn_rec[96];
+	/* the connecting end counts its SYN among the bytes acknowledged (fd_inet.c: pair_peer) */
+	snprintf(conn_rec, sizeof conn_rec, "2 1 6 C 0 8 127.0.0.1 %u 127.0.0.1 %u 1 0 -", ntohs(conn_at.sin_port),
+		 ntohs(lo.sin_port));
 	snprintf(listen_rec, sizeof listen_rec, "2 1 6 L 7 1 127.0.0.1 %u - 0", ntohs(lo.sin_port));
 	snprintf(udp_rec, sizeof udp_rec, "10 2 17 B 0 4 ::1 %u ::1 9", ntohs(lo6.sin6_port));
 	int f_shm = open(shm, O_RDWR | O_CREAT | O_EXCL, 0600);
@@ -208,7 +218,8 @@ int main(void)
 		{ f_timer, IMG_FD_TIMERFD, 0, "1 0 1 0 0 0 0" }, /* monotonic, one expiration unread, disarmed */
 		{ f_timer_armed, IMG_FD_TIMERFD, 0, NULL },       /* its time left: checked below */
 		{ f_listen, IMG_FD_INET, ino_of(f_listen), listen_rec }, /* its backlog and SO_REUSEADDR */
-		{ f_conn, IMG_FD_INET, ino_of(f_conn), "2 1 6 C 0 8 - 0 - 0" }, /* reset: no address kept */
+		{ f_conn, IMG_FD_INET, ino_of(f_conn), conn_rec }, /* read whole: both addresses, its stream */
+		{ f_fin, IMG_FD_INET, ino_of(f_fin), "2 1 6 F 0 0 - 0 - 0 6869" }, /* its unread bytes, then the end */
 		{ f_udp, IMG_FD_INET, ino_of(f_udp), udp_rec },           /* IPV6_V6ONLY, its peer */
 		{ f_ended, IMG_FD_INET, ino_of(f_ended), "2 1 6 E 0 0 - 0 - 0" }, /* not bound again */
 		{ f_ring, IMG_FD_IOURING, 0, NULL },              /* not kept: its resume refused */
@@ -250,7 +261,7 @@ int main(void)
 		CHECK(fd_kinds[k]->claims && fd_kind_of(fd_kinds[k]->type) == fd_kinds[k] && fd_kinds[k]->name);
 
 	/* the program is gone: its addresses are free again (the check binds them) */
-	close(f_conn), close(f_listen), close(f_udp), close(f_ended), close(serving);
+	close(f_conn), close(f_listen), close(f_udp), close(f_ended), close(serving), close(f_fin);
 
 	/* the records as a checkpoint holds them: they decode, and a resume's check takes them */
 	struct img_buf all_strings = { 0 };
@@ -401,7 +412,16 @@ int main(void)
 				   "2 3 6 L 7 1 127.0.0.1 80 - 0", "2 2 6 L 7 1 127.0.0.1 80 - 0", "2 2 17 L 0 0 127.0.0.1 80 - 0",
 				   "2 1 6 L 7 16 127.0.0.1 80 - 0", "2 1 6 L 7 1 127.0.0.1 65536 - 0", "2 1 6 L -1 1 127.0.0.1 80 - 0",
 				   "2 1 6 L 7 1 ::1 80 - 0", "2 1 6 L 7 1 localhost 80 - 0", "2 1 6 X 7 1 127.0.0.1 80 - 0",
-				   "2 1 6 C 0 0 127.0.0.1 0 127.0.0.1 80", "2 2 17 B 0 0 127.0.0.1 80 - 9", "2 2 17 E 0 0 - 0 - 0" };
+				   "2 1 6 C 0 0 127.0.0.1 0 127.0.0.1 80", "2 2 17 B 0 0 127.0.0.1 80 - 9", "2 2 17 E 0 0 - 0 - 0",
+				   /* connections read whole, and finished ones: their streams */
+				   "2 1 6 C 0 0 127.0.0.1 5 127.0.0.1 80 1 0", "2 1 6 C 0 0 127.0.0.1 5 127.0.0.1 80 1 0 ",
+				   "2 1 6 C 0 0 127.0.0.1 5 127.0.0.1 80 1 0 abc", "2 1 6 C 0 0 127.0.0.1 5 127.0.0.1 80 1 0 AB",
+				   "2 1 6 C 0 0 127.0.0.1 5 127.0.0.1 80 1 0  ab", "2 1 6 C 0 0 127.0.0.1 5 127.0.0.1 80 x 0 -",
+				   "2 1 6 C 0 0 - 0 - 0 1 0 -", "2 1 6 C 0 0 127.0.0.1 0 127.0.0.1 80 1 0 -",
+				   "2 1 6 C 7 0 127.0.0.1 5 127.0.0.1 80 1 0 -", "2 2 17 C 0 0 127.0.0.1 5 127.0.0.1 80 1 0 -",
+				   "2 1 6 C 0 0 127.0.0.1 5 127.0.0.1 80 1 0 -x", "2 1 6 F 0 0 - 0 - 0", "2 1 6 F 0 0 - 0 - 0 ",
+				   "2 1 6 F 0 0 - 0 - 0 6", "2 1 6 F 0 0 - 0 - 0 1 0 -", "2 2 17 F 0 0 - 0 - 0 -",
+				   "2 1 6 E 0 0 - 0 - 0 -" };
 	for (size_t k = 0; k < sizeof bad_inet / sizeof bad_inet[0]; k++) {
 		bad = recs[lst], bad.payload = img_str(&strings, bad_inet[k]);
 		if (check_one(bad, &strings, &dw) != REFUSE_POOL_CORRUPT)
@@ -409,6 +429,17 @@ int main(void)
 	}
 	bad = recs[conn], bad.object = 0;
 	CHECK(check_one(bad, &strings, &dw) == REFUSE_POOL_CORRUPT);
+	const char *good_inet[] = { "2 1 6 C 0 8 127.0.0.1 5 127.0.0.1 80 18446744073709551615 0 -",
+				    "10 1 262 C 0 0 ::1 5 ::1 80 1 0 00ff", "2 1 6 F 0 0 - 0 - 0 -", "2 1 6 C 0 8 - 0 - 0" };
+	for (size_t k = 0; k < sizeof good_inet / sizeof good_inet[0]; k++) {
+		bad = recs[conn], bad.payload = img_str(&strings, good_inet[k]);
+		if (check_one(bad, &strings, &dw) != 0)
+			fprintf(stderr, "FAIL socket record \"%s\" refused\n", good_inet[k]), failures++;
+	}
+	int fin = 0;
+	while (want[fin].fd != f_fin)
+		fin++;
+	CHECK(check_one(recs[fin], &strings, &dw) == 0);
 	close(holder);
 	CHECK(check_one(recs[lst], &strings, &dw) == 0);
 
