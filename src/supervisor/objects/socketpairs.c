@@ -1,5 +1,6 @@
 /* socketpairs.c -- unix sockets between the processes of the program (socketpairs.h). */
 #include "socketpairs.h"
+#include "sockdiag.h"
 #include "tcppair.h"
 #include <errno.h>
 #include <linux/netlink.h>
@@ -26,79 +27,63 @@ struct diag_sock {
 	uint64_t vfs_ino;         /* bound to a path: the socket file's inode */
 };
 
+struct pairs_ctx {
+	struct diag_sock **out;
+	int *n, cap;
+};
+
+/* One unix socket of the dump, appended. */
+static int take(const struct nlmsghdr *h, void *arg)
+{
+	struct pairs_ctx *c = arg;
+	const struct unix_diag_msg *m = NLMSG_DATA(h);
+	if (m->udiag_type != SOCK_STREAM && m->udiag_type != SOCK_DGRAM && m->udiag_type != SOCK_SEQPACKET)
+		return 0;
+	struct diag_sock d = { .ino = m->udiag_ino, .type = m->udiag_type,
+			       .connected = m->udiag_state == 1 /* TCP_ESTABLISHED */,
+			       .listening = m->udiag_state == 10 /* TCP_LISTEN */ };
+	int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof *m));
+	for (const struct rtattr *a = (const void *)(m + 1); RTA_OK(a, alen); a = RTA_NEXT(a, alen)) {
+		size_t plen = RTA_PAYLOAD(a);
+		if (a->rta_type == UNIX_DIAG_PEER) {
+			d.peer = *(const uint32_t *)RTA_DATA(a);
+		} else if (a->rta_type == UNIX_DIAG_NAME && plen > 0 && plen < sizeof d.name) {
+			memcpy(d.name, RTA_DATA(a), plen);
+			d.name_len = (uint32_t)plen;
+		} else if (a->rta_type == UNIX_DIAG_VFS && plen >= sizeof(struct unix_diag_vfs)) {
+			d.vfs_ino = ((const struct unix_diag_vfs *)RTA_DATA(a))->udiag_vfs_ino;
+		} else if (a->rta_type == UNIX_DIAG_RQLEN && plen >= sizeof(struct unix_diag_rqlen)) {
+			const struct unix_diag_rqlen *q = RTA_DATA(a);
+			d.queued = q->udiag_rqueue, d.backlog = q->udiag_wqueue;
+		}
+	}
+	if (d.name_len && d.name[0]) { /* a path: kept with its NUL */
+		d.name[d.name_len] = 0;
+		d.name_len = (uint32_t)strlen(d.name) + 1;
+	}
+	if (*c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 64;
+		struct diag_sock *p = realloc(*c->out, (size_t)c->cap * sizeof *p);
+		if (!p)
+			return -ENOMEM;
+		*c->out = p;
+	}
+	(*c->out)[(*c->n)++] = d;
+	return 0;
+}
+
 /* Every unix stream socket of this network namespace. */
 static int diag_pairs(struct diag_sock **out, int *n)
 {
-	int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-	if (nl < 0)
-		return -errno;
 	struct {
 		struct nlmsghdr h;
 		struct unix_diag_req r;
 	} req = { .h = { .nlmsg_len = sizeof req, .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
 		  .r = { .sdiag_family = AF_UNIX, .udiag_states = ~0u,
 			 .udiag_show = UDIAG_SHOW_PEER | UDIAG_SHOW_NAME | UDIAG_SHOW_RQLEN | UDIAG_SHOW_VFS } };
-	if (send(nl, &req, sizeof req, 0) != (ssize_t)sizeof req) {
-		close(nl);
-		return -errno;
-	}
-	int cap = 0, rc = 0, done = 0;
+	struct pairs_ctx c = { out, n, 0 };
 	*n = 0;
-	static uint8_t buf[32768];
-	while (!done && !rc) {
-		ssize_t got = recv(nl, buf, sizeof buf, 0);
-		if (got <= 0) {
-			rc = got < 0 ? -errno : -EIO;
-			break;
-		}
-		for (struct nlmsghdr *h = (void *)buf; NLMSG_OK(h, (size_t)got); h = NLMSG_NEXT(h, got)) {
-			if (h->nlmsg_type == NLMSG_DONE) {
-				done = 1;
-				break;
-			}
-			if (h->nlmsg_type == NLMSG_ERROR) {
-				rc = -EPROTO;
-				break;
-			}
-			struct unix_diag_msg *m = NLMSG_DATA(h);
-			if (m->udiag_type != SOCK_STREAM && m->udiag_type != SOCK_DGRAM && m->udiag_type != SOCK_SEQPACKET)
-				continue;
-			struct diag_sock d = { .ino = m->udiag_ino, .type = m->udiag_type,
-					       .connected = m->udiag_state == 1 /* TCP_ESTABLISHED */,
-					       .listening = m->udiag_state == 10 /* TCP_LISTEN */ };
-			int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof *m));
-			for (struct rtattr *a = (void *)(m + 1); RTA_OK(a, alen); a = RTA_NEXT(a, alen)) {
-				size_t plen = RTA_PAYLOAD(a);
-				if (a->rta_type == UNIX_DIAG_PEER) {
-					d.peer = *(uint32_t *)RTA_DATA(a);
-				} else if (a->rta_type == UNIX_DIAG_NAME && plen > 0 && plen < sizeof d.name) {
-					memcpy(d.name, RTA_DATA(a), plen);
-					d.name_len = (uint32_t)plen;
-				} else if (a->rta_type == UNIX_DIAG_VFS && plen >= sizeof(struct unix_diag_vfs)) {
-					d.vfs_ino = ((const struct unix_diag_vfs *)RTA_DATA(a))->udiag_vfs_ino;
-				} else if (a->rta_type == UNIX_DIAG_RQLEN && plen >= sizeof(struct unix_diag_rqlen)) {
-					const struct unix_diag_rqlen *q = RTA_DATA(a);
-					d.queued = q->udiag_rqueue, d.backlog = q->udiag_wqueue;
-				}
-			}
-			if (d.name_len && d.name[0]) { /* a path: kept with its NUL */
-				d.name[d.name_len] = 0;
-				d.name_len = (uint32_t)strlen(d.name) + 1;
-			}
-			if (*n == cap) {
-				cap = cap ? 2 * cap : 64;
-				struct diag_sock *p = realloc(*out, (size_t)cap * sizeof *p);
-				if (!p) {
-					rc = -ENOMEM;
-					break;
-				}
-				*out = p;
-			}
-			(*out)[(*n)++] = d;
-		}
-	}
-	close(nl);
-	return rc;
+	return sock_diag_dump(&req, sizeof req, take, &c);
 }
 
 /* The socket inodes the program's processes hold, with a process and fd that holds each. */

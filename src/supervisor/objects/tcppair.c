@@ -12,11 +12,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/inet_diag.h>
-#include <linux/netlink.h>
-#include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
 #include <stdlib.h>
 #include "inject.h"
+#include "sockdiag.h"
 
 #define TCP_STATE_ESTABLISHED 1
 #define TCP_STATE_CLOSE_WAIT 8
@@ -153,46 +152,34 @@ static int add(struct tuples *l, const struct inet_diag_msg *m, const struct tcp
 	return 0;
 }
 
-/* The established TCP sockets of one family: the held ones into mine, those without a file into
- * queued.  0 or a negative errno. */
+struct dump_ctx {
+	const struct tcp_held *held;
+	int n;
+	struct tuples *mine, *queued;
+};
+
+/* One established TCP socket of the dump: a held one into mine, one without a file into queued. */
+static int take(const struct nlmsghdr *h, void *arg)
+{
+	struct dump_ctx *c = arg;
+	const struct inet_diag_msg *m = NLMSG_DATA(h);
+	if (!m->idiag_inode)
+		return add(c->queued, m, NULL); /* in an accept queue: established, no file yet */
+	const struct tcp_held *who = held_ino(c->held, c->n, m->idiag_inode);
+	return who ? add(c->mine, m, who) : 0;
+}
+
+/* The established TCP sockets of one family into mine and queued.  0 or a negative errno. */
 static int dump_established(int family, const struct tcp_held *held, int n, struct tuples *mine, struct tuples *queued)
 {
-	int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-	if (nl < 0)
-		return -errno;
 	struct {
 		struct nlmsghdr h;
 		struct inet_diag_req_v2 r;
 	} req = { .h = { .nlmsg_len = sizeof req, .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
 		  .r = { .sdiag_family = (uint8_t)family, .sdiag_protocol = IPPROTO_TCP,
 			 .idiag_states = 1u << TCP_STATE_ESTABLISHED } };
-	int rc = send(nl, &req, sizeof req, 0) == (ssize_t)sizeof req ? 0 : -errno, done = 0;
-	static _Thread_local uint8_t buf[32768];
-	while (!rc && !done) {
-		ssize_t got = recv(nl, buf, sizeof buf, 0);
-		if (got <= 0) {
-			rc = got < 0 ? -errno : -EIO;
-			break;
-		}
-		for (struct nlmsghdr *h = (void *)buf; NLMSG_OK(h, (size_t)got) && !rc; h = NLMSG_NEXT(h, got)) {
-			if (h->nlmsg_type == NLMSG_DONE) {
-				done = 1;
-				break;
-			}
-			if (h->nlmsg_type == NLMSG_ERROR) {
-				rc = -EPROTO;
-				break;
-			}
-			const struct inet_diag_msg *m = NLMSG_DATA(h);
-			const struct tcp_held *who = m->idiag_inode ? held_ino(held, n, m->idiag_inode) : NULL;
-			if (!m->idiag_inode)
-				rc = add(queued, m, NULL); /* in an accept queue: established, no file yet */
-			else if (who)
-				rc = add(mine, m, who);
-		}
-	}
-	close(nl);
-	return rc;
+	struct dump_ctx c = { held, n, mine, queued };
+	return sock_diag_dump(&req, sizeof req, take, &c);
 }
 
 /* Send what Nagle's algorithm holds back on the socket fd of pid (not corked, no TCP_NODELAY of
