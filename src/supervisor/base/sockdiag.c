@@ -23,12 +23,14 @@ int sock_diag_dump(const void *req, size_t len, int (*each)(const struct nlmsghd
 			if (h->nlmsg_type == NLMSG_DONE)
 				done = 1;
 			else if (h->nlmsg_type == NLMSG_ERROR)
-				rc = -EPROTO;
+				rc = ((const struct nlmsgerr *)NLMSG_DATA(h))->error ?: -EPROTO; /* e.g. -ENOENT: none */
 			else
 				rc = each(h, ctx);
 			if (done)
 				break;
 		}
+		/* a request of one socket is answered by one message, with no end of dump */
+		done |= !(((const struct nlmsghdr *)req)->nlmsg_flags & NLM_F_DUMP);
 	}
 	close(nl);
 	return rc;

@@ -4,16 +4,18 @@
  *
  * Invariants
  *   - The netlink socket is the caller's for the call alone: opened and closed in it.
- *   - The dump is read to its end (NLMSG_DONE) unless an answer or the callback fails.
+ *   - A dump is read to its end (NLMSG_DONE) unless an answer or the callback fails; a request of
+ *     one socket, to its one answer.
  */
 #ifndef PROSPER_SUP_SOCKDIAG_H
 #define PROSPER_SUP_SOCKDIAG_H
 #include <linux/netlink.h>
 #include <stddef.h>
 
-/* Send req (len bytes: a struct nlmsghdr with NLM_F_DUMP, then its family's request) and call
- * each(h, ctx) for every answer.  0, a negative errno, or what each returned when not 0 (it
- * stops the dump). */
+/* Send req (len bytes: a struct nlmsghdr, then its family's request) and call each(h, ctx) for
+ * every answer: all the dump's with NLM_F_DUMP, else the one socket's.  0, a negative errno (the
+ * kernel's own for a request it refused: -ENOENT for no such socket), or what each returned when
+ * not 0 (it stops the dump). */
 int sock_diag_dump(const void *req, size_t len, int (*each)(const struct nlmsghdr *h, void *ctx), void *ctx);
 
 #endif

@@ -106,111 +106,86 @@ int tcp_stream_read(int sock, struct tcp_stream *st)
 	return 0;
 }
 
-/* An established TCP socket's addresses as inet_diag names them. */
-struct tuple {
-	uint8_t family;
-	uint16_t sport, dport; /* network order */
-	uint32_t src[4], dst[4];
-};
-
-static int same_ends(const struct tuple *a, const struct tuple *b) /* a's peer is b */
+/* The inode of the TCP socket whose local end is (local) and remote end (remote) -- the peer of
+ * a socket of the program's, looked up by its addresses -- into *ino (0: it has no file yet, it
+ * waits in a listener's accept queue).  0, -ENOENT (not a socket of this machine's), or a
+ * negative errno. */
+static int take_inode(const struct nlmsghdr *h, void *arg)
 {
-	return a->family == b->family && a->sport == b->dport && a->dport == b->sport && !memcmp(a->src, b->dst, sizeof a->src) &&
-	       !memcmp(a->dst, b->src, sizeof a->dst);
-}
-
-static const struct tcp_held *held_ino(const struct tcp_held *held, int n, uint64_t ino)
-{
-	for (int i = 0; i < n; i++)
-		if (held[i].ino == ino)
-			return &held[i];
-	return NULL;
-}
-
-struct tuples {
-	struct tuple *v;
-	const struct tcp_held **who; /* the held ones': their holder */
-	int n, cap;
-};
-
-static int add(struct tuples *l, const struct inet_diag_msg *m, const struct tcp_held *who)
-{
-	if (l->n == l->cap) {
-		int cap = l->cap ? 2 * l->cap : 16;
-		struct tuple *more = realloc(l->v, (size_t)cap * sizeof *more);
-		const struct tcp_held **whos = more ? realloc(l->who, (size_t)cap * sizeof *whos) : NULL;
-		if (more)
-			l->v = more;
-		if (!whos)
-			return -ENOMEM;
-		l->who = whos, l->cap = cap;
-	}
-	l->who[l->n] = who;
-	struct tuple *t = &l->v[l->n++];
-	t->family = m->idiag_family, t->sport = m->id.idiag_sport, t->dport = m->id.idiag_dport;
-	memcpy(t->src, m->id.idiag_src, sizeof t->src), memcpy(t->dst, m->id.idiag_dst, sizeof t->dst);
+	*(uint64_t *)arg = ((const struct inet_diag_msg *)NLMSG_DATA(h))->idiag_inode;
 	return 0;
 }
 
-struct dump_ctx {
-	const struct tcp_held *held;
-	int n;
-	struct tuples *mine, *queued;
-};
-
-/* One established TCP socket of the dump: a held one into mine, one without a file into queued. */
-static int take(const struct nlmsghdr *h, void *arg)
-{
-	struct dump_ctx *c = arg;
-	const struct inet_diag_msg *m = NLMSG_DATA(h);
-	if (!m->idiag_inode)
-		return add(c->queued, m, NULL); /* in an accept queue: established, no file yet */
-	const struct tcp_held *who = held_ino(c->held, c->n, m->idiag_inode);
-	return who ? add(c->mine, m, who) : 0;
-}
-
-/* The established TCP sockets of one family into mine and queued.  0 or a negative errno. */
-static int dump_established(int family, const struct tcp_held *held, int n, struct tuples *mine, struct tuples *queued)
+static int peer_inode(const struct sockaddr_storage *local, const struct sockaddr_storage *remote, uint64_t *ino)
 {
 	struct {
 		struct nlmsghdr h;
 		struct inet_diag_req_v2 r;
-	} req = { .h = { .nlmsg_len = sizeof req, .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
-		  .r = { .sdiag_family = (uint8_t)family, .sdiag_protocol = IPPROTO_TCP,
-			 .idiag_states = 1u << TCP_STATE_ESTABLISHED } };
-	struct dump_ctx c = { held, n, mine, queued };
-	return sock_diag_dump(&req, sizeof req, take, &c);
+	} req = { .h = { .nlmsg_len = sizeof req, .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST },
+		  .r = { .sdiag_family = (uint8_t)local->ss_family, .sdiag_protocol = IPPROTO_TCP, .idiag_states = ~0u,
+			 .id = { .idiag_cookie = { INET_DIAG_NOCOOKIE, INET_DIAG_NOCOOKIE } } } };
+	if (local->ss_family == AF_INET) {
+		const struct sockaddr_in *l = (const void *)local, *r = (const void *)remote;
+		req.r.id.idiag_sport = l->sin_port, req.r.id.idiag_dport = r->sin_port;
+		memcpy(req.r.id.idiag_src, &l->sin_addr, 4), memcpy(req.r.id.idiag_dst, &r->sin_addr, 4);
+	} else {
+		const struct sockaddr_in6 *l = (const void *)local, *r = (const void *)remote;
+		req.r.id.idiag_sport = l->sin6_port, req.r.id.idiag_dport = r->sin6_port;
+		memcpy(req.r.id.idiag_src, &l->sin6_addr, 16), memcpy(req.r.id.idiag_dst, &r->sin6_addr, 16);
+	}
+	*ino = ~0ull;
+	int rc = sock_diag_dump(&req, sizeof req, take_inode, ino);
+	return rc ? rc : *ino == ~0ull ? -ENOENT : 0;
 }
 
-/* Send what Nagle's algorithm holds back on the socket fd of pid (not corked, no TCP_NODELAY of
- * its own): setting TCP_NODELAY pushes it, clearing it leaves the socket as it was. */
-static void push_pending(pid_t pid, int fd)
+/* Send what Nagle's algorithm holds back on the program's socket s (a copy; not corked, no
+ * TCP_NODELAY of its own): setting TCP_NODELAY pushes it, clearing it leaves the socket as it was. */
+static void push_pending(int s)
 {
-	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	int s = pidfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0) : -1;
 	int nodelay = 1, cork = 1, on = 1, off = 0;
 	socklen_t n = sizeof nodelay, c = sizeof cork;
-	if (s >= 0 && getsockopt(s, IPPROTO_TCP, TCP_NODELAY, &nodelay, &n) == 0 && !nodelay &&
+	if (getsockopt(s, IPPROTO_TCP, TCP_NODELAY, &nodelay, &n) == 0 && !nodelay &&
 	    getsockopt(s, IPPROTO_TCP, TCP_CORK, &cork, &c) == 0 && !cork &&
 	    setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on) == 0)
 		setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &off, sizeof off);
-	if (s >= 0)
-		close(s);
-	if (pidfd >= 0)
-		close(pidfd);
+}
+
+/* One held socket: 1 if it is an established TCP connection to a socket not accepted yet, else
+ * its held back segments sent and 0; or a negative errno. */
+static int prepare_one(int s)
+{
+	int domain = 0, protocol = 0;
+	socklen_t n = sizeof domain, m = sizeof protocol;
+	struct tcp_info ti;
+	socklen_t tn = sizeof ti;
+	if (getsockopt(s, SOL_SOCKET, SO_DOMAIN, &domain, &n) != 0 || (domain != AF_INET && domain != AF_INET6) ||
+	    getsockopt(s, SOL_SOCKET, SO_PROTOCOL, &protocol, &m) != 0 || protocol != IPPROTO_TCP ||
+	    getsockopt(s, IPPROTO_TCP, TCP_INFO, &ti, &tn) != 0 || ti.tcpi_state != TCP_STATE_ESTABLISHED)
+		return 0;
+	struct sockaddr_storage local, remote;
+	socklen_t ll = sizeof local, rl = sizeof remote;
+	uint64_t ino;
+	if (getsockname(s, (struct sockaddr *)&local, &ll) != 0 || getpeername(s, (struct sockaddr *)&remote, &rl) != 0)
+		return 0;
+	int rc = peer_inode(&remote, &local, &ino); /* the peer's local end is our remote one */
+	if (rc == 0 && ino == 0)
+		return 1;
+	if (rc && rc != -ENOENT)
+		return rc;
+	push_pending(s);
+	return 0;
 }
 
 int tcp_cut_prepare(const struct tcp_held *held, int n)
 {
-	struct tuples mine = { 0 }, queued = { 0 };
 	int rc = 0;
-	for (int f = 0; f < 2 && !rc; f++)
-		rc = dump_established(f ? AF_INET6 : AF_INET, held, n, &mine, &queued);
-	for (int i = 0; !rc && i < mine.n; i++)
-		for (int k = 0; k < queued.n && !rc; k++)
-			rc = same_ends(&mine.v[i], &queued.v[k]);
-	for (int i = 0; !rc && i < mine.n; i++)
-		push_pending(mine.who[i]->pid, mine.who[i]->fd);
-	free(mine.v), free(mine.who), free(queued.v), free(queued.who);
+	for (int i = 0; i < n && !rc; i++) {
+		int pidfd = (int)syscall(SYS_pidfd_open, held[i].pid, 0);
+		int s = pidfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, held[i].fd, 0) : -1;
+		if (s >= 0)
+			rc = prepare_one(s), close(s);
+		if (pidfd >= 0)
+			close(pidfd);
+	}
 	return rc;
 }
