@@ -20,7 +20,7 @@ PROSPER = os.path.join(ROOT, "bin", "prosper")
 
 # What a kill may undo: a checkpoint is cut an interval (10 ms) after the last one's stop, and
 # holds what was done before its cut once it commits -- so an acknowledged write is safe once an
-# interval, a stop and a commit have passed: 10-15 ms mostly, up to 50 ms measured (a threaded
+# interval, a stop and a commit have passed: 10-15 ms mostly, up to 65 ms measured (a threaded
 # Python server, a Go server: bench/results/services.md).  The scenarios assert a bound with room for a loaded machine and
 # report the age of the oldest acknowledged write a kill undid (`lost_oldest_ms`).
 BOUND_MS = 100
