@@ -58,6 +58,7 @@
 #define IPPROTO_MPTCP 262
 #endif
 #define TCP_STATE_CLOSE 7
+#define TCP_STATE_CLOSE_WAIT 8
 #define TCP_STATE_LISTEN 10
 
 enum { INET_REUSEADDR = 1, INET_REUSEPORT = 2, INET_V6ONLY = 4, INET_NODELAY = 8, INET_FLAGS = 15 };
@@ -106,8 +107,9 @@ static int to_text(const struct sockaddr_storage *a, char *addr, unsigned *port)
 }
 
 /* The socket at fd of process pid, read from a copy: 1 (a TCP or UDP socket, into *t), 0 (some
- * other socket), or a negative errno. */
-static int probe(pid_t pid, int fd, struct inet_rec *t)
+ * other socket), or a negative errno.  read_stream: the cut found its peer is the program's too
+ * (tcp_cut_prepare): its stream is read, to keep it whole. */
+static int probe(pid_t pid, int fd, int read_stream, struct inet_rec *t)
 {
 	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	int s = pidfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0) : -1;
@@ -147,7 +149,10 @@ static int probe(pid_t pid, int fd, struct inet_rec *t)
 			t->backlog = have ? (int)ti.tcpi_sacked : SOMAXCONN; /* a listener's: its backlog */
 		} else if (connected || (have && ti.tcpi_state != TCP_STATE_CLOSE)) {
 			t->state = 'C';
-			t->whole = connected && tcp_stream_read(s, &stream) == 1;
+			/* read whole: a connection to another socket of the program's (kept as a pair), or
+			 * one whose peer closed (its bytes, then end of file); not one to the outside */
+			t->whole = connected && (read_stream || (have && ti.tcpi_state == TCP_STATE_CLOSE_WAIT)) &&
+				   tcp_stream_read(s, &stream) == 1;
 			if (t->whole)
 				t->written = stream.written, t->received = stream.received, t->unread_len = stream.unread;
 			if (t->whole && stream.finished) /* its peer closed: its bytes, then end of file */
@@ -168,6 +173,18 @@ static int probe(pid_t pid, int fd, struct inet_rec *t)
 	return 1;
 }
 
+/* Is fi a socket whose peer the program holds too, at this cut (socketpairs_scan)? */
+static int kept_pair(const struct tree *t, const struct fd_info *fi)
+{
+	unsigned long long ino;
+	if (sscanf(fi->path, "socket:[%llu]", &ino) != 1)
+		return 0;
+	for (int i = 0; i < t->cut.ntcp_kept; i++)
+		if (t->cut.tcp_kept[i] == ino)
+			return 1;
+	return 0;
+}
+
 /* The last probe of this thread's cut: fd_record asks claims, then record, of the same fd -- one
  * copy of the socket read for both. */
 static _Thread_local struct {
@@ -182,14 +199,15 @@ static int claims(struct sup *s, const struct fd_info *fi)
 	if (fi->type != IMG_FD_OTHER || strncmp(fi->path, "socket:[", 8))
 		return 0;
 	last.pid = s->pid, last.fi = fi;
-	last.rc = probe(s->pid, fi->fd, &last.t);
+	last.rc = probe(s->pid, fi->fd, kept_pair(s->tree, fi), &last.t);
 	return last.rc == 1;
 }
 
 static int record(struct fd_capture *c)
 {
 	struct inet_rec t;
-	int rc = last.pid == c->s->pid && last.fi == c->fi ? last.rc : probe(c->s->pid, c->fi->fd, &last.t);
+	int rc = last.pid == c->s->pid && last.fi == c->fi ? last.rc
+							   : probe(c->s->pid, c->fi->fd, kept_pair(c->s->tree, c->fi), &last.t);
 	t = last.t;
 	last.fi = NULL;
 	if (rc != 1)

@@ -278,10 +278,18 @@ int socketpairs_scan(struct tree *t)
 	 * that their ends can be read whole (fd_inet.c keeps connections between the program's
 	 * own sockets) */
 	struct tcp_held *tcp = malloc((size_t)nheld * sizeof *tcp);
+	int *kept = malloc((size_t)nheld * sizeof *kept);
+	uint64_t *kept_inos = realloc(t->cut.tcp_kept, (size_t)nheld * sizeof *kept_inos);
+	if (kept_inos)
+		t->cut.tcp_kept = kept_inos;
+	t->cut.ntcp_kept = 0;
 	for (int i = 0; tcp && i < nheld; i++)
 		tcp[i] = (struct tcp_held){ .ino = held[i].ino, .pid = held[i].pid, .fd = held[i].fd };
-	rc = tcp ? tcp_cut_prepare(tcp, nheld) : -ENOMEM;
-	free(tcp);
+	rc = tcp && kept && kept_inos ? tcp_cut_prepare(tcp, nheld, kept) : -ENOMEM;
+	for (int i = 0; !rc && i < nheld; i++)
+		if (kept[i])
+			t->cut.tcp_kept[t->cut.ntcp_kept++] = held[i].ino;
+	free(tcp), free(kept);
 	if (rc) {
 		free(held);
 		return rc == 1 ? -EAGAIN : rc;

@@ -150,10 +150,12 @@ static void push_pending(int s)
 		setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &off, sizeof off);
 }
 
-/* One held socket: 1 if it is an established TCP connection to a socket not accepted yet, else
- * its held back segments sent and 0; or a negative errno. */
-static int prepare_one(int s)
+/* One held socket s: 1 if it is an established TCP connection to a socket not accepted yet; else
+ * 0, *peer_ino its peer's inode when the peer is a socket of this machine's (else 0).  Or a
+ * negative errno. */
+static int prepare_one(int s, uint64_t *peer_ino)
 {
+	*peer_ino = 0;
 	int domain = 0, protocol = 0;
 	socklen_t n = sizeof domain, m = sizeof protocol;
 	struct tcp_info ti;
@@ -170,20 +172,27 @@ static int prepare_one(int s)
 	int rc = peer_inode(&remote, &local, &ino); /* the peer's local end is our remote one */
 	if (rc == 0 && ino == 0)
 		return 1;
-	if (rc && rc != -ENOENT)
-		return rc;
-	push_pending(s);
-	return 0;
+	if (rc == 0)
+		*peer_ino = ino;
+	return rc == -ENOENT ? 0 : rc;
 }
 
-int tcp_cut_prepare(const struct tcp_held *held, int n)
+int tcp_cut_prepare(const struct tcp_held *held, int n, int *kept)
 {
 	int rc = 0;
 	for (int i = 0; i < n && !rc; i++) {
 		int pidfd = (int)syscall(SYS_pidfd_open, held[i].pid, 0);
 		int s = pidfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, held[i].fd, 0) : -1;
-		if (s >= 0)
-			rc = prepare_one(s), close(s);
+		uint64_t peer = 0;
+		kept[i] = 0;
+		if (s >= 0) {
+			rc = prepare_one(s, &peer);
+			for (int k = 0; !rc && peer && k < n && !kept[i]; k++)
+				kept[i] = held[k].ino == peer;
+			if (kept[i])
+				push_pending(s);
+			close(s);
+		}
 		if (pidfd >= 0)
 			close(pidfd);
 	}

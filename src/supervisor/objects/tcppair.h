@@ -52,9 +52,11 @@ struct tcp_held {
 /* Before a cut reads the program's sockets (the program stopped): is one of its established TCP
  * connections connected to a socket still waiting in a listener's accept queue (no file yet)?
  * Its bytes cannot be read until the program accepts it: 1, the cut waits (socketpairs.h).  Else
- * every established one's segments that Nagle's algorithm holds back are sent (TCP_NODELAY set
- * and cleared on a copy, as the program's own setting would do), so that what each end wrote is
- * in the other's receive queue when it is read: 0.  Or a negative errno. */
-int tcp_cut_prepare(const struct tcp_held *held, int n);
+ * kept[i] says whether held[i] is an established connection whose peer the program holds too
+ * (the only ones a resume keeps whole, so the only ones whose stream the cut reads), and those
+ * ends' segments that Nagle's algorithm holds back are sent (TCP_NODELAY set and cleared on a
+ * copy, as the program's own setting would do), so that what each end wrote is in the other's
+ * receive queue when it is read: 0.  Or a negative errno. */
+int tcp_cut_prepare(const struct tcp_held *held, int n, int *kept);
 
 #endif

@@ -242,6 +242,8 @@ struct tree_cut {
 	struct img_buf blob;         /* the epoch blob of a cut of several processes (tree_image.h) */
 	struct sock_end *socks;      /* the unix sockets kept at this cut (socketpairs.h) */
 	int nsocks;
+	uint64_t *tcp_kept;          /* the TCP sockets whose peer the program holds too (tcppair.h) */
+	int ntcp_kept;
 };
 
 /* A resume of a tree (tree_restore.c): the checkpoint's processes and the objects made for them. */

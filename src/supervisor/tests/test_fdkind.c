@@ -192,6 +192,8 @@ int main(void)
 	snprintf(t.pool_path, sizeof t.pool_path, "%s/no-pool", dir);
 	struct sock_end kept = { .ino = ino_of(f_sock[0]) };
 	t.cut.socks = &kept, t.cut.nsocks = 1;
+	uint64_t pair_end = ino_of(f_conn); /* the cut found f_conn's peer (serving) is the program's */
+	t.cut.tcp_kept = &pair_end, t.cut.ntcp_kept = 1;
 	struct sup s = { .tree = &t, .pid = getpid() };
 	s.track.uffd = -1;
 	s.cut.fds = calloc(MAX_FDS, sizeof *s.cut.fds);
@@ -256,6 +258,14 @@ int main(void)
 		CHECK(!strcmp((const char *)strings.p + e->path, fi->path));
 	}
 	CHECK(recs[0].size == 10); /* a file open for writing: its size */
+	/* a connection whose peer is not the program's: its stream is not read, it comes back reset */
+	t.cut.ntcp_kept = 0;
+	for (int i = 0; i < n; i++)
+		if (s.cut.fds[i].fd == f_conn) {
+			struct img_fd alone;
+			CHECK(fd_record(&s, &s.cut.fds[i], &alone, &strings) == 0 && alone.payload != IMG_NONE &&
+			      !strcmp((const char *)strings.p + alone.payload, "2 1 6 C 0 8 - 0 - 0"));
+		}
 	CHECK(fd_kind_of(IMG_FD_NTYPES) == NULL && fd_kind_of(0) == NULL);
 	for (int k = 0; k < fd_nkinds; k++) /* one row per type, every row a claim */
 		CHECK(fd_kinds[k]->claims && fd_kind_of(fd_kinds[k]->type) == fd_kinds[k] && fd_kinds[k]->name);
