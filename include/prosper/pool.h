@@ -87,7 +87,9 @@ struct prosper_pool_config {
 	uint32_t block_size;    /* default 256; power of two, 64..seg_size */
 	uint32_t max_regions;   /* default 256 */
 	uint32_t max_backups;   /* direct mode: backup slots at most; 0 = no limit (until full) */
-	uint32_t meta_bytes;    /* size of one metadata slot; 0 = derived from capacity */
+	uint32_t meta_bytes;    /* size of one metadata slot; 0 = derived from capacity and blob_bytes */
+	uint32_t blob_bytes;    /* with meta_bytes 0: the slot's room for the epoch blob beyond the
+	                         * region and segment tables at their largest; 0 = 256 KiB */
 	int granularity;        /* -1: ask the mapping (libpmem2); else force for in-memory pools */
 };
 

@@ -52,7 +52,7 @@ static int geometry(const struct prosper_pool_config *c, struct pool_sb *sb)
 	uint64_t meta = c->meta_bytes;
 	if (!meta)
 		meta = align_up(sizeof(struct pool_meta_hdr) + (uint64_t)c->max_regions * sizeof(struct pool_region_rec) +
-				nslots * sizeof(struct pool_seg_rec) + (256u << 10), POOL_PAGE);
+				nslots * sizeof(struct pool_seg_rec) + (c->blob_bytes ? c->blob_bytes : 256u << 10), POOL_PAGE);
 	if (meta < sizeof(struct pool_meta_hdr) || meta > (1u << 30))
 		return pool_err(-EINVAL, "metadata slot size out of range");
 	sb->magic = POOL_MAGIC;
@@ -123,8 +123,11 @@ static int format(struct prosper_pool *p, const struct prosper_pool_config *cfg)
 	fill_uuid(p->sb.uuid);
 	p->sb.created_unix = (uint64_t)time(NULL);
 	p->sb.crc = sb_crc(&p->sb);
-	/* Metadata areas must read as zero except what we write: a recycled file is not. */
-	memset(p->base, 0, p->sb.data_off);
+	/* Metadata areas must read as zero except what we write: a recycled buffer is not; a file
+	 * made here is (sized by ftruncate), and writing its zeros would cost the metadata slots'
+	 * whole room in memory and on disk. */
+	if (!p->created_here)
+		memset(p->base, 0, p->sb.data_off);
 	memcpy(p->base, &p->sb, sizeof p->sb);
 	struct pool_meta_hdr h = { .magic = POOL_META_MAGIC, .epoch = 0, .bytes = sizeof h };
 	memcpy(meta_slot(p, 0), &h, sizeof h);
