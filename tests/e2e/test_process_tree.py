@@ -353,6 +353,49 @@ print(bytes(m[0:6]).decode(), os.path.exists(tmp), os.path.exists(name), flush=T
                 os.unlink(f"/dev/shm/{n}")
 
 
+def test_a_shared_memory_file_still_named_comes_back_with_the_cuts_bytes(tmp_path, pool_dir):
+    """A /dev/shm file the program maps by a name it keeps (Open MPI's shared memory between its
+    ranks): the killed run wrote it after the cut, and a resume puts its bytes back as they were at
+    the cut, like every file the program writes -- not the killed run's later ones, which its
+    resumed memory does not know of (the ranks of an MPI job waited for each other forever)."""
+    name = f"prosper-test-named-{os.getpid()}"
+    done = tmp_path / "written"
+    prog = ["/usr/bin/python3", "-S", programs.script(f"{tmp_path}/named.py", f"""import mmap, os, time
+fd = os.open("/dev/shm/{name}", os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+os.ftruncate(fd, 4096)
+m = mmap.mmap(fd, 4096)
+os.close(fd)
+m[0:6] = b"before"
+time.sleep(3)
+seen = bytes(m[0:6])
+m[0:6] = b"after!"
+open("{done}", "w").close()
+time.sleep(1.5)
+os.unlink("/dev/shm/{name}")
+print(seen.decode(), bytes(m[0:6]).decode(), flush=True)
+""")]
+    pool = os.path.join(pool_dir, "named.prosper")
+    try:
+        p = subprocess.Popen([PROSPER, "run", "--interval", "2000", "--pool", pool, "--", *prog], cwd=pool_dir,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                             env=dict(os.environ, PATH=PATH), text=True)
+        deadline = time.monotonic() + 60
+        while not done.exists() and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        assert done.exists(), p.stderr.read()
+        with open(f"/dev/shm/{name}", "rb") as f:
+            assert f.read(6) == b"after!"  # what the killed run left
+        assert json.loads(prosper("inspect", "--json", pool).stdout)["epoch"] >= 1
+        r = prosper("resume", "--pool", pool, cwd=pool_dir, timeout=120, env=dict(os.environ, PATH=PATH))
+        assert r.returncode == 0, r.stderr
+        assert r.stdout == "before after!\n", (r.stdout, r.stderr)
+    finally:
+        if os.path.exists(f"/dev/shm/{name}"):
+            os.unlink(f"/dev/shm/{name}")
+
+
 def test_shared_memory_too_large_to_keep_is_refused_at_resume(tmp_path, pool_dir):
     """Shared memory past what a checkpoint copies: said once at run, and a resume refuses (exit 2,
     one line) rather than resuming the program without it."""

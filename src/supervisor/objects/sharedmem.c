@@ -256,13 +256,13 @@ static long path_call(struct inject *root, uint64_t scratch, long nr, const char
 }
 
 /* Object i's names in the file system, as at the cut: the one it was opened by first (if that
- * still named it), then its other names.  The file system's while one of them exists: that file
- * is used as it is now, and each name gone since the cut is linked to it again (the program
- * removed it after the cut, and will again).  None left: *made, and its first name is made again
- * with the cut's bytes.  *fd: the fd to take the object from, or -1 when its own name serves (the
- * restore opens it, as the program did).  0, or -errno with *failed the name. */
+ * still named it), then its other names.  While one of them exists that file is the object, and
+ * each name gone since the cut is linked to it again (the program removed it after the cut, and
+ * will again); none left, its first name is made again.  Either way *fd is the object, opened,
+ * for its bytes to be put back as they were at the cut (the killed run went on writing them).
+ * 0, or -errno with *failed the name. */
 static long premake_named(struct inject *root, uint64_t scratch, const struct tree_view *v, uint32_t i, long *fd,
-			  int *made, const char **failed)
+			  const char **failed)
 {
 	const char *names[1 + TREE_SHM_MAX_LINKS];
 	int n = 0, live = -1;
@@ -277,28 +277,20 @@ static long premake_named(struct inject *root, uint64_t scratch, const struct tr
 			live = k;
 		}
 	}
-	*fd = -1;
-	*made = live < 0;
 	*failed = names[live < 0 ? 0 : live];
-	if (*made) {
+	*fd = live < 0 ? path_call(root, scratch, SYS_openat, names[0], NULL, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC)
+		       : path_call(root, scratch, SYS_openat, names[live], NULL, O_RDWR | O_CLOEXEC);
+	if (*fd < 0)
+		return *fd;
+	if (live < 0)
 		live = 0;
-		*fd = path_call(root, scratch, SYS_openat, names[0], NULL, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC);
-		if (*fd < 0)
-			return *fd;
-	}
 	for (int k = 0; k < n; k++) {
 		long rc = k == live ? 0 : path_call(root, scratch, SYS_linkat, names[live], names[k], 0);
 		if (rc != 0 && rc != -EEXIST) { /* EEXIST: another file took the name since; it is the file system's */
 			*failed = names[k];
-			if (*fd >= 0)
-				inject_syscall(root, SYS_close, *fd, 0, 0, 0, 0, 0);
+			inject_syscall(root, SYS_close, *fd, 0, 0, 0, 0, 0);
 			return rc;
 		}
-	}
-	if (*fd < 0 && !v->shm_paths[i]) { /* mapped by a name since removed: taken from one that names it */
-		*fd = path_call(root, scratch, SYS_openat, names[live], NULL, O_RDWR | O_CLOEXEC);
-		if (*fd < 0)
-			return *fd;
 	}
 	return 0;
 }
@@ -320,14 +312,11 @@ int shm_premake(struct tree *t, struct injector *j, long *next, char *why, size_
 	for (uint32_t i = 0; i < v->nshms; i++) {
 		const struct tree_shm *e = v->shms[i];
 		const char *failed = "";
-		int made = 1;
 		long fd;
 		if (v->shm_paths[i] || v->shm_links[i][0]) {
-			long rc = premake_named(root, scratch, v, i, &fd, &made, &failed);
+			long rc = premake_named(root, scratch, v, i, &fd, &failed);
 			if (rc < 0)
 				fd = rc;
-			else if (fd < 0)
-				continue;
 		} else {
 			fd = inject_write(root, scratch, name, sizeof name) == 0
 				     ? inject_syscall(root, SYS_memfd_create, (long)scratch, 0, 0, 0, 0, 0) : -EIO;
@@ -335,23 +324,22 @@ int shm_premake(struct tree *t, struct injector *j, long *next, char *why, size_
 		long hi = fd >= 0 ? inject_syscall(root, SYS_fcntl, fd, F_DUPFD, *next, 0, 0, 0) : -1;
 		if (fd >= 0)
 			inject_syscall(root, SYS_close, fd, 0, 0, 0, 0, 0);
-		if (hi < *next || (made && inject_syscall(root, SYS_ftruncate, hi, (long)e->bytes, 0, 0, 0, 0) != 0)) {
+		if (hi < *next || inject_syscall(root, SYS_ftruncate, hi, (long)e->bytes, 0, 0, 0, 0) != 0) {
 			snprintf(why, whylen, "cannot make the program's shared memory %s again (%s)", failed,
 				 strerror(fd < 0 ? (int)-fd : EIO));
 			return -1;
 		}
 		*next = hi + 1;
-		if (made) {
-			char p[64];
-			snprintf(p, sizeof p, "/proc/%d/fd/%ld", (int)root->pid, hi);
-			int w = open(p, O_RDWR | O_CLOEXEC);
-			ssize_t put = w >= 0 ? pwrite(w, v->shm_bytes[i], e->bytes, 0) : -1;
-			if (w >= 0)
-				close(w);
-			if (put != (ssize_t)e->bytes) {
-				snprintf(why, whylen, "cannot fill the program's shared memory again (%u KiB)", e->bytes >> 10);
-				return -1;
-			}
+		/* its bytes as they were at the cut */
+		char p[64];
+		snprintf(p, sizeof p, "/proc/%d/fd/%ld", (int)root->pid, hi);
+		int w = open(p, O_RDWR | O_CLOEXEC);
+		ssize_t put = w >= 0 ? pwrite(w, v->shm_bytes[i], e->bytes, 0) : -1;
+		if (w >= 0)
+			close(w);
+		if (put != (ssize_t)e->bytes) {
+			snprintf(why, whylen, "cannot fill the program's shared memory again (%u KiB)", e->bytes >> 10);
+			return -1;
 		}
 		t->resume.premade[t->resume.npremade++] = (struct premade){ .type = IMG_FD_SHM, .object = i, .rfd = (int)hi, .wfd = (int)hi };
 	}

@@ -10,9 +10,10 @@
  * (tree_image.h: a program of one process that holds one has a tree blob too).  At a resume,
  * before the other processes are forked, the first process makes each one again: a memfd, or
  * for a /dev/shm file whose names (the one it was opened by, and its other names at the cut) are
- * all gone since the cut, that file again with the cut's bytes under each of them (the program
- * made it and will unlink them); while one name still exists the file is the file system's, used
- * as it is now, like every file the program writes, and the names gone are linked to it again.  Every process inherits it above every fd of the
+ * all gone since the cut, that file again under each of them (the program made it and will unlink
+ * them); while one name still exists that file, and the names gone are linked to it again.  Either
+ * way the object gets the cut's bytes back, like every file the program writes: the killed run
+ * went on writing it, and the resumed processes' memory knows only the cut's.  Every process inherits it above every fd of the
  * checkpoint, maps it shared at each of its addresses (restore.c), takes it at the fds that held
  * it, then closes it with the premade pipes.
  *
@@ -21,7 +22,8 @@
  *
  * Invariants: the bytes of one cut are read while every process is stopped; an object is copied
  * whole at every checkpoint into the epoch's blob, so the objects of one cut are kept only up to
- * what the pool's metadata slot has room for (prosper_pool_blob_room, less SHM_BLOB_MARGIN), at
+ * what the pool's metadata slot has room for (prosper_pool_blob_room, less SHM_BLOB_MARGIN; the
+ * supervisor's pools are made with SUP_BLOB_BYTES of it), at
  * most SHM_MAX_BYTES in all -- past that none is kept, `run` says so once and a resume refuses the
  * checkpoint (a deleted mapping, or a file gone), never resumes without them.  System V segments
  * are not kept.
