@@ -14,7 +14,8 @@
  * processes in the first process before the others are forked (premake), so that a listener a
  * parent and its children share is one again, and places it at every number that held it.  The
  * address is tried at the admission: held by another process, or no longer this machine's, the
- * resume is refused (address-unavailable) before anything starts.
+ * resume is refused (address-unavailable) before anything starts; held by the killed run's own
+ * ended connections, they are cleared first (tcpghosts.h).
  *
  * A connection between two of the program's own sockets (a server and its own client, in one
  * process or two) is kept whole: each end is read at the cut (tcppair.h: what it wrote, what it
@@ -51,6 +52,7 @@
 #include "fdkind.h"
 #include "inject.h"
 #include "sup.h"
+#include "tcpghosts.h"
 #include "tcppair.h"
 #include "tree_image.h"
 
@@ -324,6 +326,9 @@ static enum refusal check(const struct img *im, const struct tree_view *tv, cons
 		}
 		if (e != EADDRINUSE)
 			break;
+		/* the killed run's own connections, ended, that hold the port (tcpghosts.h) */
+		if (tries == 0 && t.type == SOCK_STREAM && tcp_ghosts_clear(&a) > 0)
+			continue;
 		struct timespec pause = { 0, 20 * 1000 * 1000 };
 		nanosleep(&pause, NULL);
 	}
