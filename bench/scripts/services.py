@@ -24,35 +24,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 import services  # noqa: E402  (the scenarios, shared with the e2e tests)
 
-MPI_RING = r"""
-#include <mpi.h>
-#include <stdio.h>
-int main(int argc, char **argv)
-{
-	MPI_Init(&argc, &argv);
-	int r, n;
-	MPI_Comm_rank(MPI_COMM_WORLD, &r);
-	MPI_Comm_size(MPI_COMM_WORLD, &n);
-	long v = r, s = 0;
-	for (int i = 0; i < 20000; i++) {
-		long got;
-		MPI_Sendrecv(&v, 1, MPI_LONG, (r + 1) % n, 0, &got, 1, MPI_LONG, (r + n - 1) % n, 0, MPI_COMM_WORLD,
-			     MPI_STATUS_IGNORE);
-		for (int k = 0; k < 20000; k++)
-			s = (s * 31 + got + k) % 1000003;
-		v = s;
-		if (r == 0 && i % 2000 == 0)
-			printf("%d %ld\n", i, s), fflush(stdout);
-	}
-	MPI_Allreduce(&s, &v, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-	if (r == 0)
-		printf("done %ld\n", v);
-	MPI_Finalize();
-	return 0;
-}
-"""
-
-
 def torture(d, kills, prog, pool_dir):
     opts = ["--kills", str(kills), "--json", "--timeout", "300"] + (["--pool-dir", pool_dir] if pool_dir else [])
     r = subprocess.run([services.PROSPER, "torture", *opts, "--", *prog], capture_output=True, text=True, cwd=d)
@@ -88,14 +59,10 @@ def cases(d, kills, pool_dir):
     yield "node-self-http", lambda: torture(d, kills or 30, ["/usr/bin/node", node], pool_dir)
 
     def mpi():
-        src = os.path.join(d, "ring.c")
-        with open(src, "w") as f:
-            f.write(MPI_RING)
-        built = subprocess.run(["mpicc", "-O2", "-o", os.path.join(d, "ring"), src], capture_output=True, text=True)
-        if built.returncode != 0:
-            return {"ok": False, "failures": ["mpicc: " + built.stderr[-200:]]}
-        return torture(d, kills or 30, ["/usr/bin/mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2",
-                                        os.path.join(d, "ring")], pool_dir)
+        ring, why = services.build_mpi_ring(d)
+        if not ring:
+            return {"ok": False, "failures": [why]}
+        return torture(d, kills or 30, services.MPIRUN_NP2 + [ring], pool_dir)
     yield "mpirun-np2", mpi
 
 

@@ -551,3 +551,48 @@ function finish() {
   c.on('exit', code => setImmediate(() => { console.log('done', h, code); server.close(); }));
 }
 """
+
+
+# An MPI ring (Open MPI, one machine): each rank passes a value to the next 20000 times, computing
+# between; rank 0 prints every 2000th round and the sum at the end.  Under mpirun the ranks' stdout
+# is a pseudo-terminal mpirun reads, the ranks and mpirun talk over TCP and share memory in /dev/shm.
+MPI_RING = r"""
+#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char **argv)
+{
+	MPI_Init(&argc, &argv);
+	int r, n;
+	MPI_Comm_rank(MPI_COMM_WORLD, &r);
+	MPI_Comm_size(MPI_COMM_WORLD, &n);
+	long v = r, s = 0;
+	for (int i = 0; i < 20000; i++) {
+		long got;
+		MPI_Sendrecv(&v, 1, MPI_LONG, (r + 1) % n, 0, &got, 1, MPI_LONG, (r + n - 1) % n, 0, MPI_COMM_WORLD,
+			     MPI_STATUS_IGNORE);
+		for (int k = 0; k < 20000; k++)
+			s = (s * 31 + got + k) % 1000003;
+		v = s;
+		if (r == 0 && i % 2000 == 0)
+			printf("%d %ld\n", i, s), fflush(stdout);
+	}
+	MPI_Allreduce(&s, &v, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+	if (r == 0)
+		printf("done %ld\n", v);
+	MPI_Finalize();
+	return 0;
+}
+"""
+
+MPIRUN_NP2 = ["/usr/bin/mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2"]
+
+
+def build_mpi_ring(d):
+    """The ring built with mpicc in directory d: (its path, None) or (None, why)."""
+    src = os.path.join(d, "ring.c")
+    with open(src, "w") as f:
+        f.write(MPI_RING)
+    built = subprocess.run(["mpicc", "-O2", "-o", os.path.join(d, "ring"), src], capture_output=True, text=True)
+    if built.returncode != 0:
+        return None, "mpicc: " + built.stderr[-200:]
+    return os.path.join(d, "ring"), None

@@ -455,6 +455,14 @@ pid_t proc_tty_pgrp(pid_t pid)
 	return n == 6 && tty_nr && tpgid > 0 ? tpgid : 0;
 }
 
+int proc_tty_nr(pid_t pid)
+{
+	const char *f = stat_fields(pid);
+	int ppid, pgrp, session, tty_nr;
+	char state;
+	return f && sscanf(f, " %c %d %d %d %d", &state, &ppid, &pgrp, &session, &tty_nr) == 5 ? tty_nr : -1;
+}
+
 int proc_gone(pid_t pid)
 {
 	static char *buf;

@@ -78,6 +78,8 @@ int proc_status(pid_t pid, struct proc_status *out);
 pid_t proc_parent(pid_t pid);
 /* The foreground process group of pid's controlling terminal (the system's id); 0 if it has none. */
 pid_t proc_tty_pgrp(pid_t pid);
+/* Process pid's controlling terminal (stat's tty_nr: its device number, 0 for none), or -1. */
+int proc_tty_nr(pid_t pid);
 /* Has process pid ended, or is it ending: gone, or no memory left (a live process always has
  * some: /proc/PID/statm counts none only after exit_mm)? */
 int proc_gone(pid_t pid);

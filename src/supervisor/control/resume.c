@@ -123,6 +123,7 @@ int resume_admit(struct sup *s, const char *pool_path, struct img *im)
 	cfg.capacity = prosper_pool_capacity(s->tree->pool);
 	prosper_pool_geometry(s->tree->pool, &cfg.seg_size, &cfg.block_size);
 	cfg.max_regions = 4096;
+	cfg.blob_bytes = SUP_BLOB_BYTES;
 	if (tiers_choose(&s->tree->tiers, pool_path, s->cfg.durable_every_s, why_tier, sizeof why_tier) != 0 ||
 	    tiers_start_resume(&s->tree->tiers, &s->tree->pool, &cfg, why_tier, sizeof why_tier) != 0)
 		return refuse(REFUSE_POOL_CORRUPT, "%s: %s", pool_path, why_tier);

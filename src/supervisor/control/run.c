@@ -57,6 +57,7 @@ static int create_pool(struct sup *s, const struct opts *o, const char *pool_pat
 	cfg.capacity = o->capacity_mib << 20;
 	cfg.seg_size = SUP_SEG_SIZE;
 	cfg.max_regions = 4096;
+	cfg.blob_bytes = SUP_BLOB_BYTES;
 	/* a copy may hold a region it replaces and its successor at once: room for both (sparse) */
 	struct prosper_pool_config durable = cfg;
 	if (t->kind == TIER_TWO)

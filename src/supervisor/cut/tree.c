@@ -3,6 +3,7 @@
 #include "tree.h"
 #include "drainer.h"
 #include "filetrack.h"
+#include "ptys.h"
 #include "socketpairs.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -87,6 +88,8 @@ static int capture_cut(struct tree *t, double *clock, char *why, size_t whylen)
 	stopclock_lap(phase, STOP_FDS, clock);
 	if (!rc)
 		rc = socketpairs_scan(t); /* before the captures: their fds name the pairs kept */
+	if (!rc)
+		rc = ptys_scan(t); /* and the terminals */
 	stopclock_lap(phase, STOP_TREE, clock);
 	for (int i = 0; i < t->nprocs && !rc; i++)
 		if ((t->procs[i]->cut.captured = !t->procs[i]->exited))

@@ -40,6 +40,10 @@
 #define MAX_FILES 1024
 #define MAX_INHERITED_PIPES 64
 #define SUP_SEG_SIZE (64u << 10) /* pool segments: most mappings are small, keep their slots small */
+/* The epoch blob's room in a metadata slot: the tree's shared memory objects are copied into it
+ * (sharedmem.h; Open MPI's ranks share a 4 MiB one with no name).  The pool file is sparse: a
+ * slot takes the room its blobs use. */
+#define SUP_BLOB_BYTES (16u << 20)
 
 enum tracker_mode { TRACK_MODE_PAGE = 1, TRACK_MODE_DIFF = 2, TRACK_MODE_FULL = 3 };
 /* --copy: every dirty byte read while the program is stopped, or most of them by a pre-copy
@@ -229,6 +233,7 @@ struct sup_stats {
 };
 
 struct sock_end;
+struct pty_cut;
 struct tree_view;
 struct premade;
 
@@ -244,6 +249,8 @@ struct tree_cut {
 	int nsocks;
 	uint64_t *tcp_kept;          /* the TCP sockets whose peer the program holds too (tcppair.h) */
 	int ntcp_kept;
+	struct pty_cut *ptys;        /* the pseudo-terminals whose master the program holds (ptys.h) */
+	int nptys, ptys_cap;
 };
 
 /* A resume of a tree (tree_restore.c): the checkpoint's processes and the objects made for them. */

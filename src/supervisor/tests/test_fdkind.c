@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/inotify.h>
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -24,6 +25,7 @@
 #include "fdkind.h"
 #include "tree_image.h"
 #include "sharedmem.h"
+#include "ptys.h"
 #include "socketpairs.h"
 #include "sup.h"
 
@@ -187,6 +189,26 @@ int main(void)
 	MUST(f_dev >= 0 && f_dir >= 0 && f_fifo >= 0 && f_event >= 0 && f_event_dup >= 0 && f_inotify >= 0 && f_signal >= 0 && f_shm >= 0 && ftruncate(f_shm, 4096) == 0 &&
 	     unlink(shm) == 0);
 
+	/* a pseudo-terminal of its own: bytes its slave wrote wait at the master (ONLCR made "\n"
+	 * "\r\n" on the way: a cut must give them back as they are) */
+	int f_ptm = posix_openpt(O_RDWR | O_NOCTTY);
+	MUST(f_ptm >= 0 && grantpt(f_ptm) == 0 && unlockpt(f_ptm) == 0);
+	int pty_index = -1;
+	MUST(ioctl(f_ptm, TIOCGPTN, &pty_index) == 0);
+	int f_pts = open(ptsname(f_ptm), O_RDWR | O_NOCTTY);
+	struct winsize pty_ws = { .ws_row = 33, .ws_col = 101 };
+	MUST(f_pts >= 0 && ioctl(f_pts, TIOCSWINSZ, &pty_ws) == 0 && write(f_pts, "ab\ncd", 5) == 5);
+	struct pty_termios pty_tio;
+	MUST(ioctl(f_ptm, TCGETS, &pty_tio) == 0);
+	char pty_rec[256];
+	{
+		int k = snprintf(pty_rec, sizeof pty_rec, "M 0 0 %x %x %x %x %u ", pty_tio.iflag, pty_tio.oflag, pty_tio.cflag,
+				 pty_tio.lflag, pty_tio.line);
+		for (size_t i = 0; i < sizeof pty_tio.cc; i++)
+			k += snprintf(pty_rec + k, sizeof pty_rec - (size_t)k, "%02x", pty_tio.cc[i]);
+		snprintf(pty_rec + k, sizeof pty_rec - (size_t)k, " 33 101 0 0 61620d0a6364");
+	}
+
 	/* a process of a tree that keeps the socketpair (socketpairs.h) and inherited no pipe */
 	struct tree t = { 0 };
 	snprintf(t.pool_path, sizeof t.pool_path, "%s/no-pool", dir);
@@ -201,6 +223,10 @@ int main(void)
 	shm_begin(&t);
 	int n = 0;
 	MUST(proc_fds(getpid(), s.cut.fds, MAX_FDS, &n) == 0);
+	struct sup *procs[] = { &s };
+	t.procs = procs, t.nprocs = 1;
+	CHECK(ptys_scan(&t) == 0 && t.cut.nptys == 1 && t.cut.ptys[0].index == pty_index && t.cut.ptys[0].len == 6 &&
+	      !t.cut.ptys[0].unkept);
 
 	struct { int fd; uint32_t type; uint64_t object; const char *payload; } want[] = {
 		{ f_file, IMG_FD_FILE, 0, NULL },
@@ -224,6 +250,8 @@ int main(void)
 		{ f_fin, IMG_FD_INET, ino_of(f_fin), "2 1 6 F 0 0 - 0 - 0 6869" }, /* its unread bytes, then the end */
 		{ f_udp, IMG_FD_INET, ino_of(f_udp), udp_rec },           /* IPV6_V6ONLY, its peer */
 		{ f_ended, IMG_FD_INET, ino_of(f_ended), "2 1 6 E 0 0 - 0 - 0" }, /* not bound again */
+		{ f_ptm, IMG_FD_PTY, 2 * ((uint64_t)pty_index + 1), pty_rec }, /* its settings and bytes */
+		{ f_pts, IMG_FD_PTY, 2 * ((uint64_t)pty_index + 1) + 1, "S" },
 		{ f_ring, IMG_FD_IOURING, 0, NULL },              /* not kept: its resume refused */
 	};
 	char watch[64];
@@ -258,6 +286,10 @@ int main(void)
 		CHECK(!strcmp((const char *)strings.p + e->path, fi->path));
 	}
 	CHECK(recs[0].size == 10); /* a file open for writing: its size */
+	{ /* the cut gave the terminal's bytes back as they were */
+		char back[16] = { 0 };
+		CHECK(read(f_ptm, back, sizeof back) == 6 && !memcmp(back, "ab\r\ncd", 6));
+	}
 	/* a connection whose peer is not the program's: its stream is not read, it comes back reset */
 	t.cut.ntcp_kept = 0;
 	for (int i = 0; i < n; i++)
@@ -399,6 +431,50 @@ int main(void)
 		ring++;
 	CHECK(ring == nwant - 1 && check_one(recs[ring], &strings, &dw) == REFUSE_FD_UNSUPPORTED);
 
+	/* a pseudo-terminal's records: damaged forms refused, one the cut did not keep refused */
+	int ptm = 0, pts = 0;
+	while (want[ptm].fd != f_ptm)
+		ptm++;
+	while (want[pts].fd != f_pts)
+		pts++;
+	CHECK(check_one(recs[ptm], &strings, &dw) == 0 && check_one(recs[pts], &strings, &dw) == 0);
+	const char *cc0 = "00000000000000000000000000000000000000";
+	char good_pty[4][160], bad_pty[22][160];
+	snprintf(good_pty[0], 160, "M 0 0 0 0 0 0 0 %s 0 0 0 0 -", cc0);
+	snprintf(good_pty[1], 160, "M 1 1 ffffffff 5 bf 8a3b 255 %s 65535 1 2 3 00ff", cc0);
+	snprintf(good_pty[2], 160, "M 0 0 0 0 0 0 0 %s 0 0 0 0 ?1", cc0);
+	snprintf(good_pty[3], 160, "M 0 0 0 0 0 0 0 %s 0 0 0 0 ?5", cc0);
+	const char *bad_forms[] = { "M 0 0 0 0 0 0 0 %s 0 0 0 0", "M 0 0 0 0 0 0 0 %s 0 0 0 0 ", "M  0 0 0 0 0 0 0 %s 0 0 0 0 -",
+				    "M 2 0 0 0 0 0 0 %s 0 0 0 0 -", "M 0 0 -1 0 0 0 0 %s 0 0 0 0 -", "M 0 0 0 0 0 0 256 %s 0 0 0 0 -",
+				    "M 0 0 0 0 0 0 0 %s 65536 0 0 0 -", "M 0 0 0 0 0 0 0 %s0 0 0 0 0 -", "M 0 0 0 0 0 0 0 %s 0 0 0 0 abc",
+				    "M 0 0 0 0 0 0 0 %s 0 0 0 0 AB", "M 0 0 0 0 0 0 0 %s 0 0 0 0 ?0", "M 0 0 0 0 0 0 0 %s 0 0 0 0 ?6",
+				    "M 0 0 0 0 0 0 0 %s 0 0 0 0 ?+1", "M 0 0 0 0 0 0 0 %s 0 0 0 0 - ", "S 0 0 0 0 0 0 0 %s 0 0 0 0 -",
+				    "M 0 0 0 0 0 0 0 %s 0 0 0 0 -x", "M 0 0 00 0 0 0 0 %s 0 0 0 0 -", "M 0 0 0 0 0 0 0 %sz 0 0 0 0 -",
+				    "M 0 0 0 0 0 0 0 %s 0 0 0 0 0g", "M 0 0 0 0 0 0 0 %s 0 0 0 +1 -", "", "%s" };
+	for (size_t k = 0; k < sizeof bad_forms / sizeof bad_forms[0]; k++)
+		snprintf(bad_pty[k], 160, bad_forms[k], cc0);
+	snprintf(bad_pty[7], 160, "M 0 0 0 0 0 0 0 %.36s 0 0 0 0 -", cc0); /* 18 control characters */
+	for (size_t k = 0; k < 4; k++) {
+		bad = recs[ptm], bad.payload = img_str(&strings, good_pty[k]);
+		if (check_one(bad, &strings, &dw) != (k < 2 ? 0 : REFUSE_FD_UNSUPPORTED))
+			fprintf(stderr, "FAIL terminal record \"%s\" not taken as it should\n", good_pty[k]), failures++;
+	}
+	for (size_t k = 0; k < sizeof bad_forms / sizeof bad_forms[0]; k++) {
+		bad = recs[ptm], bad.payload = img_str(&strings, bad_pty[k]);
+		if (check_one(bad, &strings, &dw) != REFUSE_POOL_CORRUPT)
+			fprintf(stderr, "FAIL terminal record \"%s\" taken\n", bad_pty[k]), failures++;
+	}
+	bad = recs[ptm], bad.payload = IMG_NONE;
+	CHECK(check_one(bad, &strings, &dw) == REFUSE_POOL_CORRUPT);
+	bad = recs[pts], bad.payload = img_str(&strings, "S ");
+	CHECK(check_one(bad, &strings, &dw) == REFUSE_POOL_CORRUPT);
+	bad = recs[pts], bad.object = 1;
+	CHECK(check_one(bad, &strings, &dw) == REFUSE_POOL_CORRUPT);
+	/* one the cut could not keep: a controlling terminal, input not read, ... */
+	CHECK(write(f_ptm, "typed\n", 6) == 6);
+	CHECK(ptys_scan(&t) == 0 && t.cut.nptys == 1 && t.cut.ptys[0].unkept == PTY_INPUT);
+	close(f_ptm), close(f_pts);
+
 	/* TCP and UDP records: damaged forms refused; a listener's port held by another socket (ours,
 	 * still listening) refused as unavailable, taken once it is free */
 	int lst = 0, conn = 0, udp = 0;
@@ -452,6 +528,27 @@ int main(void)
 	CHECK(check_one(recs[fin], &strings, &dw) == 0);
 	close(holder);
 	CHECK(check_one(recs[lst], &strings, &dw) == 0);
+	/* the killed run's own connections left on the port: a server without SO_REUSEADDR closed an
+	 * accepted connection first (TIME_WAIT on its port, which even SO_REUSEADDR cannot bind past);
+	 * they are cleared (tcpghosts.h: CAP_NET_ADMIN), else the port is unavailable */
+	{
+		struct sockaddr_in at = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		socklen_t atlen = sizeof at;
+		int srv = socket(AF_INET, SOCK_STREAM, 0), cli = socket(AF_INET, SOCK_STREAM, 0);
+		MUST(srv >= 0 && cli >= 0 && bind(srv, (struct sockaddr *)&at, sizeof at) == 0 && listen(srv, 1) == 0 &&
+		     getsockname(srv, (struct sockaddr *)&at, &atlen) == 0 && connect(cli, (struct sockaddr *)&at, sizeof at) == 0);
+		int acc = accept(srv, NULL, NULL);
+		MUST(acc >= 0 && close(acc) == 0);
+		char eof, ghost_rec[64];
+		MUST(read(cli, &eof, 1) == 0 && close(cli) == 0 && close(srv) == 0);
+		int probe = socket(AF_INET, SOCK_STREAM, 0);
+		MUST(probe >= 0 && setsockopt(probe, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0);
+		CHECK(bind(probe, (struct sockaddr *)&at, sizeof at) != 0 && errno == EADDRINUSE); /* held by it */
+		close(probe);
+		snprintf(ghost_rec, sizeof ghost_rec, "2 1 6 L 1 0 127.0.0.1 %u - 0", ntohs(at.sin_port));
+		bad = recs[lst], bad.payload = img_str(&strings, ghost_rec);
+		CHECK(check_one(bad, &strings, &dw) == (geteuid() == 0 ? 0 : REFUSE_ADDRESS_UNAVAILABLE));
+	}
 
 	/* the world changed: a file written is shorter, a file is gone */
 	MUST(ftruncate(f_file, 4) == 0);
