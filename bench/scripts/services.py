@@ -35,6 +35,32 @@ def torture(d, kills, prog, pool_dir):
             "failures": res["differences"], "native_seconds": res["native_seconds"]}
 
 
+def cost(d, prog, pool_dir):
+    """One native run and one `prosper run` (no kill) of prog, in d: the seconds of each, and the
+    supervised run's stops and shared memory copied per checkpoint."""
+    t = time.monotonic()
+    native = subprocess.run(prog, capture_output=True, cwd=d)
+    native_s = time.monotonic() - t
+    pool, stats = os.path.join(pool_dir, "cost.prosper"), os.path.join(d, "cost.json")
+    t = time.monotonic()
+    run = subprocess.run([services.PROSPER, "run", "--fresh", "--pool", pool, "--stats-json", stats, "--", *prog],
+                         capture_output=True, cwd=d)
+    supervised_s = time.monotonic() - t
+    if os.path.exists(pool):
+        os.unlink(pool)
+    if native.returncode != 0 or run.returncode != 0 or run.stdout != native.stdout:
+        return {"failed": f"native exit {native.returncode}, supervised {run.returncode}, same output "
+                          f"{run.stdout == native.stdout}: {run.stderr.decode()[-200:]}"}
+    with open(stats) as f:
+        st = json.load(f)
+    per = max(st["checkpoints"], 1)
+    return {"native_seconds": round(native_s, 2), "supervised_seconds": round(supervised_s, 2),
+            "ratio": round(supervised_s / native_s, 2), "checkpoints": st["checkpoints"],
+            "mean_stop_ms": round(st["mean_stop_ms"], 1), "max_stop_ms": round(st["max_stop_ms"], 1),
+            "shared_mib_per_checkpoint": round(st["shared_memory_bytes"] / per / 2**20, 2),
+            "file_undo_mib_per_checkpoint": round(st["file_undo_bytes"] / per / 2**20, 2)}
+
+
 def cases(d, kills, pool_dir):
     k = kills or 20
     yield "redis", lambda: services.redis_across_kills(d, pool_dir, k)
@@ -62,7 +88,9 @@ def cases(d, kills, pool_dir):
         ring, why = services.build_mpi_ring(d)
         if not ring:
             return {"ok": False, "failures": [why]}
-        return torture(d, kills or 30, services.MPIRUN_NP2 + [ring], pool_dir)
+        res = torture(d, kills or 30, services.MPIRUN_NP2 + [ring], pool_dir)
+        res["cost"] = cost(d, services.MPIRUN_NP2 + [ring], pool_dir)
+        return res
     yield "mpirun-np2", mpi
 
 
@@ -108,7 +136,21 @@ def main():
             acked = r.get("keys_acknowledged", r.get("increments_acknowledged", ""))
             f.write(f"| {r['case']} | {r.get('kills', '')} | {'yes' if r['ok'] else 'NO'} | {acked} | "
                     f"{r.get('lost_oldest_ms', '')} | {r['seconds']} | {'; '.join(map(str, r['failures']))[:300]} |\n")
-    return 0 if all(r["ok"] for r in rows) else 1
+        costs = [r for r in rows if "cost" in r]
+        if costs:
+            f.write("\nWhat checkpointing costs them, one native run against one `prosper run` without a kill "
+                    "(interval 10 ms):\n\n| case | native s | supervised s | ratio | checkpoints | mean stop ms | "
+                    "max stop ms | shared memory MiB / checkpoint | mapped files MiB / checkpoint |\n"
+                    "|---|---|---|---|---|---|---|---|---|\n")
+            for r in costs:
+                c = r["cost"]
+                if "failed" in c:
+                    f.write(f"| {r['case']} | failed: {c['failed']} |||||||\n")
+                    continue
+                f.write(f"| {r['case']} | {c['native_seconds']} | {c['supervised_seconds']} | {c['ratio']} | "
+                        f"{c['checkpoints']} | {c['mean_stop_ms']} | {c['max_stop_ms']} | "
+                        f"{c['shared_mib_per_checkpoint']} | {c['file_undo_mib_per_checkpoint']} |\n")
+    return 0 if all(r["ok"] and "failed" not in r.get("cost", {}) for r in rows) else 1
 
 
 if __name__ == "__main__":

@@ -219,7 +219,8 @@ def redis_across_kills(d, pool_dir, kills, bound_ms=BOUND_MS, seed=1):
                     time.sleep(0.01)
             seen = list(acked)
             must = [n for n, t, _ in seen if t <= killed_at - bound and n not in lost]
-            at_risk = [(n, t) for n, t, opened in seen if t > killed_at - bound and opened < killed_at]
+            # (a key an earlier kill undid is not this one's: it would count that loss again, older)
+            at_risk = [(n, t) for n, t, opened in seen if t > killed_at - bound and opened < killed_at and n not in lost]
             gone = [n for n, v in zip(must, values(reader, must)) if v != b"v%d" % n]
             checked += len(must)
             if gone:

@@ -303,6 +303,20 @@ def test_multiprocessing_with_the_fork_start_method(tmp_path, pool_dir):
     assert st["tree_checkpoints"] >= 5 and st["max_processes"] >= 4 and st["shared_memory_bytes"] > 0, st
 
 
+def _run_slowly_until(prog, pool, cwd, done):
+    """`prosper run` of prog with a checkpoint every 2 s, killed (its group) once it made the file
+    `done` (after the first cut)."""
+    p = subprocess.Popen([PROSPER, "run", "--interval", "2000", "--pool", pool, "--", *prog], cwd=cwd,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                         env=dict(os.environ, PATH=PATH), text=True)
+    deadline = time.monotonic() + 60
+    while not done.exists() and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
+    assert done.exists(), p.stderr.read()
+
+
 @pytest.mark.parametrize("temporary_removed", [True, False])
 def test_a_semaphore_name_removed_after_the_cut_is_there_again_at_a_resume(tmp_path, pool_dir, temporary_removed):
     """sem_open's steps by hand: a /dev/shm file made under a temporary name and mapped, the
@@ -332,15 +346,7 @@ print(bytes(m[0:6]).decode(), os.path.exists(tmp), os.path.exists(name), flush=T
 """)]
     pool = os.path.join(pool_dir, "sem.prosper")
     try:
-        p = subprocess.Popen([PROSPER, "run", "--interval", "2000", "--pool", pool, "--", *prog], cwd=pool_dir,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                             env=dict(os.environ, PATH=PATH), text=True)
-        deadline = time.monotonic() + 60
-        while not done.exists() and p.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.01)
-        os.killpg(p.pid, signal.SIGKILL)
-        p.wait()
-        assert done.exists(), p.stderr.read()
+        _run_slowly_until(prog, pool, pool_dir, done)
         assert not os.path.exists(f"/dev/shm/{name}")  # the program removed it after the cut
         info = json.loads(prosper("inspect", "--json", pool).stdout)
         assert info["epoch"] >= 1, info  # the cut at 2 s, while the program slept with the names
@@ -376,15 +382,7 @@ print(seen.decode(), bytes(m[0:6]).decode(), flush=True)
 """)]
     pool = os.path.join(pool_dir, "named.prosper")
     try:
-        p = subprocess.Popen([PROSPER, "run", "--interval", "2000", "--pool", pool, "--", *prog], cwd=pool_dir,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                             env=dict(os.environ, PATH=PATH), text=True)
-        deadline = time.monotonic() + 60
-        while not done.exists() and p.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.01)
-        os.killpg(p.pid, signal.SIGKILL)
-        p.wait()
-        assert done.exists(), p.stderr.read()
+        _run_slowly_until(prog, pool, pool_dir, done)
         with open(f"/dev/shm/{name}", "rb") as f:
             assert f.read(6) == b"after!"  # what the killed run left
         assert json.loads(prosper("inspect", "--json", pool).stdout)["epoch"] >= 1

@@ -309,7 +309,7 @@ static enum refusal check(const struct img *im, const struct tree_view *tv, cons
 	 * processes after its init, not with it) */
 	struct sockaddr_storage a;
 	socklen_t len = to_addr(t.domain, t.addr, t.port, &a);
-	int e = 0;
+	int e = 0, ghosts = 0;
 	for (int tries = 0; tries < 150; tries++) {
 		int s = socket(t.domain, t.type | SOCK_CLOEXEC, t.protocol == IPPROTO_MPTCP ? IPPROTO_TCP : t.protocol);
 		int one = 1;
@@ -327,8 +327,10 @@ static enum refusal check(const struct img *im, const struct tree_view *tv, cons
 		if (e != EADDRINUSE)
 			break;
 		/* the killed run's own connections, ended, that hold the port (tcpghosts.h) */
-		if (tries == 0 && t.type == SOCK_STREAM && tcp_ghosts_clear(&a) > 0)
+		if (tries == 0 && t.type == SOCK_STREAM && (ghosts = tcp_ghosts_clear(&a)) > 0)
 			continue;
+		if (ghosts == -EPERM) /* they are there, and only CAP_NET_ADMIN clears them */
+			break;
 		struct timespec pause = { 0, 20 * 1000 * 1000 };
 		nanosleep(&pause, NULL);
 	}
@@ -336,7 +338,9 @@ static enum refusal check(const struct img *im, const struct tree_view *tv, cons
 		return 0;
 	snprintf(why, whylen, "fd %d: the program's %s %s socket on %s port %u cannot be made again: %s", f->fd,
 		 t.domain == AF_INET ? "IPv4" : "IPv6", t.type == SOCK_STREAM ? "TCP" : "UDP", t.addr, t.port,
-		 e == EADDRINUSE ? "another process holds that port" : e == EADDRNOTAVAIL ? "the address is not this machine's now"
+		 ghosts == -EPERM ? "the killed run's ended connections hold that port for up to a minute (clearing them "
+				    "needs CAP_NET_ADMIN): resume again then"
+		 : e == EADDRINUSE ? "another process holds that port" : e == EADDRNOTAVAIL ? "the address is not this machine's now"
 									  : strerror(e));
 	return REFUSE_ADDRESS_UNAVAILABLE;
 }

@@ -45,13 +45,6 @@ struct pty_rec {
 	int unkept;       /* enum pty_unkept */
 };
 
-static int is_slave_path(const char *path)
-{
-	unsigned n;
-	int end = 0;
-	return sscanf(path, "/dev/pts/%u%n", &n, &end) == 1 && !path[end];
-}
-
 static int claims(struct sup *s, const struct fd_info *fi)
 {
 	if (fi->type != IMG_FD_DEVICE)
@@ -59,7 +52,7 @@ static int claims(struct sup *s, const struct fd_info *fi)
 	if (pty_is_master_path(fi->path)) /* every master: one the cut did not read is not kept */
 		return 1;
 	int master;
-	return is_slave_path(fi->path) && ptys_of_fd(s->tree, s->pid, fi->fd, fi->path, &master) != NULL;
+	return pty_slave_index(fi->path) >= 0 && ptys_of_fd(s->tree, s->pid, fi->fd, fi->path, &master) != NULL;
 }
 
 static int hexval(char c)

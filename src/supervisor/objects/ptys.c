@@ -37,8 +37,7 @@ int pty_is_master_path(const char *path)
 	return !strcmp(path, "/dev/ptmx") || !strcmp(path, "/dev/pts/ptmx");
 }
 
-/* N of a slave's link text "/dev/pts/N", or -1. */
-static int slave_index(const char *path)
+int pty_slave_index(const char *path)
 {
 	unsigned n;
 	int end = 0;
@@ -214,7 +213,7 @@ int ptys_scan(struct tree *t)
 		int nf;
 		const struct fd_info *fds = t->procs[i]->exited ? NULL : tree_proc_fds(t->procs[i], &nf);
 		for (int j = 0; fds && j < nf; j++) {
-			struct pty_cut *p = find(t, slave_index(fds[j].path));
+			struct pty_cut *p = find(t, pty_slave_index(fds[j].path));
 			if (p && !p->slave_pid)
 				p->slave_pid = t->procs[i]->pid, p->slave_fd = fds[j].fd;
 		}
@@ -238,7 +237,7 @@ int ptys_scan(struct tree *t)
 const struct pty_cut *ptys_of_fd(const struct tree *t, pid_t pid, int fd, const char *path, int *master)
 {
 	*master = pty_is_master_path(path);
-	int index = *master ? master_index(pid, fd) : slave_index(path);
+	int index = *master ? master_index(pid, fd) : pty_slave_index(path);
 	for (int i = 0; index >= 0 && i < t->cut.nptys; i++)
 		if (t->cut.ptys[i].index == index)
 			return &t->cut.ptys[i];

@@ -75,5 +75,7 @@ int ptys_scan(struct tree *t);
 const struct pty_cut *ptys_of_fd(const struct tree *t, pid_t pid, int fd, const char *path, int *master);
 /* Is path the link text of a pseudo-terminal master ("/dev/ptmx", "/dev/pts/ptmx")? */
 int pty_is_master_path(const char *path);
+/* N of a slave's link text "/dev/pts/N", or -1. */
+int pty_slave_index(const char *path);
 
 #endif
