@@ -176,6 +176,13 @@ static void forget(struct tree *t)
 	t->cut.nptys = 0;
 }
 
+void ptys_release(struct tree *t)
+{
+	forget(t);
+	free(t->cut.ptys);
+	t->cut.ptys = NULL, t->cut.ptys_cap = 0;
+}
+
 static struct pty_cut *find(struct tree *t, int index)
 {
 	for (int i = 0; i < t->cut.nptys; i++)

@@ -70,6 +70,8 @@ const char *pty_unkept_why(int unkept);
 /* Find the program's pseudo-terminals now (the program stopped) into t->cut.ptys: 0, -EAGAIN
  * (more than PTY_DATA_MAX bytes wait at a master: the cut waits), or -errno. */
 int ptys_scan(struct tree *t);
+/* t->cut.ptys let go (the supervisor leaves its own to its exit; a test frees them). */
+void ptys_release(struct tree *t);
 /* The terminal of this cut whose master or slave process pid holds at fd (path: the fd's link
  * text), or NULL: *master says which end. */
 const struct pty_cut *ptys_of_fd(const struct tree *t, pid_t pid, int fd, const char *path, int *master);

@@ -474,6 +474,7 @@ int main(void)
 	CHECK(write(f_ptm, "typed\n", 6) == 6);
 	CHECK(ptys_scan(&t) == 0 && t.cut.nptys == 1 && t.cut.ptys[0].unkept == PTY_INPUT);
 	close(f_ptm), close(f_pts);
+	ptys_release(&t);
 
 	/* TCP and UDP records: damaged forms refused; a listener's port held by another socket (ours,
 	 * still listening) refused as unavailable, taken once it is free */
