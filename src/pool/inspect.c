@@ -1,6 +1,7 @@
 /* inspect.c -- describe a pool file without changing it (prosper inspect).
  *
- * Reads only the metadata areas (superblock .. bindings) and the redo logs with pread; never
+ * Reads only the metadata areas (superblock .. bindings; of each metadata slot the bytes it holds)
+ * and the redo logs with pread; never
  * maps for writing, never runs recovery.  A file that is not a valid pool yields a negative code and a one-line
  * reason; everything else is reported, including which checksums fail.
  */
@@ -15,6 +16,27 @@
 #include "prosper/stackckpt.h"
 #include "pool_internal.h"
 #include "pool_file.h"
+
+/* The metadata areas of the pool file fd (superblock .. bindings) into md, data_off bytes that
+ * read as zero (calloc): all of them but for each metadata slot only its header and the bytes it
+ * says it holds -- a slot's room (the epoch blob's, which a caller may make large) is mostly
+ * never written.  0 or -EIO. */
+static int read_metadata(int fd, const struct pool_sb *sb, uint8_t *md)
+{
+	if (pread(fd, md, sb->meta_off, 0) != (ssize_t)sb->meta_off)
+		return -EIO;
+	for (int q = 0; q < 2; q++) {
+		uint64_t at = sb->meta_off + (uint64_t)q * sb->meta_bytes;
+		struct pool_meta_hdr h;
+		if (pread(fd, &h, sizeof h, (off_t)at) != (ssize_t)sizeof h)
+			return -EIO;
+		size_t n = h.bytes >= sizeof h && h.bytes <= sb->meta_bytes ? h.bytes : sizeof h;
+		if (pread(fd, md + at, n, (off_t)at) != (ssize_t)n)
+			return -EIO;
+	}
+	size_t rest = sb->data_off - sb->state_off;
+	return pread(fd, md + sb->state_off, rest, (off_t)sb->state_off) == (ssize_t)rest ? 0 : -EIO;
+}
 
 /* What a redo region's log area holds, as recovery would judge it (redo.c). */
 struct log_view {
@@ -132,10 +154,10 @@ int prosper_pool_inspect_file(const char *path, int json, void *out_)
 	}
 	uint8_t *md = NULL;
 	if (!rc) {
-		md = malloc(sb.data_off);
+		md = calloc(1, sb.data_off);
 		if (!md)
 			rc = pool_err(-ENOMEM, "out of memory");
-		else if (pread(fd, md, sb.data_off, 0) != (ssize_t)sb.data_off)
+		else if (read_metadata(fd, &sb, md) != 0)
 			rc = pool_err(-EIO, "cannot read the metadata of %s", path);
 	}
 	uint64_t epoch = 0;
@@ -279,10 +301,10 @@ int prosper_pool_peek(const char *path, uint8_t uuid[16], uint64_t *epoch)
 		rc = n < 0 ? pool_err(-errno, "cannot read %s: %s", path, strerror(errno))
 			   : sb_validate(&sb, (size_t)n < sizeof sb ? (size_t)n : size);
 	}
-	uint8_t *md = rc ? NULL : malloc(sb.data_off);
+	uint8_t *md = rc ? NULL : calloc(1, sb.data_off);
 	if (!rc && !md)
 		rc = pool_err(-ENOMEM, "out of memory");
-	if (!rc && pread(fd, md, sb.data_off, 0) != (ssize_t)sb.data_off)
+	if (!rc && read_metadata(fd, &sb, md) != 0)
 		rc = pool_err(-EIO, "cannot read the metadata of %s", path);
 	int valid_words = 0;
 	if (!rc)

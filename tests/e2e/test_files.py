@@ -353,15 +353,16 @@ print(total)
 
 
 def test_a_nameless_file_too_large_to_keep_is_refused(tmp_path, pool_dir):
-    """A removed file of 8 MiB held open is more than a checkpoint keeps in its metadata: said at
-    run, and a resume refuses (fd-file-gone) rather than resuming without it."""
+    """A removed file of 24 MiB held open is more than a checkpoint keeps in its metadata (16 MiB
+    of room in a pool `run` makes): said at run, and a resume refuses (fd-file-gone) rather than
+    resuming without it."""
     work = tmp_path / "w"
     work.mkdir()
     prog = programs.script(f"{tmp_path}/big.py", """#!/usr/bin/env python3
 import os, time
 fd = os.open("big", os.O_RDWR | os.O_CREAT, 0o600)
 os.unlink("big")
-os.write(fd, b"z" * (8 << 20))
+os.write(fd, b"z" * (24 << 20))
 open("ready", "w").write("1")
 while True:
     time.sleep(0.01)
