@@ -455,6 +455,17 @@ pid_t proc_tty_pgrp(pid_t pid)
 	return n == 6 && tty_nr && tpgid > 0 ? tpgid : 0;
 }
 
+int proc_fd_copy(pid_t pid, int fd)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0)
+		return -errno;
+	int mine = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	int e = errno;
+	close(pidfd);
+	return mine >= 0 ? mine : -e;
+}
+
 int proc_tty_nr(pid_t pid)
 {
 	const char *f = stat_fields(pid);

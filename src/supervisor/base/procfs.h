@@ -78,6 +78,9 @@ int proc_status(pid_t pid, struct proc_status *out);
 pid_t proc_parent(pid_t pid);
 /* The foreground process group of pid's controlling terminal (the system's id); 0 if it has none. */
 pid_t proc_tty_pgrp(pid_t pid);
+/* A copy of the fd at number fd of process pid (pidfd_getfd: the same open file, O_CLOEXEC), or
+ * -errno. */
+int proc_fd_copy(pid_t pid, int fd);
 /* Process pid's controlling terminal (stat's tty_nr: its device number, 0 for none), or -1. */
 int proc_tty_nr(pid_t pid);
 /* Has process pid ended, or is it ending: gone, or no memory left (a live process always has

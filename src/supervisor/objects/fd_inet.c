@@ -113,13 +113,9 @@ static int to_text(const struct sockaddr_storage *a, char *addr, unsigned *port)
  * (tcp_cut_prepare): its stream is read, to keep it whole. */
 static int probe(pid_t pid, int fd, int read_stream, struct inet_rec *t)
 {
-	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	int s = pidfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0) : -1;
-	int e = errno;
-	if (pidfd >= 0)
-		close(pidfd);
+	int s = proc_fd_copy(pid, fd);
 	if (s < 0)
-		return -e;
+		return s;
 	memset(t, 0, sizeof *t);
 	t->domain = opt(s, SOL_SOCKET, SO_DOMAIN);
 	t->type = opt(s, SOL_SOCKET, SO_TYPE);

@@ -28,13 +28,10 @@ static int premake_socketpairs(struct tree *t, struct injector *root, long *next
 /* Send n bytes from the socket the process holds at fd (a copy taken with pidfd_getfd). */
 static int put_from(pid_t pid, int fd, const void *bytes, uint32_t n)
 {
-	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	int mine = pidfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0) : -1;
+	int mine = proc_fd_copy(pid, fd);
 	ssize_t put = mine >= 0 ? send(mine, bytes, n, MSG_DONTWAIT | MSG_NOSIGNAL) : -1;
 	if (mine >= 0)
 		close(mine);
-	if (pidfd >= 0)
-		close(pidfd);
 	return put == (ssize_t)n ? 0 : -1;
 }
 

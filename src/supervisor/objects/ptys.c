@@ -59,17 +59,6 @@ static int master_index(pid_t pid, int fd)
 	return index;
 }
 
-/* A copy of fd of process pid (pidfd_getfd), or -errno. */
-static int copy_fd(pid_t pid, int fd)
-{
-	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	int c = pidfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0) : -1;
-	int e = errno;
-	if (pidfd >= 0)
-		close(pidfd);
-	return c >= 0 ? c : -e;
-}
-
 /* The slave terminal a process of the program has as its controlling terminal: N, or -1. */
 static int ctty_index(pid_t pid)
 {
@@ -144,7 +133,7 @@ static int read_one(struct pty_cut *p, int m, const int *cttys, int ncttys)
 	for (int i = 0; i < ncttys; i++)
 		if (cttys[i] == p->index)
 			p->unkept = PTY_CTTY;
-	int s = p->slave_pid ? copy_fd(p->slave_pid, p->slave_fd) : -1;
+	int s = p->slave_pid ? proc_fd_copy(p->slave_pid, p->slave_fd) : -1;
 	if (s < 0) {
 		if (waiting && !p->unkept)
 			p->unkept = p->slave_pid ? PTY_UNREAD : PTY_NO_SLAVE;
@@ -231,7 +220,7 @@ int ptys_scan(struct tree *t)
 	int rc = 0;
 	for (int i = 0; i < t->cut.nptys; i++) {
 		struct pty_cut *p = &t->cut.ptys[i];
-		int m = copy_fd(p->master_pid, p->master_fd);
+		int m = proc_fd_copy(p->master_pid, p->master_fd);
 		int r = m >= 0 ? read_one(p, m, cttys, ncttys) : m;
 		if (m >= 0)
 			close(m);

@@ -1,5 +1,6 @@
 /* socketpairs.c -- unix sockets between the processes of the program (socketpairs.h). */
 #include "socketpairs.h"
+#include "procfs.h"
 #include "sockdiag.h"
 #include "tcppair.h"
 #include <errno.h>
@@ -150,18 +151,6 @@ static int bound_name(struct sock_end *e, const struct diag_sock *d)
 	return 0;
 }
 
-/* A copy of fd of process pid (pidfd_getfd), or -errno. */
-static int fd_copy(pid_t pid, int fd)
-{
-	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (pidfd < 0)
-		return -errno;
-	int mine = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
-	int e = errno;
-	close(pidfd);
-	return mine >= 0 ? mine : -e;
-}
-
 /* One message taken out of a datagram or seqpacket socket, with what came with it. */
 struct message {
 	uint8_t *bytes;
@@ -177,7 +166,7 @@ struct message {
  * nothing is taken, 1.  0, 1, or -errno. */
 static int take_messages(struct sock_end *e, const struct sock_end *peer)
 {
-	int rx = fd_copy(e->pid, e->fd), tx = rx >= 0 ? fd_copy(peer->pid, peer->fd) : -1;
+	int rx = proc_fd_copy(e->pid, e->fd), tx = rx >= 0 ? proc_fd_copy(peer->pid, peer->fd) : -1;
 	int passcred = 0, rc = 0, n = 0, cap = 0, carried = 0;
 	socklen_t ol = sizeof passcred;
 	struct message *m = NULL;
@@ -367,7 +356,7 @@ int socketpairs_kept(const struct tree *t, const char *link)
 int socketpairs_queued(pid_t pid, int fd, uint8_t **buf, uint32_t *len)
 {
 	*buf = NULL, *len = 0;
-	int s = fd_copy(pid, fd);
+	int s = proc_fd_copy(pid, fd);
 	if (s < 0)
 		return s;
 	int rc = 0, queued = 0;

@@ -15,6 +15,7 @@
 #include <linux/sock_diag.h>
 #include <stdlib.h>
 #include "inject.h"
+#include "procfs.h"
 #include "sockdiag.h"
 
 #define TCP_STATE_ESTABLISHED 1
@@ -181,8 +182,7 @@ int tcp_cut_prepare(const struct tcp_held *held, int n, int *kept)
 {
 	int rc = 0;
 	for (int i = 0; i < n && !rc; i++) {
-		int pidfd = (int)syscall(SYS_pidfd_open, held[i].pid, 0);
-		int s = pidfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, held[i].fd, 0) : -1;
+		int s = proc_fd_copy(held[i].pid, held[i].fd);
 		uint64_t peer = 0;
 		kept[i] = 0;
 		if (s >= 0) {
@@ -193,8 +193,6 @@ int tcp_cut_prepare(const struct tcp_held *held, int n, int *kept)
 				push_pending(s);
 			close(s);
 		}
-		if (pidfd >= 0)
-			close(pidfd);
 	}
 	return rc;
 }
