@@ -336,7 +336,10 @@ def test_tcp_connections_between_the_programs_own_processes_are_kept_whole(tmp_p
     connection comes back as a connected pair holding the bytes each end had not read
     (fd_inet.c): the hashes of every byte each side received are the native run's."""
     (tmp_path / "pairs.py").write_text(TCP_PAIRS)
-    res = _torture(["/usr/bin/python3", str(tmp_path / "pairs.py"), "12000"], KILLS + 7)
+    # Supervised it ends in about 40% of its native time (each cut sends what Nagle's algorithm
+    # holds back: tcppair.c push_pending) while the kills are spread over the native time: about
+    # half of those planned land before it ends, so 15 more are planned than the 6 asserted.
+    res = _torture(["/usr/bin/python3", str(tmp_path / "pairs.py"), "12000"], KILLS + 15)
     assert res["identical"], res["differences"]
     assert res["resumes"] >= 6, res
 
