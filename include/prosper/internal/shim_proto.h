@@ -101,7 +101,8 @@ struct shim_hello {
 	char status;        /* 'K' ok, 'U' no userfaultfd, 'A' no async write-protect */
 	char resume;        /* 1: the shim stopped itself with SIGSTOP for the restore */
 	char uffd_user_mode_only; /* 1: the userfaultfd handles faults of user mode only (uffd_abi.h) */
-	char pad[5];
+	char injected;      /* 1: no shim: made by the supervisor, by injection (src/supervisor/base/shimless.h) */
+	char pad[4];
 	uint64_t gate;      /* address of `syscall; int3` */
 	uint64_t sigtab;    /* address of struct shim_sigtab */
 	uint64_t nvm_gate;  /* address of prosper_shim_nvm_gate (`int3; ret`) */

@@ -53,12 +53,14 @@ void inject_close(struct inject *in)
 	in->mem_fd = -1;
 }
 
-/* Is this signal-delivery stop the gate's own int3? */
-static int at_gate_trap(struct inject *in, int sig)
+/* Is this signal-delivery stop the int3 the injected code ends in (rip just past it: trap_rip)? */
+static int at_trap(struct inject *in, int sig, uint64_t trap_rip)
 {
 	struct user_regs_struct r;
-	return sig == SIGTRAP && ptrace(PTRACE_GETREGS, in->pid, 0, &r) == 0 && r.rip == in->gate + 3;
+	return sig == SIGTRAP && ptrace(PTRACE_GETREGS, in->pid, 0, &r) == 0 && r.rip == trap_rip;
 }
+
+static long run_to_trap(struct inject *in, struct user_regs_struct r, uint64_t trap_rip);
 
 long inject_syscall(struct inject *in, long nr, long a1, long a2, long a3, long a4, long a5, long a6)
 {
@@ -72,6 +74,22 @@ long inject_syscall(struct inject *in, long nr, long a1, long a2, long a3, long 
 	r.r10 = (unsigned long)a4;
 	r.r8 = (unsigned long)a5;
 	r.r9 = (unsigned long)a6;
+	return run_to_trap(in, r, in->gate + 3);
+}
+
+long inject_code(struct inject *in, uint64_t entry, uint64_t trap_rip, long a1, long a2)
+{
+	struct user_regs_struct r = in->base;
+	r.rip = entry;
+	r.orig_rax = (unsigned long)-1;
+	r.rdi = (unsigned long)a1;
+	r.rsi = (unsigned long)a2;
+	return run_to_trap(in, r, trap_rip);
+}
+
+/* Continue the tracee with registers r until the int3 before trap_rip: its rax, or -ESRCH/-EPROTO. */
+static long run_to_trap(struct inject *in, struct user_regs_struct r, uint64_t trap_rip)
+{
 	if (ptrace(PTRACE_SETREGS, in->pid, 0, &r) != 0 || ptrace(PTRACE_CONT, in->pid, 0, 0) != 0)
 		return -ESRCH;
 	int st;
@@ -91,7 +109,7 @@ long inject_syscall(struct inject *in, long nr, long a1, long a2, long a3, long 
 				return -ESRCH;
 			continue;
 		}
-		if (!(st >> 16) && !at_gate_trap(in, WSTOPSIG(st))) {
+		if (!(st >> 16) && !at_trap(in, WSTOPSIG(st), trap_rip)) {
 			/* a signal that was pending or arrived meanwhile: a fault of the interrupted instruction
 			 * is dropped (it happens again when that instruction runs again), any other is held back
 			 * and raised again by inject_close */
@@ -99,6 +117,9 @@ long inject_syscall(struct inject *in, long nr, long a1, long a2, long a3, long 
 			siginfo_t si;
 			int fault = (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE) &&
 				    ptrace(PTRACE_GETSIGINFO, in->pid, 0, &si) == 0 && si.si_code > 0 && si.si_code != SI_KERNEL;
+			struct user_regs_struct at;
+			if (fault && ptrace(PTRACE_GETREGS, in->pid, 0, &at) == 0 && at.rip >= r.rip && at.rip < trap_rip)
+				return -EPROTO; /* the injected code itself faults (not executable, say): it would again */
 			if (!fault && sig >= 1 && sig <= 64)
 				in->deferred |= 1ull << (sig - 1);
 			if (ptrace(PTRACE_CONT, in->pid, 0, 0) != 0)
@@ -118,7 +139,7 @@ long inject_syscall(struct inject *in, long nr, long a1, long a2, long a3, long 
 		return -EPROTO;
 	if (ptrace(PTRACE_GETREGS, in->pid, 0, &r) != 0)
 		return -ESRCH;
-	if (r.rip != in->gate + 3)
+	if (r.rip != trap_rip)
 		return -EPROTO;
 	return (long)r.rax;
 }

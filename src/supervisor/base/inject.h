@@ -40,6 +40,9 @@ void inject_close(struct inject *in);
 /* The system call's return value (negative errno on failure), or -EPROTO/-ESRCH when the
  * injection itself failed. */
 long inject_syscall(struct inject *in, long nr, long a1, long a2, long a3, long a4, long a5, long a6);
+/* Run code of the tracee's from entry, rdi = a1 and rsi = a2, until the int3 that ends it (rip
+ * then trap_rip): its rax, or -EPROTO/-ESRCH as above.  Stops meanwhile are handled as for a call. */
+long inject_code(struct inject *in, uint64_t entry, uint64_t trap_rip, long a1, long a2);
 /* Write bytes into the child's memory (any protection). */
 int inject_write(struct inject *in, uint64_t addr, const void *src, size_t len);
 

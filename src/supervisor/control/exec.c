@@ -17,9 +17,12 @@
  * the loader got, the working directory at the exec).  A crash before that commit resumes the old
  * image, which runs on to its exec again.
  *
+ * A statically linked image has no loader to give the shim to: its environment is left as the
+ * program passed it, and the supervisor makes its hello by injection (shimless.h).
+ *
  * Invariants
  *   - The program is never left stopped, and never stops being checkpointed silently: an image
- *     that cannot be followed (not a dynamically linked x86-64 program, no hello) stops
+ *     that cannot be followed (not an x86-64 ELF program, no hello) stops
  *     checkpointing with a message naming it; the last checkpoint stays resumable.
  *   - Nothing of the old image survives in the supervisor's state: threads, map, tracker, tid
  *     offset, gates, warnings and NVM handles are reset here (NVM memory cannot be carried).
@@ -43,37 +46,10 @@
 #include "exec.h"
 #include "ckpt_commit.h"
 #include "hello.h"
+#include "shimless.h"
 
 /* Room the loader's copy of the vectors may take below the kernel's (of the 128 KiB). */
 #define LOADER_COPY_MAX (96u << 10)
-
-int sup_image_loads_shim(pid_t pid, char *why, size_t whylen)
-{
-	char p[64];
-	snprintf(p, sizeof p, "/proc/%d/exe", (int)pid);
-	int fd = open(p, O_RDONLY | O_CLOEXEC);
-	Elf64_Ehdr eh;
-	if (fd < 0 || pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64) {
-		if (fd >= 0)
-			close(fd);
-		snprintf(why, whylen, "not an x86-64 ELF program");
-		return -1;
-	}
-	int interp = 0;
-	for (unsigned i = 0; i < eh.e_phnum && i < 256 && !interp; i++) {
-		Elf64_Phdr ph;
-		if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) != (ssize_t)sizeof ph)
-			break;
-		interp = ph.p_type == PT_INTERP;
-	}
-	close(fd);
-	if (!interp) {
-		snprintf(why, whylen, "statically linked: the shim cannot be loaded into it");
-		return -1;
-	}
-	return 0;
-}
 
 /* A /proc/PID file read whole (cmdline, environ): NUL-separated strings.  NULL on failure. */
 static char *read_proc(pid_t pid, const char *name, size_t *len)
@@ -207,6 +183,44 @@ static int give_loader_environment(pid_t pid, char *const env[], char *why, size
 	return 0;
 }
 
+int sup_give_user_environment(pid_t pid, char *why, size_t whylen)
+{
+	size_t len = 0;
+	char *buf = read_proc(pid, "environ", &len);
+	int n = 0;
+	char **env = buf ? split(buf, len, &n) : NULL;
+	char *preload = NULL, *tunables = NULL;
+	int k = 0, rc = -1;
+	if (!env) {
+		snprintf(why, whylen, "cannot read its environment from /proc");
+		goto out;
+	}
+	static const char ours[] = ":glibc.pthread.rseq=0";
+	for (int i = 0; i < n; i++) {
+		char *e = env[i];
+		if (!strncmp(e, "PROSPER_SHIM_", 13))
+			continue;
+		if (!strncmp(e, "LD_PRELOAD=", 11)) { /* ours first, then the user's own */
+			char *colon = strchr(e + 11, ':');
+			if (!colon || !colon[1] || asprintf(&preload, "LD_PRELOAD=%s", colon + 1) < 0)
+				continue;
+			e = preload;
+		} else if (!strncmp(e, "GLIBC_TUNABLES=", 15)) { /* the user's own, then ours */
+			size_t l = strlen(e), o = sizeof ours - 1;
+			if (!strcmp(e + 15, ours + 1))
+				continue; /* ours alone */
+			if (l > 15 + o && !strcmp(e + l - o, ours) && (tunables = strndup(e, l - o)))
+				e = tunables;
+		}
+		env[k++] = e;
+	}
+	env[k] = NULL;
+	rc = give_loader_environment(pid, env, why, whylen);
+out:
+	free(preload), free(tunables), free(env), free(buf);
+	return rc;
+}
+
 /* What exec.c allocated for the launch record of the image before (run and resume own theirs). */
 static void free_record(struct sup *s)
 {
@@ -311,6 +325,7 @@ void sup_exec(struct sup *s, struct worker *w)
 		ptrace(PTRACE_CONT, pid, 0, 0);
 		return;
 	}
+	enum image_kind kind = IMAGE_NOT_FOLLOWED;
 	char exe[VMA_PATH_MAX] = "?", p[64];
 	snprintf(p, sizeof p, "/proc/%d/exe", (int)pid);
 	ssize_t xl = readlink(p, exe, sizeof exe - 1);
@@ -318,7 +333,9 @@ void sup_exec(struct sup *s, struct worker *w)
 		exe[xl] = 0;
 	if (s->nnvm > 0)
 		snprintf(reason, sizeof reason, "the program held NVM memory, which an exec discards");
-	else if (sup_image_loads_shim(pid, reason, sizeof reason) == 0 && new_record(s, pid, reason, sizeof reason) == 0) {
+	else if ((kind = image_kind(pid, reason, sizeof reason)) == IMAGE_SHIMLESS)
+		new_record(s, pid, reason, sizeof reason); /* no loader to give the shim to (shimless.h) */
+	else if (kind == IMAGE_SHIM && new_record(s, pid, reason, sizeof reason) == 0) {
 		int envc = s->envc;
 		char **env = calloc((size_t)envc + 2, sizeof *env);
 		if (env) {
@@ -342,10 +359,9 @@ void sup_exec(struct sup *s, struct worker *w)
 		ptrace(PTRACE_CONT, pid, 0, 0);
 		return;
 	}
-	ptrace(PTRACE_CONT, pid, 0, 0);
 	struct shim_hello hello = { 0 };
 	int uffd = -1;
-	rc = hello_wait(&s->tree->run.channel, pid, &hello, &uffd);
+	rc = image_hello(&s->tree->run.channel, pid, 0, &hello, &uffd, reason, sizeof reason);
 	if (s != s->tree->procs[0] && (rc == -ESRCH || (rc == 0 && sup_start_tracking_or_gone(s, uffd, &hello)))) {
 		/* a child process that ended at once (a `$(readlink ...)`): nothing of it to keep; its
 		 * exit is reported next, and a child that did start is tracked */
@@ -364,9 +380,10 @@ void sup_exec(struct sup *s, struct worker *w)
 		}
 		snprintf(reason, sizeof reason, "%s", s->track.err);
 	} else {
-		snprintf(reason, sizeof reason, "%s",
-			 rc == -ENOSYS ? "no userfaultfd" : rc == -EPROTO ? "no asynchronous write-protection"
-			 : rc == -ENOEXEC ? "it executed another program before the shim started" : "the shim did not report");
+		if (rc != -EIO) /* -EIO: the injection said why */
+			snprintf(reason, sizeof reason, "%s",
+				 rc == -ENOSYS ? "no userfaultfd" : rc == -EPROTO ? "no asynchronous write-protection"
+				 : rc == -ENOEXEC ? "it executed another program before the shim started" : "the shim did not report");
 		if (uffd >= 0)
 			close(uffd);
 	}

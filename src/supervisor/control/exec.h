@@ -7,8 +7,10 @@
  * checkpoint is of it -- or checkpointing stops with the reason.  The program goes on either way. */
 struct worker;
 void sup_exec(struct sup *s, struct worker *w);
-/* Will the image process pid runs now (at its exec stop) load the shim: a dynamically linked
- * x86-64 ELF program?  0, or -1 with a one-line why. */
-int sup_image_loads_shim(pid_t pid, char *why, size_t whylen);
+/* The program's first image, statically linked, at its exec stop: no shim will take the
+ * supervisor's variables (launch.h) out of its environment, so the vectors it starts from are
+ * given the user's environment instead, as the shim leaves it (shim.c strip_environment).  0, or
+ * -1 with why. */
+int sup_give_user_environment(pid_t pid, char *why, size_t whylen);
 
 #endif

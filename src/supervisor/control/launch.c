@@ -148,10 +148,8 @@ int launch_wait_exec(pid_t pid, int *status)
 			*status = st;
 			return 1;
 		}
-		if ((st >> 16) == PTRACE_EVENT_EXEC) {
-			ptrace(PTRACE_CONT, pid, 0, 0);
-			return 0;
-		}
+		if ((st >> 16) == PTRACE_EVENT_EXEC)
+			return 0; /* left at its exec stop: its hello is made or awaited next (shimless.h) */
 		int sig = WSTOPSIG(st);
 		ptrace(PTRACE_CONT, pid, 0, (void *)(long)((st >> 16) ? 0 : sig));
 	}

@@ -28,7 +28,8 @@ struct pidns;
 int launch(struct child *c, const struct hello_channel *ch, struct pidns *ns, const char *file,
 	   char *const argv[], char *const env[], int envc, const char *cwd, int resume, int use_path, int filter);
 
-/* Wait for the exec; 0, or 1 with *status if the program ended before it, or -ECHILD. */
+/* Wait for the exec; 0 (the program left at its exec stop), or 1 with *status if it ended
+ * before it, or -ECHILD. */
 int launch_wait_exec(pid_t pid, int *status);
 
 

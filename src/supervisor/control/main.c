@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -37,6 +38,7 @@
 #include "undolog.h"
 #include "preflight.h"
 #include "userns.h"
+#include "shimless.h"
 
 static struct sup *sup_new(const struct sup_config *cfg)
 {
@@ -149,9 +151,14 @@ int main(int argc, char **argv)
 	struct shim_hello hello = { 0 };
 	int uffd = -1;
 	char why[200] = "";
-	int hello_rc = o.cfg.resume || sup_image_loads_shim(c.pid, why, sizeof why) == 0
-			       ? hello_wait(&s->tree->run.channel, c.pid, &hello, &uffd)
-			       : -ENOEXEC; /* no hello will come: do not wait for it */
+	int hello_rc = 0;
+	if (!o.cfg.resume && image_kind(c.pid, why, sizeof why) == IMAGE_SHIMLESS &&
+	    sup_give_user_environment(c.pid, why, sizeof why) != 0) {
+		ptrace(PTRACE_CONT, c.pid, 0, 0);
+		hello_rc = -EIO;
+	} else {
+		hello_rc = image_hello(&s->tree->run.channel, c.pid, o.cfg.resume, &hello, &uffd, why, sizeof why);
+	}
 	if (hello_rc == 0 || hello_rc == -ENOSYS || hello_rc == -EPROTO)
 		sup_take_hello(s, &hello);
 	if (o.cfg.resume) {

@@ -126,7 +126,7 @@ static int already_exited(pid_t pid)
 void run_started(struct sup *s, int hello_rc, int uffd, const char *why)
 {
 	char msg[VMA_PATH_MAX + 200];
-	if (hello_rc == -ENOEXEC) {
+	if (hello_rc == -ENOEXEC || hello_rc == -EIO) {
 		snprintf(msg, sizeof msg, "%s cannot be checkpointed (%s)", s->exe, why);
 		sup_disable(s, msg);
 	} else if (hello_rc == -ESRCH) {

@@ -178,7 +178,17 @@ static int stage_dirty(struct sup *s)
  * arenas, which it reserves PROT_NONE and maps in parts, so an arena has the shape of a guarded
  * stack too; taken for one, the heap below a goroutine's SP was not saved (a resumed Go program
  * failed with "concurrent map writes" or a nil dereference).  A user-provided stack inside the
- * heap, a coroutine's, is not one either. */
+ * heap, a coroutine's, is not one either.  Nor is the heap of a statically linked Go program,
+ * whose threads' fs_base points into their m in the heap: a descriptor is one only if its first
+ * word holds its own address, as the x86-64 TLS ABI has it of every thread pointer (glibc and
+ * musl set it; Go without libc does not -- there a resumed program failed at its first resume
+ * with "bad g in signal handler" or "morestack on g0"). */
+static int thread_descriptor_at(pid_t pid, uint64_t fs_base)
+{
+	uint64_t self = 0;
+	return proc_mem_read(pid, fs_base, &self, sizeof self) == 0 && self == fs_base;
+}
+
 static void mark_stacks(struct sup *s, int n)
 {
 	for (int i = 0; i < n; i++) {
@@ -192,7 +202,8 @@ static void mark_stacks(struct sup *s, int n)
 			continue;
 		for (int t = 1; t < s->nthr; t++) {
 			const struct user_regs_struct *r = &s->thr[t].regs;
-			if (r->rsp > v->start && r->rsp <= v->end && r->fs_base >= v->start && r->fs_base < v->end)
+			if (r->rsp > v->start && r->rsp <= v->end && r->fs_base >= v->start && r->fs_base < v->end &&
+			    thread_descriptor_at(s->pid, r->fs_base))
 				v->sp = r->rsp;
 		}
 	}

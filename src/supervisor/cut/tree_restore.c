@@ -39,6 +39,7 @@
 #include "tree.h"
 #include "tree_image.h"
 #include "hello.h"
+#include "shimless.h"
 #include "why.h"
 
 #define SCRATCH (1u << 20) /* strings of an exec: argv and environment */
@@ -118,10 +119,11 @@ static int exec_image(struct tree *t, pid_t child, uint64_t gate, const struct i
 	if (ptrace(PTRACE_SETREGS, child, 0, &r) != 0 || ptrace(PTRACE_CONT, child, 0, 0) != 0 ||
 	    waitpid(child, &st, __WALL) != child || !WIFSTOPPED(st) || (st >> 16) != PTRACE_EVENT_EXEC)
 		WHY_FAIL("cannot execute %s again", img_s(im, im->h->exe_str));
-	ptrace(PTRACE_CONT, child, 0, 0);
-	int rc = hello_wait(&t->run.channel, child, hello, uffd);
+	char no_hello[300] = "";
+	int rc = image_hello(&t->run.channel, child, 1, hello, uffd, no_hello, sizeof no_hello);
 	if (rc != 0 || !hello->resume)
-		WHY_FAIL("%s did not reach the restorer (%s)", img_s(im, im->h->exe_str), rc ? strerror(-rc) : "not in resume mode");
+		WHY_FAIL("%s did not reach the restorer (%s)", img_s(im, im->h->exe_str),
+			 no_hello[0] ? no_hello : rc ? strerror(-rc) : "not in resume mode");
 	while (waitpid(child, &st, __WALL) == child && WIFSTOPPED(st) && WSTOPSIG(st) != SIGSTOP)
 		ptrace(PTRACE_CONT, child, 0, (void *)(long)WSTOPSIG(st));
 	if (!WIFSTOPPED(st))

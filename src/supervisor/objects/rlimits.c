@@ -19,8 +19,8 @@ int limits_capture(struct sup *s)
 	uint64_t changes = 0;
 	if (!s->limits_addr || proc_mem_read(s->pid, s->limits_addr, &changes, sizeof changes))
 		return 0;
-	if (s->limits_written && changes == s->limits_seen)
-		return 0; /* the record holds them already */
+	if (s->limits_written && changes == s->limits_seen && !s->hello.injected)
+		return 0; /* the record holds them already (without the shim nothing counts changes) */
 	struct shim_limits now = { .known = 1 };
 	for (int r = 0; r < SHIM_NLIMITS; r++) {
 		struct rlimit l;

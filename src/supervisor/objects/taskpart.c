@@ -5,12 +5,14 @@
 #include <string.h>
 #include "sup.h"
 
-extern const struct task_part task_part_timers, task_part_posix_timers, task_part_pending, task_part_limits;
+extern const struct task_part task_part_shimless, task_part_timers, task_part_posix_timers, task_part_pending,
+	task_part_limits;
 
-/* The timers first: reading them runs the main thread for a system call.  At a resume the POSIX
- * timers come before the pending signals (both last): a signal queued again stays pending. */
-const struct task_part *const task_parts[] = { &task_part_timers, &task_part_posix_timers, &task_part_pending,
-					       &task_part_limits };
+/* An image without the shim has its records read first (timers.c); then the timers: reading them
+ * runs the main thread for a system call.  At a resume the POSIX timers come before the pending
+ * signals (both last): a signal queued again stays pending. */
+const struct task_part *const task_parts[] = { &task_part_shimless, &task_part_timers, &task_part_posix_timers,
+					       &task_part_pending, &task_part_limits };
 const int task_nparts = (int)(sizeof task_parts / sizeof task_parts[0]);
 
 int task_capture(struct sup *s)
@@ -28,7 +30,7 @@ int task_restore(struct sup *s, struct inject *in, const struct img *im, enum ta
 {
 	for (int i = 0; i < task_nparts; i++) {
 		const struct task_part *p = task_parts[i];
-		if (p->phase != phase)
+		if (p->phase != phase || !p->restore)
 			continue;
 		int n = p->restore(s, in, im);
 		if (n < 0) {

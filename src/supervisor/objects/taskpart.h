@@ -34,7 +34,8 @@ struct task_part {
 	enum task_phase phase;
 	/* at a stop: 0 or a negative errno */
 	int (*capture)(struct sup *s);
-	/* at a resume, through the main thread (in): the number set again, or a negative errno */
+	/* at a resume, through the main thread (in): the number set again, or a negative errno; NULL:
+	 * nothing to set (its record is memory, restored with the rest) */
 	int (*restore)(struct sup *s, struct inject *in, const struct img *im);
 	size_t restored;            /* offsetof(struct resume_stats, its count) */
 };

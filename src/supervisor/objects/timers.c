@@ -11,6 +11,8 @@
 int timers_capture(struct sup *s)
 {
 	uint64_t used = 0;
+	if (s->hello.injected) /* read with the rest of its records (task_part_shimless) */
+		return 0;
 	if (!s->timers_addr || !s->gate || proc_mem_read(s->pid, s->timers_addr, &used, sizeof used) != 0 || !used)
 		return 0;
 	if (s->thr[0].listening) {
