@@ -10,7 +10,6 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
 #include <unistd.h>
@@ -100,14 +99,12 @@ enum image_kind image_kind(pid_t pid, char *why, size_t whylen)
 	return interp ? IMAGE_SHIM : IMAGE_SHIMLESS;
 }
 
-/* The lowest address the executable of pid is mapped at, or 0. */
-static uint64_t executable_start(pid_t pid)
+/* Where the area goes in pid at its exec stop: just below the lowest mapping it has then -- its
+ * executable, or the vdso and vvar the kernel puts below a static-pie one -- leaving out the stack
+ * and vsyscall.  The same at every exec of the same executable: no ASLR.  0 if none is found. */
+static uint64_t area_top(pid_t pid)
 {
 	char p[64];
-	struct stat exe;
-	snprintf(p, sizeof p, "/proc/%d/exe", (int)pid);
-	if (stat(p, &exe) != 0)
-		return 0;
 	snprintf(p, sizeof p, "/proc/%d/maps", (int)pid);
 	FILE *f = fopen(p, "r");
 	if (!f)
@@ -115,10 +112,9 @@ static uint64_t executable_start(pid_t pid)
 	char line[4200];
 	uint64_t low = 0;
 	while (fgets(line, sizeof line, f)) {
-		unsigned long long start, end, off, ino;
-		unsigned maj, min;
-		if (sscanf(line, "%llx-%llx %*4s %llx %x:%x %llu", &start, &end, &off, &maj, &min, &ino) == 6 &&
-		    ino == (unsigned long long)exe.st_ino && (!low || start < low))
+		unsigned long long start, end;
+		if (sscanf(line, "%llx-%llx", &start, &end) == 2 && !strstr(line, "[stack]") &&
+		    !strstr(line, "[vsyscall]") && !strstr(line, "[heap]") && (!low || start < low))
 			low = start;
 	}
 	fclose(f);
@@ -128,9 +124,9 @@ static uint64_t executable_start(pid_t pid)
 /* Steps 1-4 of shimless.h in the stopped image pid.  0, or a negative errno with why. */
 static int make_area(pid_t pid, struct shim_hello *h, int *uffd, char *why, size_t whylen)
 {
-	uint64_t exe = executable_start(pid);
-	if (exe < AREA_BYTES + 0x10000) {
-		snprintf(why, whylen, "cannot find its executable's mapping");
+	uint64_t top = area_top(pid);
+	if (top < AREA_BYTES + 0x10000) {
+		snprintf(why, whylen, "cannot find its executable's mappings");
 		return -EIO;
 	}
 	struct user_regs_struct entry;
@@ -150,16 +146,16 @@ static int make_area(pid_t pid, struct shim_hello *h, int *uffd, char *why, size
 		 * the registers set here, so the first call runs as read() whatever it asks -- read(-1)
 		 * then, which does nothing. */
 		inject_syscall(&in, SYS_read, -1, 0, 0, 0, 0, 0);
-		uint64_t at = exe - AREA_BYTES;
+		uint64_t at = top - AREA_BYTES;
 		long got = inject_syscall(&in, SYS_mmap, (long)at, AREA_BYTES, PROT_READ | PROT_WRITE,
 					  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 		if (got != (long)at) {
-			snprintf(why, whylen, "cannot map its records below its executable at %#llx: %s",
+			snprintf(why, whylen, "cannot map its records at %#llx: %s",
 				 (unsigned long long)at, got < 0 ? strerror((int)-got) : "mapped elsewhere");
 			if (got > 0)
 				inject_syscall(&in, SYS_munmap, got, AREA_BYTES, 0, 0, 0, 0);
 			rc = -EIO;
-		} else if ((got = inject_syscall(&in, SYS_mprotect, (long)(exe - CODE_BYTES), CODE_BYTES,
+		} else if ((got = inject_syscall(&in, SYS_mprotect, (long)(top - CODE_BYTES), CODE_BYTES,
 						 PROT_READ | PROT_EXEC, 0, 0, 0)) != 0) {
 			snprintf(why, whylen, "cannot make its gate executable: %s", strerror((int)-got));
 			rc = -EIO;
@@ -177,7 +173,7 @@ static int make_area(pid_t pid, struct shim_hello *h, int *uffd, char *why, size
 		inject_close(&in);
 		return rc;
 	}
-	uint64_t code = exe - CODE_BYTES, rec = exe - AREA_BYTES;
+	uint64_t code = top - CODE_BYTES, rec = top - AREA_BYTES;
 	size_t blob_len = (size_t)(shimless_blob_end - shimless_blob);
 	struct shim_timers all = { .used = 7 }; /* read every checkpoint (the blob) */
 	in.gate = code;

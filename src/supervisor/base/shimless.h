@@ -8,15 +8,15 @@
  * loader to preload anything; at its exec stop (PTRACE_EVENT_EXEC: not one instruction of it has
  * run) the supervisor instead
  *   1. writes `syscall; int3` over the 3 bytes at its entry point (through /proc/PID/mem), makes
- *      it map the shimless area just below its executable's first mapping, and puts the entry
- *      point's bytes back;
+ *      it map the shimless area just below its lowest mapping (its executable's, or for a
+ *      static-pie one the vdso's below it), and puts the entry point's bytes back;
  *   2. writes into the area's top page -- the code page, made read+execute -- the gate
  *      (`syscall; int3`) and the records blob; the pages below it hold the records (struct
  *      shimless_records), read+write, zero but for timers.used (all three: read every cut);
  *   3. makes it create a userfaultfd, takes it (pidfd_getfd), has it close its own, and sets the
  *      API from here;
  *   4. fills the hello a shim would have sent, with injected = 1 and no NVM gate.
- * The executable never moves (no ASLR, launch.h), so the area has the same address at the run and
+ * Nothing there moves (no ASLR, launch.h), so the area has the same address at the run and
  * at every resume of the image: a resume makes it again at its exec stop, the restore keeps it
  * (restore_map.c: the gate's mapping must be in the checkpoint unchanged) and fills it with the
  * checkpoint's records like any memory of the program's.

@@ -282,6 +282,7 @@ static int forget_image(struct sup *s)
 	s->thr[0].altstack_asked = 0;
 	s->thr[0].altstack_asks = 0;
 	s->tid_offset = 0;
+	s->tid_offset_settled = 0;
 	s->stack_dense_left = 0;
 	s->cut.sp = 0;
 	s->warned_shared = 0;

@@ -30,7 +30,8 @@ int capture_blob(struct sup *s, struct img_buf *out, int nmaps)
 	for (int t = 1; t < s->nthr; t++) {
 		const struct thr *th = &s->thr[t];
 		struct img_thread it = { .tid = th->own ? th->own : th->tid, .sigmask = th->sigmask, .robust_head = th->robust_head,
-					 .robust_len = th->robust_len, .regs = th->regs, .altstack = th->altstack };
+					 .robust_len = th->robust_len, .regs = th->regs, .altstack = th->altstack,
+					 .clear_tid = img_clear_tid_encode(th->clear_tid, th->regs.fs_base) };
 		memcpy(it.comm, th->comm, sizeof it.comm);
 		img_buf_put(&threads, &it, sizeof it);
 	}

@@ -278,14 +278,19 @@ static int capture_steps(struct sup *s, char *why, size_t whylen)
 		return rc;
 	const struct user_regs_struct *regs = &s->thr[0].regs;
 	s->cut.sp = regs->rsp;
-	if (s->new_image && !s->tid_offset) {
+	if (!s->tid_offset && !s->tid_offset_settled && regs->fs_base) {
 		/* glibc caches the thread id in its TCB -- the id the program sees, in its own pid
 		 * namespace not ours; resume rewrites it, and recreates threads with the kernel
-		 * clearing it at their exit (pthread_join), only if we find it here */
+		 * clearing it at their exit (pthread_join), only if we find it here.  Asked again at
+		 * each cut until its place holds a value: a static program's first cut can come
+		 * before its libc has set its thread pointer or the id (a resume of `gcc -static`
+		 * threads then waited for ever in pthread_join for a thread gone). */
 		uint32_t tid = 0, own = (uint32_t)(s->thr[0].own ? s->thr[0].own : s->pid);
 		struct iovec l = { &tid, 4 }, r = { (void *)(uintptr_t)(regs->fs_base + 720), 4 };
-		if (process_vm_readv(s->pid, &l, 1, &r, 1, 0) == 4 && tid == own)
-			s->tid_offset = 720;
+		if (process_vm_readv(s->pid, &l, 1, &r, 1, 0) == 4 && tid) {
+			s->tid_offset = tid == own ? 720 : 0;
+			s->tid_offset_settled = 1;
+		}
 	}
 	stopclock_lap(phase, STOP_THREADS, &t);
 	int n = 0;

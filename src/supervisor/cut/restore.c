@@ -218,6 +218,15 @@ static int restore_threads(struct sup *s, struct rctx *r, const struct img *im)
 		uint64_t tcb_tid = im->h->tid_offset ? t->regs.fs_base + im->h->tid_offset : 0;
 		long flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM | CLONE_SETTLS |
 			     (tcb_tid ? CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID : 0);
+		int lost = 0;
+		uint64_t clear_tid = img_clear_tid_decode(t->clear_tid, t->regs.fs_base, &lost);
+		if (lost)
+			WHY_FAIL("thread %d: where the kernel tells its exit (its clear-child-tid address) cannot be kept",
+				 (int)t->tid);
+		if (!tcb_tid && clear_tid) { /* not glibc's: musl's lock, say -- cleared only, no id written */
+			tcb_tid = clear_tid;
+			flags |= CLONE_CHILD_CLEARTID;
+		}
 		r->j.in.cloned = 0;
 		if (s->tree->run.ns.on)
 			pidns_next(&s->tree->run.ns, t->tid); /* not free, or refused: the thread gets another id */

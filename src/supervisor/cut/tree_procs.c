@@ -166,7 +166,7 @@ struct sup *tree_add_child(struct tree *t, struct sup *parent, pid_t child)
 	sup_take_hello(m, &parent->hello);
 	m->pending_written = parent->pending_written;
 	m->limits_written = parent->limits_written, m->limits_seen = parent->limits_seen;
-	m->tid_offset = parent->tid_offset;
+	m->tid_offset = parent->tid_offset, m->tid_offset_settled = parent->tid_offset_settled;
 	memcpy(m->warned_fds, parent->warned_fds, sizeof m->warned_fds); /* its fds are its parent's */
 	m->start_brk = parent->start_brk;
 	m->untracked = 1;

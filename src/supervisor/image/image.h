@@ -54,12 +54,37 @@ struct img_hdr {
 /* A thread besides the main one: what resume needs to recreate it. */
 struct img_thread {
 	int32_t tid;      /* at the checkpoint, as the program saw it (its own namespace's id) */
-	uint32_t reserved;
+	uint32_t clear_tid; /* where the kernel clears its id at its exit (img_clear_tid) */
 	uint64_t sigmask, robust_head, robust_len;
 	struct user_regs_struct regs;  /* fs_base is its TLS, rsp its stack */
 	char comm[16];                 /* its name (pthread_setname_np) */
 	struct img_altstack altstack;
 };
+
+/* A thread's clear-child-tid address (CLONE_CHILD_CLEARTID: what pthread_join waits on; glibc's
+ * is in its descriptor, musl's is one lock for all threads) in 32 bits: 0 none or not known; bit 0
+ * set: the address itself, below 4 GiB; IMG_CLEAR_TID_LOST: one that fits neither form; else a
+ * signed offset from the thread's fs_base.  (Field `reserved`, always 0, before.) */
+#define IMG_CLEAR_TID_LOST 3u
+static inline uint32_t img_clear_tid_encode(uint64_t addr, uint64_t fs_base)
+{
+	int64_t off = (int64_t)(addr - fs_base);
+	if (!addr)
+		return 0;
+	if (addr < (1ull << 32) && !(addr & 3))
+		return (uint32_t)addr | 1u;
+	if (!(off & 3) && off != 0 && off >= INT32_MIN && off <= INT32_MAX)
+		return (uint32_t)(int32_t)off;
+	return IMG_CLEAR_TID_LOST;
+}
+/* The address, 0 for none; *lost set for IMG_CLEAR_TID_LOST. */
+static inline uint64_t img_clear_tid_decode(uint32_t v, uint64_t fs_base, int *lost)
+{
+	*lost = v == IMG_CLEAR_TID_LOST;
+	if (!v || *lost)
+		return 0;
+	return v & 1u ? (uint64_t)(v & ~1u) : fs_base + (uint64_t)(int64_t)(int32_t)v;
+}
 
 struct img_vma {
 	uint64_t start, end, offset;

@@ -2,6 +2,7 @@
 #include "altstack.h"
 #include <errno.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include "inject.h"
@@ -30,6 +31,17 @@ static int ask(struct sup *s, struct inject *proc, int i)
 	struct inject in;
 	int rc = i > 0 ? inject_open_thread(&in, proc, t->tid) : 0;
 	struct inject *ti = i > 0 ? &in : proc;
+	if (!rc && i > 0 && !t->altstack_asks) {
+		/* with its first ask, where the kernel clears its id at its exit: set by the clone that
+		 * made it (a thread changes it only by set_tid_address, which threads libraries never
+		 * call in a thread they made) */
+		uint64_t at = 0;
+		long got = inject_syscall(ti, SYS_prctl, PR_GET_TID_ADDRESS, (long)s->scratch_addr, 0, 0, 0, 0);
+		if (got == 0 && proc_mem_read(s->pid, s->scratch_addr, &at, sizeof at) == 0)
+			t->clear_tid = at;
+		else if (got == -ESRCH || got == -EPROTO)
+			rc = (int)got;
+	}
 	if (!rc) {
 		long got = inject_syscall(ti, SYS_sigaltstack, 0, (long)s->scratch_addr, 0, 0, 0, 0);
 		stack_t ss;

@@ -109,6 +109,7 @@ struct thr {
 	struct img_altstack altstack;  /* asked now and then, not at every stop (altstack.h) */
 	uint64_t altstack_asked;       /* the cut (tree->cut.gen) it was last asked at; 0: never */
 	uint32_t altstack_asks;
+	uint64_t clear_tid;            /* its clear-child-tid address, asked with its first altstack ask */
 	size_t xlen;
 	uint8_t xstate[4096 * 4];
 };
@@ -414,6 +415,7 @@ struct sup {
 	struct known_file *files;
 	int nfiles;
 	uint32_t tid_offset;
+	int tid_offset_settled;      /* 1: tid_offset is known for this image (capture.c) */
 	uint64_t start_brk;
 	int new_image;               /* no checkpoint of this image yet (a run, or after an exec) */
 	/* what its shim said (sup_take_hello, hello.c): its gate and the addresses of its records */
