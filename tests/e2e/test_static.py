@@ -5,12 +5,14 @@ static, and tortured: output and exit status identical to a native run.  A missi
 skip with its reason; a toolchain that is there but fails is a failure."""
 import json
 import os
+import pwd
 import shutil
 import subprocess
+import tempfile
 
 import pytest
 
-from conftest import BUILD, prosper
+from conftest import BUILD, PROSPER, kill_at_epoch, prosper
 
 LONG = bool(os.environ.get("PROSPER_LONG"))
 KILLS = 60 if LONG else 30
@@ -64,11 +66,13 @@ def test_a_default_go_build_survives_kills(tmp_path):
     assert res["resumes"] >= KILLS // 2, res
 
 
-def test_a_static_go_http_server_queried_by_itself_survives_kills(tmp_path):
+@pytest.mark.parametrize("listener", ["tcp", "mptcp"])
+def test_a_static_go_http_server_queried_by_itself_survives_kills(tmp_path, listener):
     """The same runtime with net/http (CGO_ENABLED=0: net links libc through cgo otherwise): a
-    listener, epoll, a new connection per request, all kept across kills."""
+    listener (plain, or MPTCP as Go's ListenConfig makes it), epoll, a new connection per request,
+    all kept across kills."""
     prog = build_go(tmp_path, "gohttp", "0")
-    res = torture(prog, "6000", seed=2)
+    res = torture(prog, "6000", *(["mptcp"] if listener == "mptcp" else []), seed=2)
     assert res["identical"], res["differences"]
     assert res["resumes"] >= KILLS // 2, res
 
@@ -149,3 +153,41 @@ def test_a_script_running_a_static_program_every_round_is_checkpointed_across_th
     res = torture(str(script), prog, kills=20, seed=4)
     assert res["identical"], res["differences"]
     assert res["resumes"] >= 10, res
+
+
+def test_an_ordinary_user_checkpoints_a_static_program(tmp_path):
+    """`nobody`, no capabilities: the injected userfaultfd is one of user mode only (the resume
+    fills memory before the program runs), the rest as for root."""
+    prog = build_static_c(tmp_path)
+    d = tempfile.mkdtemp(prefix="prosper-nobody-")
+    try:
+        u = pwd.getpwnam("nobody")
+        os.chown(d, u.pw_uid, u.pw_gid)
+        shutil.copy(prog, os.path.join(d, "threads_timer"))
+        os.chmod(os.path.join(d, "threads_timer"), 0o755)
+        r = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", PROSPER, "torture", "--kills", "8", "--seed", "2", "--timeout", "240",
+                            "--json", "--", os.path.join(d, "threads_timer"), "20"], cwd=d, capture_output=True,
+                           text=True, timeout=900)
+        assert r.returncode in (0, 1) and r.stdout.strip(), r.stderr[-3000:]
+        res = json.loads(r.stdout)
+        assert res["identical"], res["differences"]
+        assert res["resumes"] >= 4, res
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_a_static_go_program_profiling_itself_gets_its_per_thread_timers_back(tmp_path):
+    """CPU profiling gives each runtime thread a POSIX timer of its own (SIGEV_THREAD_ID): read at
+    each checkpoint through the injected gate and made again, each for its thread, at a resume."""
+    prog = build_go(tmp_path, "goprofile", None)
+    native = subprocess.run([prog, "900000000"], capture_output=True, text=True, timeout=120)
+    assert native.returncode == 0, native.stderr
+    pool, stats = str(tmp_path / "p.prosper"), str(tmp_path / "s.json")
+    p = subprocess.Popen([SUP, "run", "--pool", pool, "--", prog, "900000000"], cwd=tmp_path,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    kill_at_epoch(p, pool, 40)
+    r = subprocess.run([SUP, "resume", "--pool", pool, "--stats-json", stats], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout == native.stdout, r.stderr
+    st = json.loads(open(stats).read())
+    assert st["posix_timers_restored"] >= 2 and st["timers_restored"] >= 1, st

@@ -8,7 +8,7 @@
 extern const struct task_part task_part_shimless, task_part_timers, task_part_posix_timers, task_part_pending,
 	task_part_limits;
 
-/* An image without the shim has its records read first (timers.c); then the timers: reading them
+/* An image without the shim has its records read first (shimrecords.c); then the timers: reading them
  * runs the main thread for a system call.  At a resume the POSIX timers come before the pending
  * signals (both last): a signal queued again stays pending. */
 const struct task_part *const task_parts[] = { &task_part_shimless, &task_part_timers, &task_part_posix_timers,

@@ -1,9 +1,11 @@
 // gohttp.go -- built by tests/e2e/test_static.py with `go build` and CGO_ENABLED=0 (net would
 // link libc through cgo otherwise): a statically linked Go program with an HTTP server of its own,
-// queried by its own client over a new connection per request.  Deterministic output.
+// queried by its own client over a new connection per request; `N mptcp`: its listener an MPTCP
+// one.  Deterministic output.
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -14,8 +16,10 @@ import (
 )
 
 // serve: an HTTP server on a port of its own, queried by its own client over new connections.
-func serve(n int) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func serve(n int, mptcp bool) {
+	var lc net.ListenConfig
+	lc.SetMultipathTCP(mptcp) // a listener of the kernel's MPTCP, as Go offers it
+	ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -51,5 +55,5 @@ func serve(n int) {
 
 func main() {
 	n, _ := strconv.Atoi(os.Args[1])
-	serve(n)
+	serve(n, len(os.Args) > 2 && os.Args[2] == "mptcp")
 }
