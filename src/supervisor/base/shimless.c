@@ -244,8 +244,10 @@ int image_hello(const struct hello_channel *ch, pid_t pid, int resume, struct sh
 
 int shimless_refresh(pid_t pid, const struct shim_hello *hello)
 {
-	struct inject in;
-	int rc = inject_open(&in, pid, hello->gate);
+	/* the main thread (its tgid is pid), and no memory to write: no /proc file to open, at every
+	 * checkpoint (inject_open reads two) */
+	struct inject in = { .pid = pid, .tgid = pid, .gate = hello->gate, .mem_fd = -1 };
+	int rc = ptrace(PTRACE_GETREGS, pid, 0, &in.base) == 0 ? 0 : -errno;
 	if (rc == 0) {
 		uint64_t entry = hello->gate + BLOB_AT;
 		long got = inject_code(&in, entry, entry + (uint64_t)(shimless_blob_end - shimless_blob),
