@@ -4,7 +4,10 @@
 static one through what the supervisor injects (src/supervisor/base/shimless.h).  Writes
 bench/results/shimless.{json,md}.
 
-    bench/scripts/shimless.py [--reps R] [--seconds S] [--programs a,b] [--pool-dir DIR]
+    bench/scripts/shimless.py [--reps R] [--seconds S] [--programs a,b] [--pool-dir DIR] [--name N]
+
+--pool-dir on a disk gives each run two tiers (a fast pool in memory, copied into the disk's
+every second: docs/durability.md); --name N writes N.{json,md} (default shimless).
 
 Per program and repetition, in an order rotated between repetitions: each build natively; each
 supervised to its end (mean and longest stop, checkpoints, wall time); each supervised again,
@@ -128,7 +131,7 @@ def measure(name, reps, pool_dir, seconds):
 def markdown(res):
     m = res["machine"]
     out = ["# The injected path (static builds) beside the preloaded shim (dynamic builds)", "",
-           f"Produced by `bench/scripts/shimless.py --reps {res['reps']} --seconds {res['seconds']}` on {res['date']}. "
+           f"Produced by `bench/scripts/shimless.py {res['args']}` on {res['date']}. "
            "Every number below was measured in that run.", "",
            f"{m['cpus']} CPUs, Linux {m['kernel']}; pools in {m['pool_dir']} ({m['pool_fs']}); interval 10 ms; "
            f"load average {m['loadavg_start']:.2f} at the start, {m['loadavg_end']:.2f} at the end; medians of "
@@ -156,12 +159,13 @@ def main():
     ap.add_argument("--programs", default=",".join(DEFAULT_PROGRAMS))
     ap.add_argument("--pool-dir", default="/dev/shm")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
+    ap.add_argument("--name", default="shimless", help="the results' file name (default shimless)")
     a = ap.parse_args()
     names = [n for n in a.programs.split(",") if n]
     for n in names:
         if n not in PROGRAMS or n not in DEFAULT_PROGRAMS:
             fail(f"unknown program {n} (of {', '.join(DEFAULT_PROGRAMS)})")
-    res = {"reps": a.reps, "seconds": a.seconds, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    res = {"reps": a.reps, "seconds": a.seconds, "args": " ".join(sys.argv[1:]), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "machine": {"cpus": os.cpu_count(), "kernel": platform.release(),
                        "pool_dir": a.pool_dir if not a.pool_dir.startswith(ROOT) else os.path.relpath(a.pool_dir, ROOT),
                        "pool_fs": fs_type(a.pool_dir), "loadavg_start": os.getloadavg()[0]},
@@ -174,9 +178,9 @@ def main():
               f"running after {q['running_after_ms']:.2f}x", flush=True)
     res["machine"]["loadavg_end"] = os.getloadavg()[0]
     os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "shimless.json"), "w") as f:
+    with open(os.path.join(a.out, a.name + ".json"), "w") as f:
         json.dump(res, f, indent=1)
-    with open(os.path.join(a.out, "shimless.md"), "w") as f:
+    with open(os.path.join(a.out, a.name + ".md"), "w") as f:
         f.write(markdown(res))
     print(markdown(res))
 
