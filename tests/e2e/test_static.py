@@ -191,3 +191,22 @@ def test_a_static_go_program_profiling_itself_gets_its_per_thread_timers_back(tm
     assert r.returncode == 0 and r.stdout == native.stdout, r.stderr
     st = json.loads(open(stats).read())
     assert st["posix_timers_restored"] >= 2 and st["timers_restored"] >= 1, st
+
+
+BUSYBOX_SCRIPT = """i=0
+while [ $i -lt 4000 ]; do echo "line $i $((i*i % 997))"; i=$((i+1)); done | busybox sort -t' ' -k3n | busybox md5sum
+busybox seq 1 400000 | busybox awk '{s+=$1*$1} END {print s}'
+"""
+
+
+def test_busybox_static_shell_with_pipelines_survives_kills(tmp_path):
+    """A real static program we did not write: Debian's busybox-static, its shell forking its own
+    applets into pipelines (sort, md5sum, seq, awk), every process of the tree without a shim."""
+    bb = shutil.which("busybox")
+    if not bb or not is_static(os.path.realpath(bb)):
+        pytest.skip("busybox-static is not installed (apt-get install busybox-static)")
+    script = tmp_path / "pipes.sh"
+    script.write_text(BUSYBOX_SCRIPT)
+    res = torture(bb, "sh", str(script), kills=15, seed=9)
+    assert res["identical"], res["differences"]
+    assert res["resumes"] >= 5, res
