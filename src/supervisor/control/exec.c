@@ -298,6 +298,15 @@ static int forget_image(struct sup *s)
 	return 0;
 }
 
+/* An image that is not followed has no gate nor records of ours: the old image's addresses mean
+ * nothing in it, and a call injected there later (the file filter's tightening when it closes its
+ * stdout, filecalls.c) ran whatever the new image had at that address -- a SIGSEGV in the program. */
+static void forget_gate(struct sup *s)
+{
+	struct shim_hello none = { 0 };
+	sup_take_hello(s, &none);
+}
+
 /* A child process's new image (tree.h): tracked like the first process's; 1 when it is tracked
  * or already gone (its exit comes next), 0 when tracking failed while it lives. */
 static int sup_start_tracking_or_gone(struct sup *s, int uffd, const struct shim_hello *hello)
@@ -356,6 +365,7 @@ void sup_exec(struct sup *s, struct worker *w)
 	}
 	if (reason[0]) {
 		snprintf(why, sizeof why, "the program executed %s, which cannot be followed (%s)", exe, reason);
+		forget_gate(s);
 		sup_disable(s, why);
 		ptrace(PTRACE_CONT, pid, 0, 0);
 		return;
@@ -389,5 +399,6 @@ void sup_exec(struct sup *s, struct worker *w)
 			close(uffd);
 	}
 	snprintf(why, sizeof why, "the program executed %s, which cannot be followed (%s)", exe, reason);
+	forget_gate(s);
 	sup_disable(s, why);
 }
