@@ -77,9 +77,10 @@ func main() {
 
 
 def test_a_go_program_survives_kills(tmp_path):
-    """A Go program linked against libc (the shim cannot be loaded into Go's default static
-    binaries): its runtime's threads each run on an alternate signal stack, its goroutines on
-    stacks inside its heap arenas, and its threads are preempted by signals every 10 ms."""
+    """A Go program linked against libc, through the preloaded shim (Go's static builds, without
+    it: test_static.py): its runtime's threads each run on an alternate signal stack, its
+    goroutines on stacks inside its heap arenas, and its threads are preempted by signals every
+    10 ms."""
     go = shutil.which("go") or ("/usr/local/go/bin/go" if os.access("/usr/local/go/bin/go", os.X_OK) else None)
     if not go:
         pytest.skip("no Go toolchain")
