@@ -98,7 +98,7 @@ struct img_vma {
 enum img_fd_type { IMG_FD_FILE = 1, IMG_FD_DEVICE = 2, IMG_FD_DIR = 3, IMG_FD_OTHER = 4, IMG_FD_PIPE = 5, IMG_FD_SOCKET = 6,
 		   IMG_FD_SHM = 7, IMG_FD_FIFO = 8, IMG_FD_EPOLL = 9, IMG_FD_EVENTFD = 10,
 		   IMG_FD_SIGNALFD = 11, IMG_FD_TIMERFD = 12, IMG_FD_IOURING = 13,
-		   IMG_FD_INET = 14, IMG_FD_INOTIFY = 15, IMG_FD_PTY = 16, IMG_FD_NTYPES };
+		   IMG_FD_INET = 14, IMG_FD_INOTIFY = 15, IMG_FD_PTY = 16, IMG_FD_UNIX_GONE = 17, IMG_FD_NTYPES };
 
 /* In img_fd.flags beside the open flags: an fd 0-2 that is not the stdio the program was given
  * (a file its shell redirected it to, `gzip > out.gz`): restored like any other fd. */

@@ -11,14 +11,14 @@
 #include "tree_image.h"
 
 extern const struct fd_kind fd_kind_epoll, fd_kind_eventfd, fd_kind_signalfd, fd_kind_timerfd, fd_kind_inotify, fd_kind_iouring, fd_kind_pipe, fd_kind_socket, fd_kind_inet, fd_kind_shm,
-	fd_kind_fifo, fd_kind_pty, fd_kind_file,
+	fd_kind_fifo, fd_kind_pty, fd_kind_unixgone, fd_kind_file,
 	fd_kind_device, fd_kind_dir, fd_kind_other;
 
 /* Asked in this order: a kind that tests another's claim first comes after it (shared memory
  * is a file to /proc; "other" takes what nobody claimed). */
 const struct fd_kind *const fd_kinds[] = {
 	&fd_kind_epoll, &fd_kind_eventfd, &fd_kind_signalfd, &fd_kind_timerfd, &fd_kind_inotify, &fd_kind_iouring, &fd_kind_pipe, &fd_kind_socket, &fd_kind_inet, &fd_kind_shm,
-	&fd_kind_fifo, &fd_kind_pty,
+	&fd_kind_fifo, &fd_kind_pty, &fd_kind_unixgone,
 	&fd_kind_file, &fd_kind_device, &fd_kind_dir, &fd_kind_other,
 };
 const int fd_nkinds = (int)(sizeof fd_kinds / sizeof fd_kinds[0]);

@@ -87,6 +87,28 @@ static int diag_pairs(struct diag_sock **out, int *n)
 	return sock_diag_dump(&req, sizeof req, take, &c);
 }
 
+static int take_peer(const struct nlmsghdr *h, void *arg)
+{
+	const struct unix_diag_msg *m = NLMSG_DATA(h);
+	int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof *m));
+	for (const struct rtattr *a = (const void *)(m + 1); RTA_OK(a, alen); a = RTA_NEXT(a, alen))
+		if (a->rta_type == UNIX_DIAG_PEER)
+			*(uint64_t *)arg = *(const uint32_t *)RTA_DATA(a);
+	return 0;
+}
+
+int socketpairs_peer_of(uint64_t ino, uint64_t *peer)
+{
+	struct {
+		struct nlmsghdr h;
+		struct unix_diag_req r;
+	} req = { .h = { .nlmsg_len = sizeof req, .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST },
+		  .r = { .sdiag_family = AF_UNIX, .udiag_states = ~0u, .udiag_ino = (uint32_t)ino, .udiag_show = UDIAG_SHOW_PEER,
+			 .udiag_cookie = { ~0u, ~0u } } };
+	*peer = 0;
+	return sock_diag_dump(&req, sizeof req, take_peer, peer);
+}
+
 /* The socket inodes the program's processes hold, with a process and fd that holds each. */
 static int held_sockets(struct tree *t, struct sock_end **out, int *n)
 {

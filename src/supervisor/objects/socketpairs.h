@@ -61,6 +61,9 @@ struct sock_end {
 int socketpairs_scan(struct tree *t);
 /* Is this fd link text ("socket:[ino]") an end of a kept socketpair? */
 int socketpairs_kept(const struct tree *t, const char *link);
+/* The peer of the unix socket of inode ino: 0 and *peer (0: none, unconnected or its peer
+ * closed), or -errno. */
+int socketpairs_peer_of(uint64_t ino, uint64_t *peer);
 /* The bytes queued to be read at the end behind fd of process pid, left in place: *buf
  * (malloc'd, or NULL) and *len.  0 or -errno. */
 int socketpairs_queued(pid_t pid, int fd, uint8_t **buf, uint32_t *len);

@@ -236,7 +236,7 @@ int main(void)
 		{ f_pipe[1], IMG_FD_PIPE, ino_of(f_pipe[1]), NULL },
 		{ f_fifo, IMG_FD_FIFO, ino_of(f_fifo), NULL },
 		{ f_sock[0], IMG_FD_SOCKET, ino_of(f_sock[0]), NULL },
-		{ f_sock[1], IMG_FD_OTHER, 0, NULL }, /* an end the cut did not keep */
+		{ f_sock[1], IMG_FD_UNIX_GONE, ino_of(f_sock[1]), NULL }, /* an end the cut did not keep: comes back ended */
 		{ f_ep, IMG_FD_EPOLL, 0, NULL },
 		{ f_event, IMG_FD_EVENTFD, 0, "5 1" },       /* object: its id + 1, below */
 		{ f_event_dup, IMG_FD_EVENTFD, 0, "5 1" },
