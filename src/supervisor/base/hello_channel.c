@@ -39,11 +39,29 @@ int hello_channel_open(struct hello_channel *ch)
 	return 0;
 }
 
-/* Take one connection's hello; 0 with *h and *uffd, or negative. */
-static int read_hello(int conn, struct shim_hello *h, int *uffd)
+/* Process pid at the seccomp stop of a call the filter sends (the shim's own sendmsg of its
+ * hello, with output held: outhold.h): let it run as it is.  Other stops are left to the caller. */
+static void pass_filter_stop(pid_t pid)
+{
+	siginfo_t si = { 0 };
+	int st;
+	if (waitid(P_PID, (id_t)pid, &si, WSTOPPED | WNOHANG | WNOWAIT | __WALL) == 0 && si.si_pid == pid &&
+	    si.si_code == CLD_TRAPPED && si.si_status == (SIGTRAP | (PTRACE_EVENT_SECCOMP << 8)) &&
+	    waitpid(pid, &st, __WALL | WNOHANG) == pid)
+		ptrace(PTRACE_CONT, pid, 0, 0);
+}
+
+/* Take one connection's hello of process pid; 0 with *h and *uffd, or negative. */
+static int read_hello(int conn, pid_t pid, struct shim_hello *h, int *uffd)
 {
 	struct pollfd p = { conn, POLLIN, 0 };
-	if (poll(&p, 1, 2000) <= 0)
+	int ready = 0;
+	for (int waited = 0; !ready && waited < 2000; waited += 5) {
+		ready = poll(&p, 1, 5) > 0;
+		if (!ready)
+			pass_filter_stop(pid);
+	}
+	if (!ready)
 		return -ETIMEDOUT;
 	struct iovec iov = { h, sizeof *h };
 	union { struct cmsghdr c; char buf[CMSG_SPACE(sizeof(int))]; } u;
@@ -71,7 +89,7 @@ static int accept_hello(const struct hello_channel *ch, pid_t pid, struct shim_h
 			close(conn);
 			continue;
 		}
-		int rc = read_hello(conn, h, uffd);
+		int rc = read_hello(conn, pid, h, uffd);
 		close(conn);
 		return rc ? rc : 1;
 	}
