@@ -50,11 +50,11 @@ class Supervised:
     """A program under `prosper run`, killed with its process group and resumed, its stdout and
     stderr appended to files in `d`."""
 
-    def __init__(self, d, pool, argv, env=None):
-        self.d, self.pool, self.env = d, pool, env
+    def __init__(self, d, pool, argv, env=None, extra=()):
+        self.d, self.pool, self.env, self.extra = d, pool, env, list(extra)
         self.out = open(os.path.join(d, "server.out"), "ab")
         self.err = open(os.path.join(d, "server.err"), "ab")
-        self.p = self._start([PROSPER, "run", "--pool", pool, "--", *argv])
+        self.p = self._start([PROSPER, "run", *self.extra, "--pool", pool, "--", *argv])
         self.kills = 0
 
     def _start(self, argv):
@@ -72,7 +72,7 @@ class Supervised:
         return t
 
     def resume(self):
-        self.p = self._start([PROSPER, "resume", "--pool", self.pool])
+        self.p = self._start([PROSPER, "resume", *self.extra, "--pool", self.pool])
 
     def stop(self, timeout=60):
         try:
@@ -156,20 +156,21 @@ class Resp:
         return self.reply()
 
 
-def redis_across_kills(d, pool_dir, kills, bound_ms=BOUND_MS, seed=1):
+def redis_across_kills(d, pool_dir, kills, bound_ms=0, seed=1, extra=()):
     """redis-server (persistence off) under prosper run; a client sets keys k1, k2, ... one after
     the other, reconnecting after each kill; the server is killed at random instants (20-300 ms
-    apart) and resumed.  After each resume every key whose reply arrived at least bound_ms before
-    the kill must hold its value (BOUND_MS); one acknowledged later may be gone (the age of the
-    oldest such is reported: `lost_oldest_ms`).  So may one
-    whose reply reached the client just after the kill instant, sent by the dying server; a
-    connection opened after the kill is the resumed server's, and every key it acknowledged must
-    be there at the end."""
+    apart) and resumed.  With its output held until committed (the default, bound_ms=0), every
+    key whose reply reached the client must hold its value after each resume, whatever the instant
+    of the kill.  With --external-sync off (extra=["--external-sync", "off"]), every key whose reply
+    arrived at least bound_ms before the kill must (BOUND_MS); one acknowledged later may be gone
+    (the age of the oldest such is reported: `lost_oldest_ms`), and so may one whose reply reached
+    the client just after the kill instant, sent by the dying server.  A connection opened after
+    the kill is the resumed server's, and every key it acknowledged must be there at the end."""
     rng = random.Random(seed)
     port = free_port()
     srv = Supervised(d, os.path.join(pool_dir, "redis.prosper"),
                      ["/usr/bin/redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                      "--appendonly", "no", "--daemonize", "no", "--dir", d])
+                      "--appendonly", "no", "--daemonize", "no", "--dir", d], extra=extra)
     bound = bound_ms / 1000
     acked = []                 # (key number, monotonic time its reply arrived, time its connection was opened)
     stop = threading.Event()
@@ -218,9 +219,11 @@ def redis_across_kills(d, pool_dir, kills, bound_ms=BOUND_MS, seed=1):
                 except ConnectionResetError:
                     time.sleep(0.01)
             seen = list(acked)
-            must = [n for n, t, _ in seen if t <= killed_at - bound and n not in lost]
+            # held output (bound 0): every reply the client got, even one that arrived after the
+            # kill instant, was sent only once its checkpoint had committed
+            must = [n for n, t, _ in seen if (not bound or t <= killed_at - bound) and n not in lost]
             # (a key an earlier kill undid is not this one's: it would count that loss again, older)
-            at_risk = [(n, t) for n, t, opened in seen if t > killed_at - bound and opened < killed_at and n not in lost]
+            at_risk = [(n, t) for n, t, opened in seen if bound and t > killed_at - bound and opened < killed_at and n not in lost]
             gone = [n for n, v in zip(must, values(reader, must)) if v != b"v%d" % n]
             checked += len(must)
             if gone:

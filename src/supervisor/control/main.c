@@ -36,6 +36,7 @@
 #include "hello.h"
 #include "loop.h"
 #include "undolog.h"
+#include "outhold.h"
 #include "preflight.h"
 #include "userns.h"
 #include "shimless.h"
@@ -107,6 +108,10 @@ int main(int argc, char **argv)
 		return refuse(REFUSE_SETUP, "%s", "out of memory");
 	if (launch_shim_path(s->tree->run.shim, sizeof s->tree->run.shim) != 0)
 		return refuse(REFUSE_NOT_BUILT, "%s", "the shim libprosper-shim.so is not built (make build)");
+	/* output held until committed (outhold.h): a stdout or stderr pipe is one of ours from here on */
+	s->tree->files.external_sync = o.cfg.external_sync && !o.cfg.host_pids;
+	if (outhold_interpose(s->tree) != 0)
+		return refuse(REFUSE_SETUP, "cannot put a pipe of ours before stdout/stderr: %m");
 	children_note_inherited_pipes(s);
 	if ((rc = hello_channel_open(&s->tree->run.channel)) != 0)
 		return refuse(REFUSE_SETUP, "cannot open the shim's socket: %s", strerror(-rc));
@@ -125,6 +130,12 @@ int main(int argc, char **argv)
 	} else if ((rc = run_start(s, &o, pool_path, &c))) {
 		return rc;
 	}
+	/* output held from here on; a resume shows first what the killed run held and had not shown --
+	 * only now that nothing can refuse it (a refusal shows nothing) */
+	char why_out[300];
+	if (s->tree->files.on && outhold_start(s->tree, s->tree->files.dir, o.cfg.resume ? s->tree->files.seq : 0, why_out,
+					       sizeof why_out) != 0)
+		return refuse(REFUSE_SETUP, "%s", why_out);
 	const char *work_path = s->tree->tiers.kind == TIER_TWO ? s->tree->tiers.fast_path : pool_path;
 	if (!realpath(work_path, s->tree->pool_path))
 		snprintf(s->tree->pool_path, sizeof s->tree->pool_path, "%s", work_path);
@@ -169,6 +180,7 @@ int main(int argc, char **argv)
 	}
 
 	int st = sup_supervise(s, sigfd);
+	outhold_finish(s->tree); /* the program ended: all it wrote is shown */
 	if (st >= 0)
 		pidns_release(&s->tree->run.ns); /* what the program left running goes on, as it would natively */
 	int code = st < 0 ? 1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -183,6 +195,7 @@ int main(int argc, char **argv)
 	if (finished) {
 		/* nothing left to resume: nothing to undo -- once the durable pool says so too */
 		s->tree->tiers.before_copy = NULL;
+		outhold_remove_all(s->tree->files.dir);
 		undolog_remove_all(s->tree->files.dir);
 	}
 	if (s->cfg.stats_path && stats_write(s, s->cfg.stats_path) != 0)

@@ -59,6 +59,11 @@ static const char usage[] =
 	"                           changes (--host-pids): resume anyway, the files as they are -- you\n"
 	"                           vouch that the program changed none after the checkpoint (see\n"
 	"                           docs/run-resume.md, \"Files\")\n"
+	"  --external-sync on|off   on (default): what the program writes to a terminal, pipe or socket\n"
+	"                           on its stdout/stderr is shown only once the checkpoint that covers\n"
+	"                           it has committed (one interval later), so a kill never shows it\n"
+	"                           twice nor shows work the resume undoes; off: shown at once (lines\n"
+	"                           since the last checkpoint are printed again after a resume)\n"
 	"  --json                   a refusal is also one JSON object on stderr, with a stable code:\n"
 	"                           {\"refused\": \"finished\", \"message\": ..., \"exit_code\": 0}\n"
 	"                           (codes: docs/run-resume.md, \"Refusals\")\n"
@@ -93,7 +98,7 @@ int options_parse(int argc, char **argv, struct opts *o)
 {
 	*o = (struct opts){ .capacity_mib = 8192,
 			    .cfg = { .interval_ms = 10, .durable_every_s = -1, .stack_mode = TRACK_MODE_DIFF, .heap_mode = TRACK_MODE_DIFF,
-				     .stack_gran = 8, .heap_gran = 256, .meta_mode = META_LOG } };
+				     .stack_gran = 8, .heap_gran = 256, .meta_mode = META_LOG, .external_sync = 1 } };
 	if (argc < 2 || (strcmp(argv[1], "run") && strcmp(argv[1], "resume")))
 		return refuse(REFUSE_USAGE, "%s", "the first argument is `run` or `resume`");
 	o->cfg.resume = !strcmp(argv[1], "resume");
@@ -147,6 +152,10 @@ int options_parse(int argc, char **argv, struct opts *o)
 				return refuse(REFUSE_USAGE, "--restore is lazy or eager");
 			if (!o->cfg.resume)
 				return refuse(REFUSE_USAGE, "--restore is an option of prosper resume");
+			i++;
+		} else if (!strcmp(a, "--external-sync")) {
+			if ((o->cfg.external_sync = !strcmp(v, "on") ? 1 : !strcmp(v, "off") ? 0 : -1) < 0)
+				return refuse(REFUSE_USAGE, "--external-sync is on or off");
 			i++;
 		} else if (!strcmp(a, "--metadata")) {
 			if (!(o->cfg.meta_mode = !strcmp(v, "log") ? META_LOG : !strcmp(v, "rewrite") ? META_REWRITE : 0))

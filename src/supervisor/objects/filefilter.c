@@ -122,6 +122,11 @@ static int build_launch(struct prog *p, int filter)
 	}
 	for (int k = 0; k < NALWAYS; k++)
 		jump(p, BPF_JEQ, (uint32_t)always[k], L_TRACE, NEXT);
+	if (filter & FILTER_SENDS) {
+		jump(p, BPF_JEQ, __NR_sendto, L_TRACE, NEXT);
+		jump(p, BPF_JEQ, __NR_sendmsg, L_TRACE, NEXT);
+		jump(p, BPF_JEQ, __NR_shutdown, L_TRACE, NEXT);
+	}
 	/* open and openat: only when they may write, create or truncate */
 	const int opens[2][3] = { { __NR_open, 1, L_AFTER_OPEN }, { __NR_openat, 2, L_AFTER_OPENAT } };
 	for (int k = 0; k < 2; k++) {

@@ -31,8 +31,9 @@
 #include <stddef.h>
 
 /* Which launch filter a program gets (launch.h): none, or the filter, with writes to fd 1 and/or
- * fd 2 let through (FILTER_PASS_FD1/FD2 added to FILTER_ON). */
-enum { FILTER_NONE = 0, FILTER_ON = 1, FILTER_PASS_FD1 = 2, FILTER_PASS_FD2 = 4 };
+ * fd 2 let through (FILTER_PASS_FD1/FD2 added to FILTER_ON), and with FILTER_SENDS sendto, sendmsg
+ * and shutdown sent too (output to a connection held until its checkpoint commits, outhold.h). */
+enum { FILTER_NONE = 0, FILTER_ON = 1, FILTER_PASS_FD1 = 2, FILTER_PASS_FD2 = 4, FILTER_SENDS = 8 };
 
 /* In the launched child before it executes: the launch filter (FILTER_* flags).  0, or -errno. */
 int filefilter_install(int filter);

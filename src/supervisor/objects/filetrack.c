@@ -1,6 +1,7 @@
 /* filetrack.c -- the filter, the journal's files from cut to cut, and each stop of a file call
  * (filetrack.h; what a call changes: filecalls.c). */
 #include "filetrack.h"
+#include "outhold.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
@@ -69,10 +70,10 @@ int filetrack_filter(const struct tree *t, const struct img *im)
 {
 	if (!t->files.on)
 		return FILTER_NONE;
-	int f = FILTER_ON;
-	if (own_fd_passable(1) && (!im || image_fd_passable(im, 1)))
+	int f = FILTER_ON | (t->files.external_sync ? FILTER_SENDS : 0);
+	if (own_fd_passable(1) && !outhold_holds_own(t, 1) && (!im || image_fd_passable(im, 1)))
 		f |= FILTER_PASS_FD1;
-	if (own_fd_passable(2) && (!im || image_fd_passable(im, 2)))
+	if (own_fd_passable(2) && !outhold_holds_own(t, 2) && (!im || image_fd_passable(im, 2)))
 		f |= FILTER_PASS_FD2;
 	return f;
 }
@@ -158,8 +159,10 @@ int filetrack_start(struct tree *t, const char *pool_path, uint64_t seq, int on,
 		snprintf(why, whylen, "the pool's path is too long for its file-undo journal");
 		return -1;
 	}
-	if (!seq)
+	if (!seq) {
+		outhold_remove_all(ft->dir);
 		undolog_remove_all(ft->dir); /* a new run: an older run's journal means nothing now */
+	}
 	else
 		undolog_drop(ft->dir, 0, seq); /* undone by this resume */
 	if (seq)
@@ -201,6 +204,8 @@ int filetrack_cut(struct tree *t)
 	pthread_mutex_lock(&ft->mu);
 	int rc = cut_locked(t);
 	pthread_mutex_unlock(&ft->mu);
+	if (!rc && ft->on)
+		rc = outhold_cut(t, ft->seq); /* what is held and not shown yet goes with the cut */
 	/* a mapped file's copy is flushed before its stores can reach the disk: before the program
 	 * runs again */
 	if (!rc && ft->unflushed && !ft->failed && outlives_power_cut(t) && flush_journal(t) != 0)
@@ -266,6 +271,7 @@ void filetrack_committed(struct tree *t)
 {
 	struct file_track *ft = &t->files;
 	ft->committed_seq = ft->seq;
+	outhold_committed(t, ft->committed_seq); /* what it covers goes out */
 	uint64_t keep = ft->committed_seq;
 	if (t->tiers.kind == TIER_TWO) {
 		t->tiers.tag = ft->committed_seq;
@@ -288,6 +294,10 @@ void filetrack_stop(struct tree *t, struct sup *m, pid_t tid)
 		return;
 	double t0 = stopclock_now();
 	ft->traps++;
+	if (outhold_write(t, m->pid, tid, &r)) {
+		ft->seconds += stopclock_now() - t0; /* output held (outhold.h): no file of the file system */
+		return;
+	}
 	pthread_mutex_lock(&ft->mu); /* flush_base holds still while the call is recorded */
 	filecalls_record(t, m, tid, &r);
 	pthread_mutex_unlock(&ft->mu);

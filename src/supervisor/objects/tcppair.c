@@ -178,6 +178,20 @@ static int prepare_one(int s, uint64_t *peer_ino)
 	return rc == -ENOENT ? 0 : rc;
 }
 
+int tcp_peer_of(int s, uint64_t *peer_ino)
+{
+	*peer_ino = 0;
+	int domain = 0, protocol = 0;
+	socklen_t n = sizeof domain, m = sizeof protocol;
+	struct sockaddr_storage local, remote;
+	socklen_t ll = sizeof local, rl = sizeof remote;
+	if (getsockopt(s, SOL_SOCKET, SO_DOMAIN, &domain, &n) != 0 || (domain != AF_INET && domain != AF_INET6) ||
+	    getsockopt(s, SOL_SOCKET, SO_PROTOCOL, &protocol, &m) != 0 || protocol != IPPROTO_TCP ||
+	    getsockname(s, (struct sockaddr *)&local, &ll) != 0 || getpeername(s, (struct sockaddr *)&remote, &rl) != 0)
+		return -ENOTCONN;
+	return peer_inode(&remote, &local, peer_ino); /* the peer's local end is our remote one */
+}
+
 int tcp_cut_prepare(const struct tcp_held *held, int n, int *kept)
 {
 	int rc = 0;

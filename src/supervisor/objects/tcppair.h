@@ -59,4 +59,10 @@ struct tcp_held {
  * receive queue when it is read: 0.  Or a negative errno. */
 int tcp_cut_prepare(const struct tcp_held *held, int n, int *kept);
 
+/* The peer of s (a copy of a connected TCP socket): 0 and *peer_ino, its inode when the peer is a
+ * socket of this machine's (0: it waits in a listener's accept queue), -ENOENT when it is not (a
+ * peer on another machine), -ENOTCONN when s is no established TCP connection, or a negative
+ * errno. */
+int tcp_peer_of(int s, uint64_t *peer_ino);
+
 #endif

@@ -134,6 +134,12 @@ int stats_write(const struct sup *s, const char *path)
 	json_u64(&j, "file_stdio_tightened", ft->tightened);
 	json_num(&j, "file_journal_flush_ms", "%.3f", 1e3 * ft->flush_seconds);
 	json_u64(&j, "files_undone", st->resume.files_undone);
+	json_bool(&j, "output_held", ft->out != NULL);
+	json_u64(&j, "output_held_writes", ft->held_writes);
+	json_u64(&j, "output_held_bytes", ft->held_bytes);
+	json_u64(&j, "output_released_at_resume", ft->released_at_resume);
+	json_u64(&j, "output_waits", ft->hold_waits);
+	json_num(&j, "output_wait_ms", "%.3f", 1e3 * ft->hold_wait_seconds);
 	json_int(&j, "nvm_regions", s->nnvm);
 	json_u64(&j, "nvm_faults", st->nvm.faults);
 	json_u64(&j, "nvm_dirty_bytes", st->nvm.dirty_bytes);

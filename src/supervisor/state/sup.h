@@ -158,6 +158,7 @@ struct sup_config {
 	int host_pids;               /* --host-pids: no pid namespace of its own (pidns.h) */
 	int trust_files;             /* --trust-files: resume an untracked checkpoint (fileundo.h) */
 	int eager_restore;           /* --restore eager: every page in place before the program runs */
+	int external_sync;           /* --external-sync: output to the outside held until committed (outhold.h) */
 	unsigned given;              /* enum settings_given: the checkpoint options the command line gave */
 };
 
@@ -302,6 +303,11 @@ struct file_track {
 	/* statistics */
 	uint64_t traps, records, bytes, cannot, flushes, tightened;
 	double seconds, flush_seconds;
+	/* output held until its checkpoint commits (outhold.h) */
+	int external_sync;           /* --external-sync on (the default) */
+	struct outhold *out;         /* the hold, or NULL: nothing of ours is held */
+	uint64_t held_writes, held_bytes, released_at_resume, hold_waits;
+	double hold_wait_seconds;
 };
 
 struct born_path {
