@@ -178,13 +178,13 @@ def test_an_interactive_program_on_a_terminal_repeats_no_line_after_a_kill(tmp_p
 # -------------------------------------------------------------------- a connection to the outside
 
 UNIX_COUNTER = """import os, socket, sys
-path = sys.argv[1]
-if os.path.exists(path):
+path, count = sys.argv[1], 0
+try:
     os.unlink(path)
-srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-srv.bind(path)
-srv.listen(8)
-count = 0
+except FileNotFoundError:
+    pass
+srv = socket.socket(socket.AF_UNIX)  # a stream socket
+srv.bind(path), srv.listen(8)
 reply = os.open(path + ".reply", os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)  # every other reply by sendfile
 while True:
     conn, _ = srv.accept()
