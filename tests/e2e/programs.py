@@ -277,7 +277,7 @@ while len(told) < 3:
         k, p = map(int, line.split())
         told[k] = p
 t = 0
-for i in range(1500000):
+for i in range(4000000):  # about 1 s: a kill has time to land (30 planned, a third must)
     t = (t * 17 + i) % 1000003
 for k, pid in enumerate(kids):
     os.kill(pid, signal.SIGTERM)

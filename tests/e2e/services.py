@@ -400,7 +400,10 @@ def counter_across_kills(d, pool_dir, kills, argv, client, name, clients=2, boun
             v = min(n for n, _, opened in acked if opened > killed_at)
             incarnated_at = killed_at
             floor = max((n for n, t in seen if t <= killed_at - bound), default=0)
-            ceiling = max((n for n, _ in seen), default=0) + clients + 1
+            # in flight at the kill: one increment of each client (applied, its reply not yet there --
+            # with replies held, nearly always), then this new one; the outside client's are not
+            # seen at all: its one in flight, and those it made again after the resume before ours
+            ceiling = max((n for n, _ in seen), default=0) + clients + (3 if outside else 0) + 1
             rolled_back.append(max(0, max((n for n, _ in seen), default=0) + 1 - v))
             undone = [t for n, t in seen if n >= v]
             if undone:

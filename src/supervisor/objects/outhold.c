@@ -460,6 +460,8 @@ static int peer_outside(const struct tree *t, int s, uint64_t ino)
 	int rc = domain == AF_UNIX ? socketpairs_peer_of(ino, &peer) : tcp_peer_of(s, &peer);
 	if (rc == -ENOENT && domain != AF_UNIX)
 		return 1; /* on another machine */
+	if (rc == -EPROTONOSUPPORT)
+		return 0; /* MPTCP: its peer cannot be looked up by address (not held) */
 	if (rc != 0 || peer == 0)
 		return -1;
 	char want[48];

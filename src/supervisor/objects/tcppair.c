@@ -186,8 +186,9 @@ int tcp_peer_of(int s, uint64_t *peer_ino)
 	struct sockaddr_storage local, remote;
 	socklen_t ll = sizeof local, rl = sizeof remote;
 	if (getsockopt(s, SOL_SOCKET, SO_DOMAIN, &domain, &n) != 0 || (domain != AF_INET && domain != AF_INET6) ||
-	    getsockopt(s, SOL_SOCKET, SO_PROTOCOL, &protocol, &m) != 0 || protocol != IPPROTO_TCP ||
-	    getsockname(s, (struct sockaddr *)&local, &ll) != 0 || getpeername(s, (struct sockaddr *)&remote, &rl) != 0)
+	    getsockopt(s, SOL_SOCKET, SO_PROTOCOL, &protocol, &m) != 0 || protocol != IPPROTO_TCP)
+		return -EPROTONOSUPPORT;
+	if (getsockname(s, (struct sockaddr *)&local, &ll) != 0 || getpeername(s, (struct sockaddr *)&remote, &rl) != 0)
 		return -ENOTCONN;
 	return peer_inode(&remote, &local, peer_ino); /* the peer's local end is our remote one */
 }

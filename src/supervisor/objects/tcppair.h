@@ -61,8 +61,8 @@ int tcp_cut_prepare(const struct tcp_held *held, int n, int *kept);
 
 /* The peer of s (a copy of a connected TCP socket): 0 and *peer_ino, its inode when the peer is a
  * socket of this machine's (0: it waits in a listener's accept queue), -ENOENT when it is not (a
- * peer on another machine), -ENOTCONN when s is no established TCP connection, or a negative
- * errno. */
+ * peer on another machine), -EPROTONOSUPPORT when s is no TCP socket (MPTCP is not), -ENOTCONN
+ * when it is not connected, or a negative errno. */
 int tcp_peer_of(int s, uint64_t *peer_ino);
 
 #endif
