@@ -121,6 +121,17 @@ def terminal_case(mode, pool, rounds, d):
     return lat
 
 
+def fs_type(path):
+    """The file system type of path (the longest mount point above it), for the record."""
+    path, best, kind = os.path.realpath(path), "", "?"
+    with open("/proc/self/mounts") as f:
+        for line in f:
+            mnt, typ = line.split()[1:3]
+            if (path == mnt or path.startswith(mnt.rstrip("/") + "/")) and len(mnt) >= len(best):
+                best, kind = mnt, typ
+    return kind
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reps", type=int, default=3)
@@ -128,11 +139,11 @@ def main():
     ap.add_argument("--lines", type=int, default=300000)
     ap.add_argument("--requests", type=int, default=500)
     ap.add_argument("--rounds", type=int, default=40)
-    ap.add_argument("--pool-dir", default="/dev/shm")
+    ap.add_argument("--pool-dir", default="/dev/shm", help="where the pools go (a folder in the project: its disk)")
     ap.add_argument("--name", default="external_sync")
     a = ap.parse_args()
     d = tempfile.mkdtemp(prefix="prosper-xsync-")
-    pool = os.path.join(a.pool_dir, "xsync-%d.prosper" % os.getpid())
+    pool = os.path.join(os.path.abspath(a.pool_dir), "xsync-%d.prosper" % os.getpid())  # the runs start elsewhere
     counter = os.path.join(d, "counter.sh")
     with open(counter, "w") as f:
         f.write("#!/bin/sh\ni=0\nwhile [ $i -lt %d ]; do i=$((i+1)); echo $i; done\n" % a.lines)
@@ -161,7 +172,8 @@ def main():
         return round(f(xs) * 1e3, 2) if xs else None
 
     res = {"made": time.strftime("%Y-%m-%d %H:%M:%S"), "command": " ".join(sys.argv), "reps": a.reps,
-           "load_average": [round(x, 2) for x in load], "cpus": os.cpu_count(), "pool_dir": a.pool_dir, "modes": {}}
+           "load_average": [round(x, 2) for x in load], "cpus": os.cpu_count(), "pool_dir": a.pool_dir,
+           "pool_fs": fs_type(a.pool_dir), "modes": {}}
     for m in MODES:
         r = raw[m]
         res["modes"][m] = {
@@ -181,7 +193,8 @@ def main():
             ("terminal: typed line to answer, max (ms)", "terminal_max_ms")]
     md = [f"# Output held until its checkpoint commits: what it costs\n",
           f"`{res['command']}` -- {res['made']}, {res['cpus']} CPUs, load average after each repetition "
-          f"{', '.join(map(str, res['load_average']))}; pools in {a.pool_dir}; interval 10 ms; {a.reps} repetitions, "
+          f"{', '.join(map(str, res['load_average']))}; pools in {a.pool_dir} ({res['pool_fs']}); interval 10 ms; "
+          f"{a.reps} repetitions, "
           f"interleaved (medians).\n",
           "| case | native | --external-sync on | --external-sync off |", "|---|---|---|---|"]
     for label, key in rows:
