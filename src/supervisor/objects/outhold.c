@@ -68,7 +68,10 @@ struct outhold {
 	pthread_cond_t more;   /* to the releaser: more is committed, or quit */
 	pthread_cond_t taken;  /* to the writers: the releaser took some */
 	pthread_t th, reader_th;
-	int started, reader_started, quit;
+	int started, reader_started;
+	int quit;              /* to the releaser: release what is committed, then end */
+	int reader_quit;       /* to the reader: end, even while waiting for room (not quit: the
+				* releaser must not end before the last drain, or its bytes are lost) */
 	int holding;           /* outhold_start has run: the mark is the file's, checkpoints cover the stream */
 	int wake[2];           /* to the reader: quit */
 	uint8_t *buf;          /* the stream's bytes from base on */
@@ -350,7 +353,7 @@ void outhold_finish(struct tree *t)
 			/* the pipe is ours and empty: it cannot fail */
 		}
 		pthread_mutex_lock(&h->mu);
-		h->quit = 1; /* a reader waiting for room goes */
+		h->reader_quit = 1; /* a reader waiting for room goes */
 		pthread_cond_broadcast(&h->taken);
 		pthread_mutex_unlock(&h->mu);
 		pthread_join(h->reader_th, NULL);
@@ -684,7 +687,7 @@ static void *reader(void *arg)
 		if (pf[0].revents)
 			break;
 		pthread_mutex_lock(&h->mu);
-		while (h->commit_mark - h->released > OUTHOLD_BACKLOG && !h->quit)
+		while (h->commit_mark - h->released > OUTHOLD_BACKLOG && !h->reader_quit)
 			pthread_cond_wait(&h->taken, &h->mu); /* the outside reader is slow: the program waits, as it would */
 		drain_locked(h);
 		if (!h->holding || !__atomic_load_n(&h->tree->enabled, __ATOMIC_RELAXED)) {
