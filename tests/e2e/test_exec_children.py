@@ -69,7 +69,9 @@ def test_children_between_phases_of_work(tmp_path, pool_dir):
     # the statistics of runs that were not killed, in both modes
     pool, stats = os.path.join(pool_dir, "p.prosper"), os.path.join(pool_dir, "s.json")
     for mode in ([], ["--host-pids"]):
-        r = subprocess.run([PROSPER, "run", "--fresh", "--pool", pool, "--stats-json", stats, *mode, "--", prog],
+        # at the fixed cadence: the counts below are of checkpoints every 10 ms
+        r = subprocess.run([PROSPER, "run", "--fresh", "--max-overhead", "0", "--pool", pool, "--stats-json", stats,
+                            *mode, "--", prog],
                            capture_output=True, text=True, env=dict(os.environ, PATH=PATH), timeout=300)
         assert r.returncode == 0, r.stderr
         with open(stats) as f:

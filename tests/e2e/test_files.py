@@ -561,7 +561,10 @@ while True:
     assert "fuse, a file system others can change too" in err[0], err[0]
     assert "file-not-undoable" in err[0], err[0]
     before = (fuse_dir / "count").read_bytes()
-    r = prosper("resume", "--json", "--pool", pool)
+    try:  # a resume that goes on runs the program for ever: a failure, not a hang
+        r = prosper("resume", "--json", "--pool", pool, timeout=60, start_new_session=True)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("the resume was not refused: it ran the program")
     assert r.returncode == 2, r.stderr
     refusal = json.loads(r.stderr.strip().splitlines()[-1])
     assert refusal["refused"] == "file-not-undoable", refusal

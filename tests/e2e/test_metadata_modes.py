@@ -27,12 +27,15 @@ def test_mapper_survives_kills_in_both_modes(mode, pool_dir):
 
 
 def _run(args, cwd, out, **kw):
-    return subprocess.run([PROSPER, *args], cwd=cwd, stdout=out, stderr=subprocess.PIPE, text=False, **kw)
+    """args[0] is run or resume: at the fixed cadence (--max-overhead 0), so that the modes are
+    compared over the same checkpoints"""
+    return subprocess.run([PROSPER, args[0], "--max-overhead", "0", *args[1:]], cwd=cwd, stdout=out,
+                          stderr=subprocess.PIPE, text=False, **kw)
 
 
 def _killed_run(pool, mode, cwd, out, epoch=4):
     """prosper run --metadata mode, killed once the pool has committed `epoch`."""
-    p = subprocess.Popen([PROSPER, "run", "--metadata", mode, "--pool", pool, "--", MAPPER, ROUNDS], cwd=cwd,
+    p = subprocess.Popen([PROSPER, "run", "--max-overhead", "0", "--metadata", mode, "--pool", pool, "--", MAPPER, ROUNDS], cwd=cwd,
                          stdout=out, stderr=subprocess.PIPE, start_new_session=True)
     kill_at_epoch(p, pool, epoch)
 

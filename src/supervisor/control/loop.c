@@ -40,6 +40,7 @@
 #include "nvm.h"
 #include "resume.h"
 #include "filetrack.h"
+#include "budget.h"
 
 /* Every process's lazy fill (fillcopy.h): completed (in a cut's stop, before the capture), pending,
  * ended (with the program stopped after a capture: stopped = 1, or gone). */
@@ -266,14 +267,17 @@ int sup_supervise(struct sup *s, int sigfd)
 	if (worker_start(&w, s) != 0)
 		sup_disable(s, "cannot start the commit thread");
 	int have_worker = w.done_fd[0] >= 0;
-	double iv = s->cfg.interval_ms / 1e3, next = stopclock_now() + iv;
-	double lead = s->cfg.copy_mode == COPY_PRECOPY ? iv * PRECOPY_LEAD : 0;
+	struct budget budget; /* the interval: --interval, lengthened to keep within --max-overhead */
+	budget_start(&budget, tree, s->cfg.interval_ms, budget_percent(&s->cfg));
+	double iv = tree->interval_s = budget.interval_s, next = stopclock_now() + iv;
+	double lead_share = s->cfg.copy_mode == COPY_PRECOPY ? PRECOPY_LEAD : 0;
 	const char *lead_env = getenv("PROSPER_PRECOPY_LEAD"); /* for measuring the lead (docs/run-resume.md) */
-	if (lead && lead_env) {
+	if (lead_share && lead_env) {
 		double f = atof(lead_env); /* a fraction of the interval: outside (0, 1) means the default */
 		if (f > 0 && f < 1)
-			lead = iv * f;
+			lead_share = f;
 	}
+	double lead = iv * lead_share;
 	int interrupting = 0, late = 0, st = -1, precopied = 0;
 	double interrupt_sent = 0, cut_started = 0, look_until = 0;
 	const int spin = cpus_to_run_on() > 1;
@@ -380,14 +384,21 @@ int sup_supervise(struct sup *s, int sigfd)
 				if (tree->enabled && have_worker && ready)
 					ready = checkpoint(s, &w) != -EAGAIN;
 				s->tree->stats.waited_for_children += !ready;
-				next = stopclock_now() + (ready ? iv : CHILD_POLL);
 				precopied = precopied && !ready;
 				interrupting = 0;
 				resume_all(tree);
+				double now = stopclock_now();
+				if (ready && tree->enabled) {
+					iv = tree->interval_s = budget_after_cut(&budget, tree, cut_started, now);
+					lead = iv * lead_share;
+				}
+				next = now + (ready ? iv : CHILD_POLL);
 			}
 		}
 		double t = stopclock_now();
 		int busy = have_worker && worker_busy(&w);
+		if (!busy)
+			budget_commit_done(&budget, tree);
 		if (lead && !precopied && s->tree->enabled && !interrupting && !busy && t >= next - lead &&
 		    !fill_pending(tree)) { /* the pass could add regions while the fill reads the pool */
 			precopy_all(s);

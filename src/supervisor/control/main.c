@@ -37,6 +37,7 @@
 #include "loop.h"
 #include "undolog.h"
 #include "outhold.h"
+#include "budget.h"
 #include "preflight.h"
 #include "userns.h"
 #include "shimless.h"
@@ -141,7 +142,11 @@ int main(int argc, char **argv)
 		snprintf(s->tree->pool_path, sizeof s->tree->pool_path, "%s", work_path);
 	char where[9000];
 	tiers_describe(&s->tree->tiers, pool_path, s->cfg.interval_ms, where, sizeof where);
-	fprintf(stderr, "%s: %s\n", sup_command(), where);
+	if (budget_percent(&s->cfg) > 0)
+		fprintf(stderr, "%s: %s, longer when they cost more than %g%% of the program's time\n", sup_command(), where,
+			budget_percent(&s->cfg));
+	else
+		fprintf(stderr, "%s: %s\n", sup_command(), where);
 	s->tree->run.started = t_command;
 	s->tree->run.began_ns = (int64_t)began.tv_sec * 1000000000 + began.tv_nsec;
 	s->pid = c.pid;
@@ -198,6 +203,12 @@ int main(int argc, char **argv)
 		outhold_remove_all(s->tree->files.dir);
 		undolog_remove_all(s->tree->files.dir);
 	}
+	/* the budget lengthened the interval: said, with what it cost (budget.h) */
+	const struct budget_stats *bu = &s->tree->stats.budget;
+	if (bu->chosen_max_s > s->cfg.interval_ms / 1e3 && bu->intervals)
+		fprintf(stderr, "%s: checkpoints every %g to %.0f ms (mean %.0f ms) to keep their cost within %g%% of the "
+			"program's time; measured %.1f%%\n", sup_command(), s->cfg.interval_ms, 1e3 * bu->interval_max_s,
+			1e3 * bu->interval_sum_s / (double)bu->intervals, bu->percent, budget_measured_pct(bu));
 	if (s->cfg.stats_path && stats_write(s, s->cfg.stats_path) != 0)
 		fprintf(stderr, "%s: cannot write %s: %m\n", sup_command(), s->cfg.stats_path);
 	prosper_track_close(&s->track);

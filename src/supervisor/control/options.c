@@ -2,6 +2,7 @@
  * the default pool.  Every malformed option is a usage refusal (exit 2, one line). */
 #include "options.h"
 #include "settings.h"
+#include "budget.h"
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +15,8 @@ static const char usage[] =
 	"run: start PROGRAM and checkpoint it every interval into a pool (default ./PROGRAM.prosper).\n"
 	"After kill -9 or a crash, resume relaunches it from the last checkpoint (the only *.prosper in\n"
 	"this directory if --pool is not given) and keeps checkpointing into the same pool, with the\n"
-	"run's checkpoint options (interval, durable-every, copy, trackers, granularities, metadata)\n"
-	"unless it is given others, which later resumes keep in turn.  The stack is\n"
+	"run's checkpoint options (interval, max-overhead, durable-every, copy, trackers, granularities,\n"
+	"metadata) unless it is given others, which later resumes keep in turn.  The stack is\n"
 	"saved Prosper's way (from SP-128 up, 8-byte granules, two-step redo commit); other memory with\n"
 	"libcrpm's protocol.  Exit code: the program's; 2 for refused input, with a one-line reason.\n"
 	"Threads, exec and child processes are followed: one checkpoint is one cut of every process\n"
@@ -32,7 +33,14 @@ static const char usage[] =
 	"                           /dev/shm)/prosper-UID\n"
 	"  --fresh                  (run) discard a checkpoint the pool holds; a file that is not a pool\n"
 	"                           is never overwritten\n"
-	"  --interval MS            checkpoint interval (default 10)\n"
+	"  --interval MS            checkpoint interval (default 10): the shortest one\n"
+	"  --max-overhead P         the most checkpointing may cost the program, in percent of its time,\n"
+	"                           e.g. 5: each checkpoint's cost is measured (its stop, the write\n"
+	"                           faults after it, the program's waits for a core while it commits)\n"
+	"                           and the interval lengthened to keep within P, never below --interval\n"
+	"                           nor above 10 s; it comes back down when the program writes less.\n"
+	"                           0 (default " BUDGET_DEFAULT_TEXT "): every --interval, whatever it costs.\n"
+	"                           --stats-json reports the intervals taken and the cost measured\n"
 	"  --stack-tracker T        page|diff|full for the stack (default diff)\n"
 	"  --heap-tracker T         page|diff|full for other memory (default diff)\n"
 	"  --stack-granularity G    diff granule of the stack, 8..4096 (default 8)\n"
@@ -46,7 +54,8 @@ static const char usage[] =
 	"                           map and files are back; its memory is filled from the pool in the\n"
 	"                           background, a page it touches first at once; all of it before its\n"
 	"                           first system call or checkpoint) or eager (all of it before it runs)\n"
-	"  --verify                 commit while stopped and compare the pool with live memory (oracle)\n"
+	"  --verify                 commit while stopped and compare the pool with live memory (oracle),\n"
+	"                           every --interval (--max-overhead 0 unless given)\n"
 	"  --stats-json PATH        write statistics as JSON at the end (stdout is the program's)\n"
 	"  --exact-stack-stats      also count the stack's changed 8-byte words (costs a compare)\n"
 	"  --metadata M             log: registers, map and fds kept as a redo log of their changes\n"
@@ -98,7 +107,8 @@ int options_parse(int argc, char **argv, struct opts *o)
 {
 	*o = (struct opts){ .capacity_mib = 8192,
 			    .cfg = { .interval_ms = 10, .durable_every_s = -1, .stack_mode = TRACK_MODE_DIFF, .heap_mode = TRACK_MODE_DIFF,
-				     .stack_gran = 8, .heap_gran = 256, .meta_mode = META_LOG, .external_sync = 1 } };
+				     .stack_gran = 8, .heap_gran = 256, .meta_mode = META_LOG, .external_sync = 1,
+				     .max_overhead_pct = BUDGET_DEFAULT_PERCENT } };
 	if (argc < 2 || (strcmp(argv[1], "run") && strcmp(argv[1], "resume")))
 		return refuse(REFUSE_USAGE, "%s", "the first argument is `run` or `resume`");
 	o->cfg.resume = !strcmp(argv[1], "resume");
@@ -128,6 +138,14 @@ int options_parse(int argc, char **argv, struct opts *o)
 		else if (!strcmp(a, "--pool")) o->pool = v, i++;
 		else if (!strcmp(a, "--stats-json")) o->cfg.stats_path = v, i++;
 		else if (!strcmp(a, "--interval")) o->cfg.interval_ms = atof(v), o->cfg.given |= GIVEN_INTERVAL, i++;
+		else if (!strcmp(a, "--max-overhead")) {
+			char *end;
+			o->cfg.max_overhead_pct = strtod(v, &end);
+			if (end == v || (*end && strcmp(end, "%")) || !(o->cfg.max_overhead_pct >= 0 && o->cfg.max_overhead_pct <= 100))
+				return refuse(REFUSE_USAGE, "%s", "--max-overhead is a percentage from 0 to 100 (0: the fixed cadence of --interval)");
+			o->cfg.given |= GIVEN_MAX_OVERHEAD;
+			i++;
+		}
 		else if (!strcmp(a, "--capacity")) o->capacity_mib = strtoull(v, NULL, 10), i++;
 		else if (!strcmp(a, "--durable-every")) {
 			if ((o->cfg.durable_every_s = parse_duration(v)) < 0)

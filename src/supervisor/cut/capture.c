@@ -46,24 +46,54 @@
 
 /* A large mapping that a checkpoint finds mostly written (a hash table updated at random) costs a
  * write-protect fault per page per interval for nothing: it is then copied whole, unprotected, for
- * DENSE_REGION_HOLD checkpoints, and tracked again after that (the checkpoint that re-arms it copies
- * it whole too, since its writes since the last one were not tracked). */
+ * DENSE_REGION_HOLD checkpoints -- fewer when they are more than DENSE_REGION_HOLD_S seconds in
+ * all -- and tracked again after that (the checkpoint that re-arms it copies it whole too, since
+ * its writes since the last one were not tracked).  At an interval of DENSE_REGION_HOLD_S or
+ * more (an overhead budget's, budget.h) a fault per page is little beside the interval: the
+ * mapping stays tracked, and a program that stops writing it is cheap to checkpoint at once. */
 #define DENSE_REGION_MIN (1u << 20)
 #define DENSE_REGION_PERCENT 50
 #define DENSE_REGION_HOLD 16
+#define DENSE_REGION_HOLD_S 0.16
+
+/* How many checkpoints a mapping found dense is copied whole at the interval now (0: not at all). */
+static int dense_hold(const struct sup *s)
+{
+	double iv = s->tree->interval_s > 0 ? s->tree->interval_s : 0.01;
+	int n = (int)(DENSE_REGION_HOLD_S / iv + 0.5);
+	return n > DENSE_REGION_HOLD ? DENSE_REGION_HOLD : n;
+}
+
+/* A mapping copied whole: its hold ends at this checkpoint if the interval has grown past
+ * DENSE_REGION_HOLD_S since it began (a hold counted at 10 ms must not last seconds). */
+static void dense_hold_shorten(const struct sup *s, struct vma *v)
+{
+	if (v->copy_whole > 1 && dense_hold(s) == 0)
+		v->copy_whole = 1;
+}
 
 /* A mapping found mostly written by this checkpoint's collection (`dirty` bytes of it) is copied
  * whole for a while instead (above). */
 static int judge_dense(struct sup *s, struct vma *v, uint64_t dirty)
 {
-	if (v->end - v->start < DENSE_REGION_MIN || dirty * 100 < (v->end - v->start) * DENSE_REGION_PERCENT)
+	int n = dense_hold(s);
+	if (v->end - v->start < DENSE_REGION_MIN || dirty * 100 < (v->end - v->start) * DENSE_REGION_PERCENT || n < 1)
 		return 0;
 	int rc = prosper_track_unprotect(&s->track, v->start, v->end);
 	if (!rc) {
-		v->copy_whole = DENSE_REGION_HOLD;
+		v->copy_whole = n;
 		s->tree->stats.bytes.dense_regions++;
 	}
 	return rc;
+}
+
+/* dirty bytes of v were collected by a scan that protected them again: the program's next write
+ * to each of those pages is a fault (the overhead budget prices them, budget.h) -- unless v is
+ * now copied whole, unprotected. */
+static void count_protected(struct sup *s, const struct vma *v, uint64_t dirty)
+{
+	if (!v->copy_whole && s->track.kind == PROSPER_TRACK_PAGE)
+		s->tree->stats.stop.protected_bytes += dirty;
 }
 
 /* Is v collected as written pages from its start up (neither a stack, nor copied whole, nor the
@@ -106,6 +136,7 @@ static int stage_run(struct sup *s, struct vma **run, int n)
 		}
 		if ((rc = judge_dense(s, v, dirty)) != 0)
 			return rc;
+		count_protected(s, v, dirty);
 	}
 	return 0;
 }
@@ -136,6 +167,7 @@ static int stage_dirty(struct sup *s)
 		 * SP's own page is saved from SP - 128 up and keeps its mark too, for the same reason. */
 		uint64_t from = v->sp ? prosper_stack_active_from(v->sp, v->start, v->end, PROSPER_STACK_PAGE) : v->start;
 		long k;
+		dense_hold_shorten(s, v);
 		if (mode == TRACK_MODE_FULL) {
 			s->cut.ranges[0] = (struct prosper_range){ from, v->end };
 			k = 1;
@@ -146,6 +178,8 @@ static int stage_dirty(struct sup *s)
 				return (int)k;
 			if (--v->copy_whole > 0 && (rc = prosper_track_unprotect(&s->track, v->start, v->end)) != 0)
 				return rc;
+			for (long j = 0; j < k; j++)
+				count_protected(s, v, s->cut.ranges[j].end - s->cut.ranges[j].start);
 		} else if (v->copy_whole) {
 			if (--v->copy_whole == 0 && (rc = prosper_track_rearm(&s->track, v->start, v->end)) != 0)
 				return rc;
@@ -154,12 +188,13 @@ static int stage_dirty(struct sup *s)
 		} else if ((k = v->sp ? prosper_track_collect_stack(&s->track, from, v->end, s->cut.ranges, MAX_RANGES)
 				      : prosper_track_collect(&s->track, from, v->end, s->cut.ranges, MAX_RANGES)) < 0) {
 			return (int)k;
-		} else if (!v->sp) {
+		} else {
 			uint64_t dirty = 0;
 			for (long j = 0; j < k; j++)
 				dirty += s->cut.ranges[j].end - s->cut.ranges[j].start;
-			if ((rc = judge_dense(s, v, dirty)) != 0)
+			if (!v->sp && (rc = judge_dense(s, v, dirty)) != 0)
 				return rc;
+			count_protected(s, v, dirty);
 		}
 		for (long j = 0; j < k; j++)
 			if ((rc = stage_range(s, v, s->cut.ranges[j].start, s->cut.ranges[j].end)) != 0)

@@ -79,6 +79,9 @@ int poolfile_record_put(prosper_pool *p, const char *name, const void *rec, size
 		if ((id = prosper_pool_region_get(p, at, &info)) != 0)
 			return id;
 		id = (int)info.id;
+		int rc = info.length != len ? prosper_pool_region_resize(p, (uint32_t)id, len) : 0; /* a record of another version */
+		if (rc)
+			return rc;
 	} else if ((id = prosper_pool_region_add(p, name, PROSPER_KIND_OTHER, PROSPER_REGION_REDO, 0, len, 0)) < 0) {
 		return id;
 	}

@@ -34,6 +34,7 @@ enum settings_given {
 	GIVEN_STACK_GRAN = 1 << 5,
 	GIVEN_HEAP_GRAN = 1 << 6,
 	GIVEN_METADATA = 1 << 7,
+	GIVEN_MAX_OVERHEAD = 1 << 8,
 };
 
 /* Stage cfg's checkpoint options into the pool's epoch being built (the region is added the first

@@ -115,6 +115,18 @@ int stats_write(const struct sup *s, const char *path)
 	json_u64(&j, "stack_granularity", s->cfg.stack_gran);
 	json_u64(&j, "heap_granularity", s->cfg.heap_gran);
 	json_num(&j, "interval_ms", "%g", s->cfg.interval_ms);
+	/* the overhead budget (budget.h): the intervals taken, what checkpointing cost the program */
+	const struct budget_stats *bu = &st->budget;
+	json_num(&j, "max_overhead_pct", "%g", bu->percent);
+	json_num(&j, "interval_mean_ms", "%.3f", 1e3 * per(bu->interval_sum_s, bu->intervals));
+	json_num(&j, "interval_max_ms", "%.3f", 1e3 * bu->interval_max_s);
+	json_num(&j, "interval_chosen_max_ms", "%.3f", 1e3 * bu->chosen_max_s);
+	json_num(&j, "interval_last_ms", "%.3f", 1e3 * bu->chosen_last_s);
+	json_num(&j, "overhead_measured_pct", "%.3f", budget_measured_pct(bu));
+	json_num(&j, "overhead_stop_ms", "%.3f", 1e3 * bu->stop_s);
+	json_num(&j, "overhead_fault_ms", "%.3f", 1e3 * bu->fault_total_s);
+	json_num(&j, "overhead_wait_ms", "%.3f", 1e3 * bu->wait_s);
+	json_num(&j, "write_fault_us", "%.3f", 1e6 * bu->fault_s);
 	json_bool(&j, "resumed", s->cfg.resume);
 	json_num(&j, "restore_seconds", "%.6f", st->resume.restore_seconds);
 	json_num(&j, "restore_memory_seconds", "%.6f", st->resume.restore_memory_seconds);

@@ -159,6 +159,7 @@ struct sup_config {
 	int trust_files;             /* --trust-files: resume an untracked checkpoint (fileundo.h) */
 	int eager_restore;           /* --restore eager: every page in place before the program runs */
 	int external_sync;           /* --external-sync: output to the outside held until committed (outhold.h) */
+	double max_overhead_pct;     /* --max-overhead: the interval lengthens to keep the cost within it (budget.h) */
 	unsigned given;              /* enum settings_given: the checkpoint options the command line gave */
 };
 
@@ -190,6 +191,7 @@ struct stop_stats {
 	double first, max_later;          /* the run's first stop; the longest of the others */
 	double phase_seconds[STOP_NPHASES]; /* where the stops' time went (stopclock.h) */
 	uint64_t read_bytes;              /* dirty bytes read while the program was stopped */
+	uint64_t protected_bytes;         /* of the written pages collected, those protected again (a fault each next write) */
 	uint64_t reads_shared;            /* stops whose read was shared between cores (readers.h) */
 	uint64_t read_faults;             /* page faults of the supervisor in the stops' reads (fresh staging pages) */
 	uint64_t staging_ahead_bytes;     /* staging pages faulted in beside the running program (stage_ahead) */
@@ -213,6 +215,24 @@ struct nvm_stats {
 	double fault_seconds;             /* serving write faults (copy-on-write, mprotect), summed */
 };
 
+/* What checkpointing cost the program, and the intervals taken (budget.h). */
+struct budget_stats {
+	double percent;                   /* --max-overhead (0: the fixed cadence of --interval) */
+	double fault_s;                   /* one write-protect fault, measured at start (0: not measured) */
+	double since, until;              /* the first cut's start and the last cut's end (stopclock) */
+	double stop_s, fault_total_s, wait_s; /* the program's losses: stops, faults, run-queue waits */
+	uint64_t intervals;               /* from one cut's start to the next's */
+	double interval_sum_s, interval_max_s;
+	double chosen_max_s, chosen_last_s; /* the longest interval the budget chose; the last one */
+};
+
+/* The program's losses to checkpointing in percent of its time since the first cut. */
+static inline double budget_measured_pct(const struct budget_stats *b)
+{
+	double span = b->until - b->since;
+	return span > 0 ? 100 * (b->stop_s + b->fault_total_s + b->wait_s) / span : 0.0;
+}
+
 struct sup_stats {
 	uint64_t checkpoints, late;       /* late: ticks that found the previous commit still running */
 	uint64_t trees, max_processes;    /* checkpoints of more than one process; the most in one */
@@ -232,6 +252,7 @@ struct sup_stats {
 	struct stop_stats stop;           /* the stops: how long the program was held, what was read */
 	struct precopy_stats precopy;     /* the pre-copy passes beside the running program */
 	struct nvm_stats nvm;             /* NVM-resident memory's faults */
+	struct budget_stats budget;       /* the overhead budget: costs measured, intervals taken */
 };
 
 struct sock_end;
@@ -334,6 +355,7 @@ struct tree {
 	char pool_path[4096];        /* absolute path of `pool`: the program maps its NVM regions from it */
 	struct tiers tiers;          /* which checkpoints survive a power cut (tiers.h) */
 	int enabled;                 /* checkpointing still on */
+	double interval_s;           /* the interval until the next cut (the budget's choice, budget.h) */
 	char disabled_reason[VMA_PATH_MAX + 200]; /* why it is off: the first reason, copied (disable.c) */
 	struct tree_run run;         /* how the program is started: set at the start, then read only */
 	int memory_lost;             /* a resume's fill failed and the program was killed: exit 2 */

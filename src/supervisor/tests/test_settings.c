@@ -60,6 +60,7 @@ int main(void)
 	struct sup_config run = defaults();
 	run.interval_ms = 250, run.durable_every_s = 0.5, run.copy_mode = COPY_PRECOPY, run.stack_mode = TRACK_MODE_PAGE;
 	run.heap_mode = TRACK_MODE_FULL, run.stack_gran = 64, run.heap_gran = 4096, run.meta_mode = META_REWRITE;
+	run.max_overhead_pct = 7.5;
 	prosper_pool *p = fresh_pool();
 	MUST(settings_save(p, &run) == 0);
 	p = committed_and_reopened(p);
@@ -68,6 +69,7 @@ int main(void)
 	CHECK(got.interval_ms == 250 && got.durable_every_s == 0.5 && got.copy_mode == COPY_PRECOPY);
 	CHECK(got.stack_mode == TRACK_MODE_PAGE && got.heap_mode == TRACK_MODE_FULL);
 	CHECK(got.stack_gran == 64 && got.heap_gran == 4096 && got.meta_mode == META_REWRITE);
+	CHECK(got.max_overhead_pct == 7.5);
 
 	/* what the command line gave stays; the rest is the run's */
 	got = defaults();
@@ -87,7 +89,8 @@ int main(void)
 	/* damaged records are refused and leave cfg alone */
 	static const struct { size_t off; uint64_t v; size_t len; const char *says; } bad[] = {
 		{ 0, 0x1234, 8, "is not one" },                 /* magic */
-		{ 8, 2, 4, "another version" },                  /* version */
+		{ 8, 3, 4, "another version" },                  /* version */
+		{ 56, 0xbff0000000000000ull, 8, "no option gives" }, /* max overhead -1 % */
 		{ 16, 0, 8, "no option gives" },                 /* interval 0 ms */
 		{ 32, 7, 4, "no option gives" },                 /* copy mode */
 	};
@@ -99,6 +102,27 @@ int main(void)
 		CHECK(settings_load(p, &c, 0, &why) == -1 && why && strstr(why, bad[k].says));
 		CHECK(c.interval_ms == 10 && c.copy_mode == COPY_STOP && c.heap_mode == TRACK_MODE_DIFF);
 	}
+	MUST(prosper_pool_close(&p) == 0);
+
+	/* a version 1 record (before --max-overhead): read with the fixed cadence it ran with, and
+	 * saved again as this version */
+	p = fresh_pool();
+	struct { uint64_t magic; uint32_t version, bytes; double interval_ms, durable_every_s;
+		 int32_t copy_mode, stack_mode, heap_mode, meta_mode; uint32_t stack_gran, heap_gran; } v1 = {
+		0x53474E4954544553ull, 1, 56, 30, -1, COPY_STOP, TRACK_MODE_DIFF, TRACK_MODE_PAGE, META_LOG, 8, 256 };
+	MUST(sizeof v1 == 56);
+	int id = prosper_pool_region_add(p, SETTINGS_REGION_NAME, PROSPER_KIND_OTHER, PROSPER_REGION_REDO, 0, sizeof v1, 0);
+	MUST(id >= 0 && prosper_pool_write(p, (uint32_t)id, 0, &v1, sizeof v1) == 0);
+	p = committed_and_reopened(p);
+	got = defaults();
+	got.max_overhead_pct = 5;
+	CHECK(settings_load(p, &got, 0, &why) == 1 && got.interval_ms == 30 && got.heap_mode == TRACK_MODE_PAGE &&
+	      got.max_overhead_pct == 0);
+	got.max_overhead_pct = 3;
+	MUST(settings_save(p, &got) == 0);
+	p = committed_and_reopened(p);
+	again = defaults();
+	CHECK(settings_load(p, &again, 0, &why) == 1 && again.interval_ms == 30 && again.max_overhead_pct == 3);
 	MUST(prosper_pool_close(&p) == 0);
 
 	/* a pool made before the record existed: nothing to take */

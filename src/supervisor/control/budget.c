@@ -1,0 +1,202 @@
+/* budget.c -- the overhead budget: each cut's cost measured, the next interval chosen (budget.h). */
+#include "budget.h"
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "prosper/track.h"
+#include "prosper/internal/uffd_abi.h"
+#include "stopclock.h"
+#include "settings.h"
+
+/* The most the interval changes from one cut to the next: up slowly (one costly cut does not push
+ * checkpoints away for long), down fast (a program that writes less is checkpointed often again
+ * soon: what a kill loses is the interval). */
+#define MOST_UP 2.0
+#define MOST_DOWN 0.25
+
+/* ------------------------------------------------------------------ the write fault's price */
+
+enum { PROBE_PAGES = 1024 };
+
+/* Seconds to write one byte into each page of p (n pages). */
+static double touch_all(volatile uint8_t *p, size_t n)
+{
+	double t0 = stopclock_now();
+	for (size_t i = 0; i < n; i++)
+		p[i * 4096]++;
+	return stopclock_now() - t0;
+}
+
+/* One write-protect fault resolved by the kernel, as the tracker leaves the program's pages after
+ * a cut: a userfaultfd of our own with the tracker's features over pages of our own, protected,
+ * written (a fault each), written again (none); the difference per page, the least of three tries
+ * (the others met other work).  0 when this machine cannot say (no userfaultfd here). */
+static double measure_fault(void)
+{
+	size_t len = (size_t)PROBE_PAGES * 4096;
+	uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return 0;
+	madvise(p, len, MADV_NOHUGEPAGE); /* the program's pages are tracked 4 KiB at a time */
+	memset(p, 1, len);
+	int flags = O_CLOEXEC | O_NONBLOCK;
+	int uffd = (int)syscall(SYS_userfaultfd, flags);
+	if (uffd < 0 && prosper_uffd_retry_flags(flags, errno) >= 0)
+		uffd = (int)syscall(SYS_userfaultfd, flags | UFFD_USER_MODE_ONLY);
+	double best = 0;
+	struct prosper_track t;
+	struct uffdio_api api = { .api = UFFD_API, .features = PROSPER_UFFD_TRACK_FEATURES };
+	if (uffd >= 0 && ioctl(uffd, UFFDIO_API, &api) == 0 &&
+	    prosper_track_open(&t, PROSPER_TRACK_PAGE, getpid(), uffd) == 0) {
+		uint64_t a = (uint64_t)(uintptr_t)p;
+		int ok = prosper_track_add(&t, a, a + len) == 0;
+		for (int k = 0; ok && k < 3; k++) {
+			if (k && prosper_track_rearm(&t, a, a + len) != 0)
+				break;
+			double faulting = touch_all(p, PROBE_PAGES), plain = touch_all(p, PROBE_PAGES);
+			double each = (faulting - plain) / PROBE_PAGES;
+			if (each > 0 && (best == 0 || each < best))
+				best = each;
+		}
+		prosper_track_close(&t); /* closes uffd */
+	} else if (uffd >= 0) {
+		close(uffd);
+	}
+	munmap(p, len);
+	return best;
+}
+
+/* ------------------------------------------------------------------ the run-queue waits */
+
+/* The program's threads' time ready to run but waiting for a core, summed (ns). */
+static uint64_t waits_of(const struct tree *t)
+{
+	uint64_t sum = 0;
+	for (int i = 0; i < t->nprocs; i++) {
+		const struct sup *m = t->procs[i];
+		for (int k = 0; k < m->nthr && !m->exited; k++) {
+			char path[80], line[128];
+			snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)m->pid, (int)m->thr[k].tid);
+			int fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			ssize_t n = read(fd, line, sizeof line - 1);
+			close(fd);
+			unsigned long long run, wait;
+			if (n > 0 && (line[n] = 0, sscanf(line, "%llu %llu", &run, &wait) == 2))
+				sum += wait;
+		}
+	}
+	return sum;
+}
+
+static int threads_of(const struct tree *t)
+{
+	int n = 0;
+	for (int i = 0; i < t->nprocs; i++)
+		if (!t->procs[i]->exited)
+			n += t->procs[i]->nthr;
+	return n > 0 ? n : 1;
+}
+
+/* ------------------------------------------------------------------ the cadence */
+
+/* The bytes the tracker protected again, summed: the stops' and the pre-copy passes' */
+static uint64_t bytes_protected(const struct tree *t)
+{
+	return t->stats.stop.protected_bytes + t->stats.precopy.bytes;
+}
+
+/* The commit's competition for the cores, as the program's threads' extra run-queue wait while
+ * it ran: their wait then, less what they wait at the rate they wait when no commit runs (other
+ * programs of the machine: not ours to count).  The rate is that of the time from the commit's
+ * end to the next cut; a commit that runs until then keeps the last rate known.  A stopped thread
+ * does not wait, so a stop in the span changes nothing.  Called at a cut's end: the commit that
+ * starts now is watched. */
+static void waits_at_cut(struct budget *b, struct tree *t, double now)
+{
+	uint64_t w = waits_of(t);
+	double quiet = b->commit_end_s ? now - b->commit_end_s : 0;
+	if (quiet > 1e-3 && w >= b->wait_ns)
+		b->quiet_rate = (double)(w - b->wait_ns) * 1e-9 / quiet;
+	b->wait_ns = w;
+	b->commit_start_s = now;
+	b->commit_end_s = 0;
+	b->committing = 1;
+}
+
+double budget_percent(const struct sup_config *cfg)
+{
+	return cfg->verify && !(cfg->given & GIVEN_MAX_OVERHEAD) ? 0 : cfg->max_overhead_pct;
+}
+
+void budget_start(struct budget *b, struct tree *t, double interval_ms, double percent)
+{
+	memset(b, 0, sizeof *b);
+	b->base_s = b->interval_s = interval_ms / 1e3;
+	b->fraction = percent / 100.0;
+	struct budget_stats *bs = &t->stats.budget;
+	bs->percent = percent;
+	if (b->fraction > 0)
+		bs->fault_s = b->fault_s = measure_fault();
+}
+
+double budget_after_cut(struct budget *b, struct tree *t, double started, double now)
+{
+	struct budget_stats *bs = &t->stats.budget;
+	uint64_t prot = bytes_protected(t);
+	double stop = now - started;
+	if (b->cuts++ == 0) {
+		bs->since = started;
+		bs->stop_s += stop;
+	} else {
+		double period = started - b->last_cut_s;
+		double faults = b->fault_s * (double)((prot - b->protected_bytes) / 4096);
+		/* the last commit's extra wait, the mean thread's: a program of many threads loses it in
+		 * each of them at once */
+		double extra = b->commit_end_s ? b->commit_waited_s - b->quiet_rate * b->commit_span_s : 0;
+		double wait = extra > 0 ? extra / threads_of(t) : 0;
+		double cost = stop + faults + wait;
+		bs->stop_s += stop, bs->fault_total_s += faults, bs->wait_s += wait;
+		bs->intervals++;
+		bs->interval_sum_s += period;
+		if (period > bs->interval_max_s)
+			bs->interval_max_s = period;
+		if (b->fraction > 0) {
+			/* the cost's share of the period over the budget: the interval that would have met
+			 * it had the cut cost the same (a cut that reads more after a longer interval costs
+			 * more: the next cuts correct it) */
+			double over = cost / (period > 0 ? period : b->interval_s) / b->fraction;
+			double f = over > MOST_UP ? MOST_UP : over < MOST_DOWN ? MOST_DOWN : over;
+			double want = b->interval_s * f;
+			if (want > BUDGET_LONGEST_S)
+				want = BUDGET_LONGEST_S;
+			b->interval_s = want > b->base_s ? want : b->base_s;
+		}
+	}
+	bs->until = now;
+	if (b->interval_s > bs->chosen_max_s)
+		bs->chosen_max_s = b->interval_s;
+	bs->chosen_last_s = b->interval_s;
+	b->protected_bytes = prot;
+	b->last_cut_s = started;
+	if (b->fraction > 0)
+		waits_at_cut(b, t, now);
+	return b->interval_s;
+}
+
+void budget_commit_done(struct budget *b, struct tree *t)
+{
+	if (!b->committing)
+		return;
+	b->committing = 0;
+	uint64_t w = waits_of(t);
+	b->commit_end_s = stopclock_now();
+	b->commit_span_s = b->commit_end_s - b->commit_start_s;
+	b->commit_waited_s = w > b->wait_ns ? (double)(w - b->wait_ns) * 1e-9 : 0;
+	b->wait_ns = w;
+}

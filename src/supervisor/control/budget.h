@@ -1,0 +1,73 @@
+/* budget.h -- the overhead budget (--max-overhead PERCENT): what each checkpoint costs the
+ * program, measured at every cut, and the interval that keeps that cost within the budget
+ * (budget.c).
+ *
+ * What a cut costs the program is the time it loses to it:
+ *   - the stop: from the first interrupt until every thread goes on again;
+ *   - the first write to each page after the cut: the tracker write-protects what it read, and
+ *     the kernel resolves one fault per page the program writes again.  Priced by a measurement
+ *     of this machine's fault at start (budget_start) times the pages the cut read;
+ *   - the time its threads were ready to run and waited for a core (/proc/TID/schedstat) while
+ *     the cut's commit ran, beyond what they wait when no commit runs: the commit's competition
+ *     for the cores.  What other programs of the machine take from it is not checkpointing's
+ *     cost, and counting it would push the checkpoints of a busy machine away for nothing.
+ * The measured overhead is the sum of those costs over the run's time since its first cut.
+ *
+ * Invariants
+ *   - The interval is never below --interval, and with --max-overhead 0 it is --interval always.
+ *   - The next interval is the last one scaled by the last cut's cost share over the budget: a
+ *     program whose cuts cost a fixed time (it rewrites the same memory) settles where they meet
+ *     the budget, one that writes less comes back down to --interval.  It at most doubles from
+ *     one cut to the next (one noisy cut does not push checkpoints away), falls to a quarter at
+ *     most, and is at most BUDGET_LONGEST_S.
+ *   - The run's first cut (it reads every page) and a resume's (it ends the fill) are counted in
+ *     the measured overhead but not in the choice of the interval: they do not recur.
+ */
+#ifndef PROSPER_SUP_BUDGET_H
+#define PROSPER_SUP_BUDGET_H
+#include <stdint.h>
+#include "sup.h"
+
+/* The longest interval the budget chooses (seconds): beyond it a kill loses more work than a
+ * lower overhead is worth to a long computation. */
+#define BUDGET_LONGEST_S 10.0
+
+/* --max-overhead when not given (percent): 0, the fixed cadence, for now -- a budget by default
+ * changes how often every program is checkpointed, and what a kill loses (docs/run-resume.md,
+ * "What checkpointing costs"). */
+#define BUDGET_DEFAULT_PERCENT 0.0
+#define BUDGET_DEFAULT_TEXT "0"
+
+struct budget {
+	double base_s;          /* --interval */
+	double fraction;        /* --max-overhead / 100; 0: off */
+	double interval_s;      /* the interval chosen for the next cut */
+	double fault_s;         /* one write-protect fault on this machine (0: not measured) */
+	uint64_t protected_bytes; /* the pages the tracker protected again, summed, at the last cut */
+	/* the run-queue waits of the program's threads (budget.c, waits_at_cut) */
+	uint64_t wait_ns;       /* summed, when last read */
+	int committing;         /* the last cut's commit has not been seen done */
+	double commit_start_s, commit_end_s, commit_span_s; /* commit_end_s 0: not seen done */
+	double commit_waited_s; /* the program's wait while the commit ran */
+	double quiet_rate;      /* its wait per second when no commit runs */
+	double last_cut_s;      /* when the last cut started (stopclock) */
+	int cuts;               /* cuts seen */
+};
+
+/* The budget a run keeps (percent; 0: the fixed cadence): --max-overhead, but 0 under --verify
+ * unless given (the oracle commits in the stop: it checks every interval, whatever it costs). */
+double budget_percent(const struct sup_config *cfg);
+
+/* Set up for a run with the interval interval_ms and the budget percent (0: fixed cadence); on,
+ * the write fault is measured here (about 2 ms). */
+void budget_start(struct budget *b, struct tree *t, double interval_ms, double percent);
+
+/* A cut started at started and the program went on at now: its cost is counted (t->stats.budget)
+ * and the interval until the next cut returned. */
+double budget_after_cut(struct budget *b, struct tree *t, double started, double now);
+
+/* The commit of the last cut is done (the loop saw the worker idle): the waits it caused are counted
+ * with the next cut. */
+void budget_commit_done(struct budget *b, struct tree *t);
+
+#endif

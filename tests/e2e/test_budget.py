@@ -1,0 +1,95 @@
+"""The overhead budget (--max-overhead, docs/run-resume.md "What checkpointing costs"): a program
+that rewrites much memory is checkpointed less often, never below --interval, and more often
+again once it writes little; --max-overhead 0 keeps the fixed cadence; the budget is one of the
+run's options a resume keeps; what the intervals were and what they cost is reported."""
+import json
+import os
+import subprocess
+import sys
+
+from conftest import PROSPER, kill_at_epoch, prosper
+
+# Rewrites every page of 32 MiB for DENSE seconds, then writes next to nothing for QUIET seconds
+# (a counter, between sleeps of 1 ms); prints what it did.
+PHASES = """
+import sys, time
+dense, quiet = float(sys.argv[1]), float(sys.argv[2])
+n = 32 << 20
+buf = bytearray(n)
+mv = memoryview(buf)
+passes = 0
+end = time.monotonic() + dense
+while time.monotonic() < end:
+    passes += 1
+    mv[::4096] = bytes([passes & 255]) * (n // 4096)   # one byte in each page: every page written
+ticks = 0
+end = time.monotonic() + quiet
+while time.monotonic() < end:
+    ticks += 1
+    time.sleep(0.001)
+print("dense", sum(buf[::4096]) == (passes & 255) * (n // 4096), "quiet", ticks > 0, flush=True)
+"""
+
+
+def run_phases(tmp_path, pool, *options, dense=0.8, quiet=6.0):
+    stats = tmp_path / f"stats{len(options)}.json"
+    r = prosper("run", "--fresh", "--pool", pool, "--stats-json", stats, *options, "--",
+                sys.executable, "-S", "-c", PHASES, dense, quiet, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "dense True quiet True\n"
+    return json.loads(stats.read_text()), r.stderr
+
+
+def test_a_dense_writer_is_checkpointed_less_often_and_more_often_again_once_quiet(tmp_path, pool_dir):
+    s, err = run_phases(tmp_path, os.path.join(pool_dir, "phases.prosper"), "--max-overhead", "5")
+    assert s["max_overhead_pct"] == 5 and s["interval_ms"] == 10
+    assert s["write_fault_us"] > 0, "the write fault's price is measured at start"
+    # each cut of the dense phase reads 32 MiB: far more than 5 % of 10 ms
+    assert s["interval_chosen_max_ms"] >= 80, s
+    assert s["interval_max_ms"] >= 40, s
+    # the quiet phase: after a cut or two that copy the mapping whole (it was dense, then it is
+    # tracked again), a stop of about a millisecond a cut: back down
+    assert s["interval_last_ms"] <= s["interval_chosen_max_ms"] / 4, s
+    assert s["overhead_measured_pct"] > 0 and s["overhead_stop_ms"] > 0 and s["overhead_fault_ms"] > 0
+    said = [line for line in err.splitlines() if "to keep their cost within 5%" in line]
+    assert len(said) == 1 and "checkpoints every 10 to" in said[0], err
+    assert "longer when they cost more than 5% of the program's time" in err
+
+
+def test_max_overhead_0_the_default_keeps_the_fixed_cadence(tmp_path, pool_dir):
+    s, err = run_phases(tmp_path, os.path.join(pool_dir, "fixed.prosper"), quiet=0.5)
+    assert s["max_overhead_pct"] == 0
+    assert s["interval_chosen_max_ms"] == 10 and s["interval_last_ms"] == 10
+    assert s["write_fault_us"] == 0, "not measured: nothing uses it"
+    assert "to keep their cost within" not in err and "longer when" not in err
+
+
+def test_a_resume_keeps_the_runs_budget_unless_given_another(tmp_path, pool_dir):
+    pool = os.path.join(pool_dir, "kept.prosper")
+    p = subprocess.Popen([PROSPER, "run", "--pool", pool, "--max-overhead", "20", "--",
+                          sys.executable, "-S", "-c", PHASES, "30", "0"],
+                         cwd=tmp_path, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    kill_at_epoch(p, pool, 3)
+    for given, expected in (((), 20), (("--max-overhead", "0"), 0)):
+        q = subprocess.Popen([PROSPER, "resume", "--pool", pool, "--stats-json", tmp_path / "r.json", *given],
+                             cwd=tmp_path, start_new_session=True, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+        kill_epoch = json.loads(prosper("inspect", "--json", pool).stdout)["epoch"] + 1
+        kill_at_epoch(q, pool, kill_epoch)
+        said = q.stderr.read()
+        assert ("longer when they cost more than 20%" in said) == (expected == 20), said
+    # the last resume was given 0: a resume after it keeps 0, and says so in its statistics
+    r = subprocess.Popen([PROSPER, "resume", "--pool", pool, "--stats-json", tmp_path / "last.json"],
+                         cwd=tmp_path, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    kill_at_epoch(r, pool, json.loads(prosper("inspect", "--json", pool).stdout)["epoch"] + 1)
+    assert "longer when" not in r.stderr.read()
+
+
+def test_max_overhead_takes_a_percentage(tmp_path):
+    for bad in ("-1", "101", "five", "5x", ""):
+        r = prosper("run", "--max-overhead", bad, "--", "/bin/true", cwd=tmp_path)
+        assert r.returncode == 2 and "--max-overhead is a percentage from 0 to 100" in r.stderr, (bad, r.stderr)
+        assert not (tmp_path / "true.prosper").exists()
+    r = prosper("run", "--max-overhead", "7.5%", "--", "/bin/true", cwd=tmp_path)
+    assert r.returncode == 0 and "more than 7.5% of the program's time" in r.stderr
+    assert "--max-overhead P" in prosper("run", "--help").stdout
