@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""budget.py -- what the overhead budget (`prosper run --max-overhead`, docs/run-resume.md "What
+checkpointing costs") buys: each program natively, under the fixed cadence (`--max-overhead 0`,
+every 10 ms) and under a budget (`--max-overhead --percent`, default 5), interleaved over the repetitions; the slowdown is the
+median over the repetitions of the paired ratio (supervised wall time / the same repetition's
+native wall time).  Beside it: the intervals achieved (mean, longest), the checkpoints taken, the
+cost the supervisor measured, and the longest stop.  Every supervised run must print what the
+native run printed.
+
+Programs: random, quicksort, recursive-4, pr, sssp, kv (build/bench, their work lengthened to
+about --seconds natively) and a dense writer of --dense-mib MiB (build/bench/scale: filled, then
+written at random all over for about --seconds).
+
+Writes bench/results/NAME.{json,md} (NAME: --name, default budget).  Needs a build (make build).
+"""
+import argparse
+import datetime
+import json
+import os
+import statistics
+import sys
+import tempfile
+import shutil
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+from prosper import cmd_bench as cb  # noqa: E402
+
+PROGRAMS = ["random", "quicksort", "recursive-4", "pr", "sssp", "kv"]
+CONFIGS = [("fixed", ["--max-overhead", "0"]), ("budget", None)]  # budget: --max-overhead --percent
+TARGET = 1.10
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def dense_argv(mib, seconds):
+    """scale MIB WRITES with WRITES chosen so that the writes take about `seconds` natively."""
+    scale = os.path.join(cb.BUILD, "bench", "scale")
+    t0, _ = cb.run_native([scale, str(mib), "0"])
+    probe = 4_000_000
+    t1, _ = cb.run_native([scale, str(mib), str(probe)])
+    per = max((t1 - t0) / probe, 1e-9)
+    return [scale, str(mib), str(max(1, int(seconds / per)))]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=5.0, help="native length of each program (default 5)")
+    ap.add_argument("--programs", default=",".join(PROGRAMS) + ",dense")
+    ap.add_argument("--dense-mib", type=int, default=2048, help="size of the dense writer (default 2048)")
+    ap.add_argument("--pool-dir", default="/dev/shm" if os.access("/dev/shm", os.W_OK) else None,
+                    help="a folder for the pools (default /dev/shm), relative to the project or absolute")
+    ap.add_argument("--percent", type=float, default=5.0, help="the budget measured against the fixed cadence (default 5)")
+    ap.add_argument("--name", default="budget")
+    args = ap.parse_args()
+    pool_dir = args.pool_dir or tempfile.gettempdir()
+    shown_pool_dir = pool_dir
+    if not os.path.isabs(pool_dir):
+        pool_dir = os.path.join(ROOT, pool_dir)
+    os.makedirs(pool_dir, exist_ok=True)
+    mach = cb.machine(pool_dir)
+    mach["pool_dir"] = shown_pool_dir
+    started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    names = args.programs.split(",")
+    argvs = {}
+    for n in names:
+        if n == "dense":
+            argvs[n] = dense_argv(args.dense_mib, args.seconds)
+        else:
+            rel, _ = cb.PROGRAMS[n]
+            argvs[n] = cb.lengthened(n, [os.path.join(cb.BUILD, "bench", rel[0])] + rel[1:], args.seconds)
+        log(f"{n}: {' '.join(os.path.basename(a) if i == 0 else a for i, a in enumerate(argvs[n]))}")
+    runs = {n: {"native": [], **{c: [] for c, _ in CONFIGS}} for n in names}
+    expect = {}
+    failures = []
+    tmp = tempfile.mkdtemp(prefix="prosper-budget-", dir=pool_dir)
+    try:
+        for rep in range(args.reps):
+            for n in names:
+                try:
+                    wall, out = cb.run_native(argvs[n])
+                    if expect.setdefault(n, out) != out:
+                        raise cb.BenchError("the native runs printed different outputs")
+                    runs[n]["native"].append(wall)
+                    for c, extra in CONFIGS:
+                        extra = extra if extra is not None else ["--max-overhead", f"{args.percent:g}"]
+                        w, st = cb.run_supervised(argvs[n], tmp, f"{n}-{c}", "diff", expect[n], extra)
+                        runs[n][c].append({"wall": w, "ratio": w / wall, "stats": {k: st[k] for k in (
+                            "checkpoints", "late", "mean_stop_ms", "max_stop_ms", "max_stop_after_first_ms",
+                            "interval_mean_ms", "interval_max_ms", "interval_chosen_max_ms", "overhead_measured_pct",
+                            "overhead_stop_ms", "overhead_fault_ms", "overhead_wait_ms", "write_fault_us",
+                            "max_overhead_pct")}})
+                    log(f"rep {rep + 1} {n}: native {wall:.3f} s, " + ", ".join(
+                        f"{c} {runs[n][c][-1]['ratio']:.3f}x" for c, _ in CONFIGS))
+                except cb.BenchError as e:
+                    failures.append(f"{n}: {e}")
+                    log(f"rep {rep + 1} {n}: FAILED: {e}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    cb.machine_end(mach)
+    rows = []
+    for n in names:
+        r = runs[n]
+        if not r["native"] or any(not r[c] for c, _ in CONFIGS):
+            continue
+        row = {"program": n, "argv": [os.path.basename(argvs[n][0])] + argvs[n][1:],
+               "native_s": statistics.median(r["native"]),
+               "native_spread": (max(r["native"]) - min(r["native"])) / statistics.median(r["native"])}
+        for c, _ in CONFIGS:
+            runs_c = r[c]
+            mid = sorted(runs_c, key=lambda x: x["ratio"])[len(runs_c) // 2]
+            row[c] = {"ratio": statistics.median(x["ratio"] for x in runs_c),
+                      "ratios": [x["ratio"] for x in runs_c],
+                      "max_stop_ms": max(x["stats"]["max_stop_ms"] for x in runs_c),
+                      **{k: mid["stats"][k] for k in ("checkpoints", "interval_mean_ms", "interval_max_ms",
+                                                      "overhead_measured_pct", "max_overhead_pct", "late")}}
+        row["budget_within_target"] = row["budget"]["ratio"] <= TARGET
+        rows.append(row)
+    res = {"benchmark": "budget", "started": started, "reps": args.reps, "seconds": args.seconds,
+           "command": "bench/scripts/budget.py " + " ".join(sys.argv[1:]), "machine": mach,
+           "percent": args.percent, "target_ratio": TARGET, "rows": rows, "failures": failures}
+    out_dir = os.path.join(ROOT, "bench", "results")
+    with open(os.path.join(out_dir, f"{args.name}.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    md = [f"# The overhead budget: the fixed cadence against --max-overhead {args.percent:g}", "",
+          f"Produced by `{res['command']}` (started {started}). Every number below was measured in that run.", "",
+          f"{mach['nproc']} CPUs, Linux {mach['kernel']}; pools in {shown_pool_dir} ({mach['pool_fs']}); "
+          f"--interval 10 ms; {args.reps} repetitions, interleaved (native, fixed, budget); load average "
+          f"{mach['loadavg_1min_start']:.1f} at the start, {mach['loadavg_1min_end']:.1f} at the end; steal "
+          f"{mach.get('steal_percent', 0):.1f} %.", "",
+          "x = median over the repetitions of (supervised wall / the same repetition's native wall). "
+          f"fixed = `--max-overhead 0` (every 10 ms); budget = `--max-overhead {args.percent:g}`. "
+          "Intervals (achieved: from one cut's start to the next's) and the measured cost are the median repetition's; "
+          "the longest stop is the longest of all repetitions. Target: the budget at or under "
+          f"{TARGET:.2f}x.", "",
+          "| program | native s | native spread | fixed x | fixed ckpts | fixed mean interval ms | fixed longest stop ms "
+          "| budget x | budget ckpts | mean interval ms | longest interval ms | measured cost % | longest stop ms | within 1.10x |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        f_, b = r["fixed"], r["budget"]
+        md.append(f"| {r['program']} ({' '.join(r['argv'][1:])}) | {r['native_s']:.3f} | {100 * r['native_spread']:.0f}% "
+                  f"| {f_['ratio']:.3f} | {f_['checkpoints']} | {f_['interval_mean_ms']:.1f} | {f_['max_stop_ms']:.1f} "
+                  f"| {b['ratio']:.3f} | {b['checkpoints']} | {b['interval_mean_ms']:.1f} | {b['interval_max_ms']:.1f} "
+                  f"| {b['overhead_measured_pct']:.1f} | {b['max_stop_ms']:.1f} | {'yes' if r['budget_within_target'] else 'NO'} |")
+    if failures:
+        md += ["", "Failures:", ""] + [f"- {x}" for x in failures]
+    with open(os.path.join(out_dir, f"{args.name}.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    print("\n".join(md))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
