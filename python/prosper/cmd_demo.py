@@ -62,6 +62,12 @@ def run_until_killed(life, pool, generations, rng):
     return proc.returncode, last
 
 
+def _epoch(prosper, pool):
+    """The pool's committed epoch (0: none yet, or no pool)."""
+    r = subprocess.run([prosper, "inspect", "--json", pool], capture_output=True, text=True)
+    return json.loads(r.stdout or "{}").get("epoch", 0) if r.returncode == 0 else 0
+
+
 def show_pool(prosper, pool):
     """The interesting lines of `prosper inspect`: header, commit state, the stack region."""
     lines = subprocess.run([prosper, "inspect", pool], capture_output=True, text=True).stdout.splitlines()
@@ -91,14 +97,20 @@ def process_story(work, rng, prosper):
         cmd = [prosper, "run", "--pool", pool, "--", bc, "-lq", script]
         for attempt in range(3):
             p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE, start_new_session=True)
+            started = time.monotonic()
             if attempt < 2:
                 delay = native_s * rng.uniform(0.2, 0.4)
                 time.sleep(delay)
+                # the story is of a checkpoint taken back: on a loaded machine the first one may
+                # not have committed yet at the chosen instant -- the kill waits for it
+                deadline = time.monotonic() + 30
+                while attempt == 0 and p.poll() is None and time.monotonic() < deadline and not _epoch(prosper, pool):
+                    time.sleep(0.01)
+                delay = max(delay, time.monotonic() - started)
                 if p.poll() is None:
                     os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
-                epoch = json.loads(subprocess.run([prosper, "inspect", "--json", pool], capture_output=True,
-                                                  text=True).stdout or "{}").get("epoch", 0)
+                epoch = _epoch(prosper, pool)
                 say(f"   {'prosper run' if attempt == 0 else 'prosper resume'}: kill -9 after {delay:.2f} s; "
                     f"the pool holds checkpoint {epoch}")
                 if attempt == 0:
