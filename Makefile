@@ -41,7 +41,7 @@ test-asan: build-asan
 	@cd $(ASAN_BUILD) && ctest --output-on-failure -j2 -L unit
 
 test-e2e: build
-	@$(PYTHON) -m pytest -q tests/e2e
+	@$(PYTHON) -m pytest -q -rs tests/e2e  # -rs: every skip with its reason
 
 # Short fuzz runs; PROSPER_LONG=1 makes them long.
 test-fuzz: build-fuzz
