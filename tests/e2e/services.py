@@ -68,6 +68,7 @@ class Supervised:
         t = time.monotonic()
         os.killpg(self.p.pid, signal.SIGKILL)
         self.p.wait()
+        self.dead_at = time.monotonic()  # the supervisor reaped: nothing of the old run serves
         self.kills += 1
         return t
 
@@ -347,18 +348,21 @@ def counter_across_kills(d, pool_dir, kills, argv, client, name, clients=2, boun
     rng = random.Random(seed)
     port = free_port()
     srv = Supervised(d, os.path.join(pool_dir, name + ".prosper"), [*argv, str(port)])
-    bound, lost_oldest = bound_ms / 1000, 0.0
+    bound, lost_oldest, late_lost = bound_ms / 1000, 0.0, 0
     acked = []        # (count, monotonic time of its reply, time its connection was opened)
     stop = threading.Event()
     errors, failures, rolled_back = [], [], []  # rolled_back: acknowledged increments a kill undid
 
+    # `opened` is when a connection was established, not when connecting began: connect() retries
+    # while nothing listens, so one begun before a kill may be served by the resumed server
     def worker():
         c, opened = None, 0.0
         while not stop.is_set():
             try:
                 if c is None:
+                    sock = connect(port, time.monotonic() + 60)
                     opened = time.monotonic()
-                    c = client(connect(port, opened + 60))
+                    c = client(sock)
                 n = c.inc()
                 acked.append((n, time.monotonic(), opened))
             except OSError:
@@ -370,8 +374,9 @@ def counter_across_kills(d, pool_dir, kills, argv, client, name, clients=2, boun
     def first_inc():
         for _ in range(100):  # a client connecting at once may reach the dying server and be reset
             try:
+                sock = connect(port, time.monotonic() + 60)
                 opened = time.monotonic()
-                n = client(connect(port, opened + 60)).inc()
+                n = client(sock).inc()
                 acked.append((n, time.monotonic(), opened))
                 return
             except ConnectionResetError:
@@ -393,12 +398,15 @@ def counter_across_kills(d, pool_dir, kills, argv, client, name, clients=2, boun
             killed_at = srv.kill()
             srv.resume()
             first_inc()
-            # the resumed server's first count: the least acknowledged on a connection opened after
-            # the kill (the dying server may still answer on one opened before)
-            # what this incarnation acknowledged (counts a kill undid are given again after it)
-            seen = [(n, t) for n, t, opened in acked if t <= killed_at and opened > incarnated_at]
-            v = min(n for n, _, opened in acked if opened > killed_at)
-            incarnated_at = killed_at
+            # the resumed server's first count: the least acknowledged on a connection established
+            # once the killed run was reaped.  What the killed incarnation acknowledged: every reply
+            # on a connection established before the kill instant, even one read after it (the
+            # test itself may be descheduled between taking that instant and sending the kill, and
+            # the dying server answers meanwhile); counts a kill undid are given again after it.
+            # A connection established in between is of neither.
+            seen = [(n, t) for n, t, opened in acked if incarnated_at < opened <= killed_at]
+            v = min(n for n, _, opened in acked if opened > srv.dead_at)
+            incarnated_at = srv.dead_at
             floor = max((n for n, t in seen if t <= killed_at - bound), default=0)
             # in flight at the kill: one increment of each client (applied, its reply not yet there --
             # with replies held, nearly always), then this new one; the outside client's are not
@@ -408,6 +416,7 @@ def counter_across_kills(d, pool_dir, kills, argv, client, name, clients=2, boun
             undone = [t for n, t in seen if n >= v]
             if undone:
                 lost_oldest = max(lost_oldest, 1000 * (killed_at - min(undone)))
+                late_lost += sum(t > killed_at for t in undone)  # read after the kill instant, undone all the same
 
             if not floor < v <= ceiling:
                 kept = [t for n, t in seen if n == v - 1]
@@ -437,6 +446,7 @@ def counter_across_kills(d, pool_dir, kills, argv, client, name, clients=2, boun
     return {"case": name, "kills": srv.kills, "increments_acknowledged": len(acked),
             "count_at_end": max((n for n, _, _ in acked), default=0),
             "acknowledged_increments_undone_max": max(rolled_back, default=0), "lost_oldest_ms": round(lost_oldest, 1),
+            "acknowledged_late_lost": late_lost,
             "bound_ms": bound_ms,
             "seconds": round(time.monotonic() - t0, 1), "ok": not failures, "failures": failures[:10]}
 
