@@ -19,6 +19,7 @@ can leave.  (The durable pool's writes not yet flushed are lost in a real power 
 `prosper crashtest` covers that part.)
 
 JSON keys: kills, resumes, identical, checkpoints, kills_in_commit_window, fresh_starts,
+snapshot_views_last_attempt (checkpoints of the last attempt read from a copy-on-write view),
 exit_found_after_kill (the last kill landed after the program's exit was recorded: no resume
 followed it),
 native_seconds, supervised_seconds, differences, workdir and pool (kept with --keep, and whenever
@@ -80,6 +81,9 @@ def add_arguments(p):
                    help="how each checkpoint keeps registers, map and fds (prosper run --metadata)")
     p.add_argument("--copy", choices=["stop", "precopy"], default=None,
                    help="when each checkpoint's written memory is read (prosper run --copy)")
+    p.add_argument("--snapshot", choices=["auto", "fork", "copy"], default=None,
+                   help="how a large checkpoint is read: fork forces the copy-on-write view whenever "
+                        "one can be made (prosper run --snapshot)")
     p.add_argument("--host-pids", action="store_true",
                    help="the program keeps the system's ids, which change at every resume (prosper run --host-pids); "
                         "its file changes are not seen, so each resume vouches for them (--trust-files): "
@@ -198,11 +202,13 @@ def main(args):
         common += ["--metadata", args.metadata]
     if args.copy:
         common += ["--copy", args.copy]
+    if args.snapshot:
+        common += ["--snapshot", args.snapshot]
     if args.host_pids:
         common += ["--host-pids"]
     if args.durable_every is not None:
         common += ["--durable-every", args.durable_every]
-    kills = resumes = checkpoints = in_window = fresh = left_running = 0
+    kills = resumes = checkpoints = in_window = fresh = left_running = views_last = 0
     exit_after_kill = False
     final = None
     errors = []
@@ -275,7 +281,9 @@ def main(args):
         errf.close()
         if os.path.exists(stats):
             with open(stats) as f:
-                checkpoints = json.load(f)["epoch"]   # every epoch of the pool, over all attempts
+                st = json.load(f)
+            checkpoints = st["epoch"]   # every epoch of the pool, over all attempts
+            views_last = st.get("snapshot_views", 0)  # only the attempt that ended writes its statistics
         what, code = outcome(p.returncode, err) if started else ("exit", p.returncode)
         if what == "fresh":
             started = False          # killed before its first checkpoint: start again
@@ -313,6 +321,7 @@ def main(args):
     result = {
         "program": prog, "kills": kills, "resumes": resumes, "identical": not differences,
         "checkpoints": checkpoints, "kills_in_commit_window": in_window, "fresh_starts": fresh,
+        "snapshot_views_last_attempt": views_last,
         "exit_found_after_kill": exit_after_kill,
         "left_running": {"native": left_native, "supervised": left_running},
         "native_seconds": round(native_s, 3), "supervised_seconds": round(supervised_s, 3),

@@ -481,3 +481,14 @@ int proc_gone(pid_t pid)
 	size_t len;
 	return read_proc(pid, PF_STATM, &buf, &cap, &len) != 0 || strtoul(buf, NULL, 10) == 0;
 }
+
+uint64_t proc_resident_bytes(pid_t pid)
+{
+	static char *buf;
+	static size_t cap;
+	size_t len;
+	unsigned long size, resident;
+	if (read_proc(pid, PF_STATM, &buf, &cap, &len) != 0 || sscanf(buf, "%lu %lu", &size, &resident) != 2)
+		return 0;
+	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}

@@ -86,6 +86,8 @@ int proc_tty_nr(pid_t pid);
 /* Has process pid ended, or is it ending: gone, or no memory left (a live process always has
  * some: /proc/PID/statm counts none only after exit_mm)? */
 int proc_gone(pid_t pid);
+/* Process pid's memory in place (statm's resident pages), in bytes; 0 if it cannot be read. */
+uint64_t proc_resident_bytes(pid_t pid);
 
 /* Identity of a file: size, mtime, inode, device, and the ELF build-id if it has one. */
 struct file_id {

@@ -6,7 +6,10 @@
  *   - the stop: from the first interrupt until every thread goes on again;
  *   - the first write to each page after the cut: the tracker write-protects what it read, and
  *     the kernel resolves one fault per page the program writes again.  Priced by a measurement
- *     of this machine's fault at start (budget_start) times the pages the cut read;
+ *     of this machine's fault at start (budget_start) times the pages the cut read; and, while a
+ *     copy-on-write view of the cut lives (snapshot.h), each fault the program takes (a write to
+ *     a page it shares with the view copies it), at the same price: an estimate, from the
+ *     program's minor-fault count, of a cost not measured one by one;
  *   - the time its threads were ready to run and waited for a core (/proc/TID/schedstat) while
  *     the cut's commit ran, beyond what they wait when no commit runs: the commit's competition
  *     for the cores.  What other programs of the machine take from it is not checkpointing's
@@ -44,6 +47,7 @@ struct budget {
 	double interval_s;      /* the interval chosen for the next cut */
 	double fault_s;         /* one write-protect fault on this machine (0: not measured) */
 	uint64_t protected_bytes; /* the pages the tracker protected again, summed, at the last cut */
+	uint64_t cow_faults;    /* the program's faults while copy-on-write views lived, at the last cut */
 	/* the run-queue waits of the program's threads (budget.c, waits_at_cut) */
 	uint64_t wait_ns;       /* summed, when last read */
 	int committing;         /* the last cut's commit has not been seen done */

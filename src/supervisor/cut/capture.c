@@ -2,7 +2,8 @@
  *
  * Order inside a stop: registers -> NVM memory written in the interval write-protected again
  * (nvm.c) -> map (regions follow it: added, resized, removed) -> dirty memory of every saved
- * mapping -> fds, cwd, signal mask -> blob -> commit.  NVM-resident mappings are shared mappings
+ * mapping (read now, or from a copy-on-write view by the commit: snapshot.h) -> fds, cwd, signal
+ * mask -> blob -> commit.  NVM-resident mappings are shared mappings
  * of the pool itself: never saved here, never in the blob.
  *
  * What is saved: every private, readable mapping that is not code: writable ones, anonymous
@@ -35,6 +36,7 @@
 #include "altstack.h"
 #include "mapfollow.h"
 #include "sharedmem.h"
+#include "snapshot.h"
 #include "taskpart.h"
 #include "prosper/stackckpt.h"
 #include "stage.h"
@@ -339,7 +341,7 @@ static int capture_steps(struct sup *s, char *why, size_t whylen)
 	if ((rc = stage_dirty(s)) != 0)
 		return rc;
 	stopclock_lap(phase, STOP_DIRTY, &t);
-	if ((rc = stage_read(s, why, whylen)) != 0)
+	if ((rc = snapshot_or_read(s, why, whylen)) != 0) /* now, or from a view by the commit */
 		return rc;
 	stopclock_lap(phase, STOP_READ, &t);
 	stage_judge_precopy(s);

@@ -25,6 +25,7 @@
 #include "disable.h"
 #include "inject.h"
 #include "sharedmem.h"
+#include "snapshot.h"
 #include "stage.h"
 #include "threads.h"
 #include "tree_fds.h"
@@ -200,6 +201,8 @@ int tree_capture(struct tree *t, char *why, size_t whylen)
 	if (!rc && (rc = filetrack_cut(t)) != 0) /* the journal of what follows this cut (filetrack.h) */
 		WHY_SAY("the file-undo journal in %s cannot be written", t->files.dir);
 	stopclock_lap(t->stats.stop.phase_seconds, STOP_TREE, &clock);
+	for (int i = 0; i < t->nprocs && rc; i++)
+		snapshot_drop(t->procs[i]); /* no commit follows to read and end the views */
 	return rc;
 }
 

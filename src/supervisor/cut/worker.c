@@ -3,17 +3,32 @@
 #include "tree.h"
 #include "stopclock.h"
 #include "filetrack.h"
+#include "snapshot.h"
 #include "why.h"
 #include <string.h>
 #include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 
+/* The cut's bytes still in copy-on-write views (snapshot.h), read into the batches: 0, or the
+ * first failure (every view ended either way). */
+static int read_views(struct tree *t, char *why, size_t whylen)
+{
+	int rc = 0;
+	for (int i = 0; i < t->cut.n && !rc; i++)
+		rc = snapshot_read(t->cut.members[i], why, whylen);
+	for (int i = 0; i < t->cut.n && rc; i++)
+		snapshot_drop(t->cut.members[i]);
+	return rc;
+}
+
 int worker_timed_commit(struct sup *s, char *why, size_t whylen)
 {
 	double t0 = stopclock_now();
-	int rc = filetrack_before_durable(s->tree);
+	int rc = read_views(s->tree, why, whylen);
 	if (rc)
+		; /* why said */
+	else if ((rc = filetrack_before_durable(s->tree)) != 0)
 		WHY_SAY("the file-undo journal in %s cannot be flushed", s->tree->files.dir);
 	else if ((rc = tree_commit(s->tree)) != 0)
 		WHY_SAY("%s", prosper_pool_errormsg()); /* the pool's message is this thread's */

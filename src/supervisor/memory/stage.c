@@ -131,7 +131,7 @@ int stage_range(struct sup *s, struct vma *v, uint64_t a, uint64_t b)
 
 /* `stopped`: the process does not run meanwhile, so the read is shared out between the cores
  * (readers.h); a pass beside the running program reads on this thread alone. */
-int read_staged(struct sup *s, uint64_t *bytes, int stopped, char *why, size_t whylen)
+int read_staged(struct sup *s, pid_t from, uint64_t *bytes, int stopped, char *why, size_t whylen)
 {
 	/* every range staged and not read yet, in one list: a random write pattern names thousands
 	 * of separate pages per interval, and proc_mem_readv moves many per system call */
@@ -152,21 +152,21 @@ int read_staged(struct sup *s, uint64_t *bytes, int stopped, char *why, size_t w
 	uint64_t bad = 0;
 	int got = 0;
 	if (!rc && rl.n && !stopped) {
-		got = proc_mem_readv(s->pid, rl.local, rl.remote, rl.n, &bad);
+		got = proc_mem_readv(from, rl.local, rl.remote, rl.n, &bad);
 	} else if (!rc && rl.n) {
 		/* faults of ours in the read: fresh pages of the batch (stage_ahead); the helpers are
 		 * threads of this process, so RUSAGE_SELF counts theirs */
 		struct rusage before, after;
 		getrusage(RUSAGE_SELF, &before);
-		got = readers_readv(s->pid, rl.local, rl.remote, rl.n, total, &bad);
+		got = readers_readv(from, rl.local, rl.remote, rl.n, total, &bad);
 		getrusage(RUSAGE_SELF, &after);
 		s->tree->stats.stop.reads_shared += got > 1;
 		s->tree->stats.stop.read_faults += (uint64_t)(after.ru_minflt - before.ru_minflt) +
 						   (uint64_t)(after.ru_majflt - before.ru_majflt);
 	}
 	if (got < 0) {
-		snprintf(why, whylen, "cannot read the program's memory at %#llx (pid %d): %s", (unsigned long long)bad,
-			 (int)s->pid, strerror(errno));
+		snprintf(why, whylen, "cannot read the program's memory at %#llx (pid %d%s): %s", (unsigned long long)bad,
+			 (int)s->pid, from != s->pid ? ", from its copy-on-write view" : "", strerror(errno));
 		rc = -EIO;
 	}
 	*bytes += total;
@@ -175,13 +175,29 @@ int read_staged(struct sup *s, uint64_t *bytes, int stopped, char *why, size_t w
 	return rc;
 }
 
-int stage_read(struct sup *s, char *why, size_t whylen)
+void stage_note_could(struct sup *s)
 {
 	uint64_t could = 0;
 	for (int i = 0; i < s->nvmas; i++)
 		could += s->vmas[i].end - s->vmas[i].start;
 	s->cut.batch.could = could;
-	return read_staged(s, &s->tree->stats.stop.read_bytes, 1, why, whylen);
+}
+
+uint64_t stage_unread_bytes(const struct sup *s)
+{
+	const struct batch *bt = &s->cut.batch;
+	uint64_t n = 0;
+	for (size_t i = bt->read_from; i < bt->nchunks; i++)
+		n += bt->chunks[i].len;
+	for (size_t i = 0; i < bt->nrereads; i++)
+		n += bt->rereads[i].len;
+	return n;
+}
+
+int stage_read(struct sup *s, char *why, size_t whylen)
+{
+	stage_note_could(s);
+	return read_staged(s, s->pid, &s->tree->stats.stop.read_bytes, 1, why, whylen);
 }
 
 /* How far ahead: twice the largest cut yet, at least `floor` (a program's first large cut comes

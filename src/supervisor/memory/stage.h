@@ -38,9 +38,15 @@ int stage_range(struct sup *s, struct vma *v, uint64_t a, uint64_t b);
 /* Read what was staged and not read yet (many ranges per system call).  0, or -EIO with why
  * (why.h). */
 int stage_read(struct sup *s, char *why, size_t whylen);
-/* The same for the stop (stopped = 1: shared out between the cores) or for a pass beside the
- * running program (0: this thread alone), *bytes counting what it read. */
-int read_staged(struct sup *s, uint64_t *bytes, int stopped, char *why, size_t whylen);
+/* The same, from process `from` (the program, or its copy-on-write view: snapshot.h), for the
+ * stop (stopped = 1: shared out between the cores) or beside the running program (0: this thread
+ * alone), *bytes counting what it read. */
+int read_staged(struct sup *s, pid_t from, uint64_t *bytes, int stopped, char *why, size_t whylen);
+/* The bytes staged and not read yet. */
+uint64_t stage_unread_bytes(const struct sup *s);
+/* At the stop: the most the next stops may read (the saved mappings' size), for stage_ahead;
+ * stage_read notes it itself. */
+void stage_note_could(struct sup *s);
 
 /* After a commit, beside the running program: the batch's buffer grown and its pages faulted in
  * for what the next stops may read (twice the largest cut, at least `floor`, within the saved

@@ -33,7 +33,7 @@ static const int always[] = {
 /* ------------------------------------------------------------------ a small assembler with labels */
 
 enum { NEXT = 0, L_ALLOW = 1, L_TRACE, L_STDIO_WRITE, L_DUP, L_CLOSE, L_CLOSE_RANGE, L_FCNTL, L_FCNTL_CMD, L_AFTER_OPEN,
-       L_AFTER_OPENAT, NLABELS };
+       L_AFTER_OPENAT, L_AFTER_MADVISE, NLABELS };
 
 struct prog {
 	struct sock_filter f[192];
@@ -135,6 +135,13 @@ static int build_launch(struct prog *p, int filter)
 		jump(p, BPF_JSET, O_WRONLY | O_RDWR | O_CREAT | O_TRUNC, L_TRACE, L_ALLOW);
 		label(p, opens[k][2]);
 	}
+	/* madvise: only MADV_DONTFORK and MADV_WIPEONFORK, which a copy-on-write view would not see
+	 * through (snapshot.h) */
+	jump(p, BPF_JEQ, __NR_madvise, NEXT, L_AFTER_MADVISE);
+	load(p, ARG_LO(2));
+	jump(p, BPF_JEQ, MADV_DONTFORK, L_TRACE, NEXT);
+	jump(p, BPF_JEQ, MADV_WIPEONFORK, L_TRACE, L_ALLOW);
+	label(p, L_AFTER_MADVISE);
 	/* mmap: only a shared writable mapping */
 	jump(p, BPF_JEQ, __NR_mmap, NEXT, L_ALLOW);
 	load(p, ARG_LO(3));

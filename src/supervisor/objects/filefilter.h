@@ -2,7 +2,9 @@
  * supervisor (filetrack.h; docs/run-resume.md, "Files").
  *
  * The launch filter, installed in the launched program before it executes, returns
- * SECCOMP_RET_TRACE for the calls that can change a file, SECCOMP_RET_ALLOW for the rest.
+ * SECCOMP_RET_TRACE for the calls that can change a file, SECCOMP_RET_ALLOW for the rest -- and
+ * for madvise(MADV_DONTFORK or MADV_WIPEONFORK), memory a copy-on-write view of the program would
+ * not hold (snapshot.h).
  *
  * Output to the run's own stdout and stderr.  A write to fd 1 or 2 is let through without a stop
  * while it is the run's own stdio and that is a terminal, a pipe, a socket, a character device or

@@ -1,6 +1,7 @@
 /* filetrack.c -- the filter, the journal's files from cut to cut, and each stop of a file call
  * (filetrack.h; what a call changes: filecalls.c). */
 #include "filetrack.h"
+#include "snapshot.h"
 #include "outhold.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -290,7 +291,13 @@ void filetrack_stop(struct tree *t, struct sup *m, pid_t tid)
 {
 	struct file_track *ft = &t->files;
 	struct user_regs_struct r;
-	if (!ft->on || ft->fd < 0 || ptrace(PTRACE_GETREGS, tid, 0, &r) != 0)
+	if (!ft->on || ptrace(PTRACE_GETREGS, tid, 0, &r) != 0)
+		return;
+	if ((long)r.orig_rax == __NR_madvise) { /* MADV_DONTFORK or MADV_WIPEONFORK (filefilter.h) */
+		snapshot_forbid(m);
+		return;
+	}
+	if (ft->fd < 0)
 		return;
 	double t0 = stopclock_now();
 	ft->traps++;

@@ -81,6 +81,17 @@ int stats_write(const struct sup *s, const char *path)
 	json_u64(&j, "stop_read_faults", st->stop.read_faults);
 	json_u64(&j, "staging_bytes", st->stop.staging_bytes);
 	json_u64(&j, "staging_ahead_bytes", st->stop.staging_ahead_bytes);
+	json_str(&j, "snapshot", s->cfg.snapshot_mode == SNAPSHOT_FORK ? "fork" : s->cfg.snapshot_mode == SNAPSHOT_COPY ? "copy" : "auto");
+	json_u64(&j, "snapshot_views", st->snapshot.views);
+	json_u64(&j, "snapshot_bytes", st->snapshot.bytes);
+	json_u64(&j, "snapshot_declined", st->snapshot.declined);
+	json_u64(&j, "snapshot_failed", st->snapshot.failed);
+	json_u64(&j, "snapshot_forbidden", st->snapshot.forbidden);
+	json_u64(&j, "snapshot_cow_faults", st->snapshot.cow_faults);
+	json_num(&j, "snapshot_fork_mean_ms", "%.3f", 1e3 * per(st->snapshot.fork_total_s, st->snapshot.views));
+	json_num(&j, "snapshot_fork_max_ms", "%.3f", 1e3 * st->snapshot.fork_max_s);
+	json_num(&j, "snapshot_read_ms", "%.3f", 1e3 * st->snapshot.read_total_s);
+	json_num(&j, "stop_copy_gbps", "%.3f", st->snapshot.copy_total_s > 0 ? st->snapshot.copied_bytes / st->snapshot.copy_total_s / 1e9 : 0.0);
 	json_u64(&j, "precopies", st->precopy.passes);
 	json_u64(&j, "precopy_bytes", st->precopy.bytes);
 	json_u64(&j, "precopy_reread_bytes", st->precopy.reread_bytes);

@@ -49,6 +49,9 @@ enum tracker_mode { TRACK_MODE_PAGE = 1, TRACK_MODE_DIFF = 2, TRACK_MODE_FULL = 
 /* --copy: every dirty byte read while the program is stopped, or most of them by a pre-copy
  * just before the stop (stage.h) */
 enum copy_mode { COPY_STOP = 0, COPY_PRECOPY = 1 };
+/* --snapshot: a large cut's bytes read from a copy-on-write view forked at the stop, after it
+ * (snapshot.h): when it is cheaper (auto), whenever it can be (fork), never (copy) */
+enum snapshot_mode { SNAPSHOT_AUTO = 0, SNAPSHOT_FORK = 1, SNAPSHOT_COPY = 2 };
 
 /* One range of child memory read at a stop, to be written into its region at the commit. */
 struct chunk {
@@ -149,6 +152,7 @@ struct sup_config {
 	double durable_every_s;      /* --durable-every: < 0 the default (1 s on a disk) */
 	int verify;                  /* the soundness oracle: commit while stopped, compare */
 	int copy_mode;               /* enum copy_mode: when the cut's bytes are read (stage.h) */
+	int snapshot_mode;           /* enum snapshot_mode: from the program or a view of it (snapshot.h) */
 	int stack_mode, heap_mode;   /* enum tracker_mode */
 	uint32_t stack_gran, heap_gran;
 	int meta_mode;               /* enum meta_mode: the metadata as a log of changes or whole */
@@ -209,6 +213,20 @@ struct precopy_stats {
 	double seconds;
 };
 
+/* The copy-on-write views (snapshot.h). */
+struct snapshot_stats {
+	uint64_t views;                   /* cuts read from a view */
+	uint64_t bytes;                   /* bytes read from views, beside the running program */
+	uint64_t declined;                /* cuts that could have used one but were cheaper copied in the stop */
+	uint64_t failed;                  /* forks refused (memory, limits, a filter): copied in the stop instead */
+	uint64_t forbidden;               /* processes that advised MADV_DONTFORK or MADV_WIPEONFORK: no view of them */
+	double fork_total_s, fork_max_s;  /* the forks, in the stops */
+	double read_total_s;              /* reading the views, in the commits */
+	uint64_t cow_faults;              /* the program's faults while its views lived (copies of shared pages) */
+	uint64_t copied_bytes;            /* the stops' copies of 4 MiB or more (the rate auto prices them at) */
+	double copy_total_s;
+};
+
 struct nvm_stats {
 	uint64_t faults, dirty_bytes;
 	uint64_t ahead_segments, ahead_changed; /* made writable ahead of a fault; of them, changed */
@@ -253,6 +271,7 @@ struct sup_stats {
 	struct precopy_stats precopy;     /* the pre-copy passes beside the running program */
 	struct nvm_stats nvm;             /* NVM-resident memory's faults */
 	struct budget_stats budget;       /* the overhead budget: costs measured, intervals taken */
+	struct snapshot_stats snapshot;   /* the copy-on-write views */
 };
 
 struct sock_end;
@@ -394,6 +413,9 @@ struct sup_cut {
 	int captured;                /* its memory is in the cut being committed: decided at the capture,
 	                              * for it may exit while the commit runs (tree_commit) */
 	struct batch batch;          /* the checkpoint being committed */
+	pid_t view;                  /* the copy-on-write view its unread bytes are read from (snapshot.h), or 0 */
+	uint64_t view_bytes;         /* those bytes */
+	uint64_t view_faults_from;   /* the program's minor faults when the view was made */
 	uint8_t *old;                /* committed bytes, for the diff filter */
 	size_t old_cap;
 };
@@ -405,6 +427,13 @@ struct sup_resume {
 	int uffd;
 	struct fillcopy *fill;       /* its memory still being filled while it runs (fillcopy.h) */
 	pid_t old_main_tid;          /* the main thread's id at the checkpoint (restore.c), 0: unknown */
+};
+
+/* What the views of one process cost, as measured (snapshot.c). */
+struct snapshot_learned {
+	int off;                     /* no view of it can be made: its parent is not ours, a fork failed */
+	int parent_checked;
+	double fork_s_per_byte;      /* the last fork's time per byte the process had in place (0: none yet) */
 };
 
 /* The supervision of one process: the options (the tree's, copied), and its state. */
@@ -475,6 +504,7 @@ struct sup {
 
 	/* for a cut: read at its stop, and committed while the program runs */
 	struct sup_cut cut;
+	struct snapshot_learned snap; /* what views of it cost, and whether one can be made (snapshot.h) */
 
 	/* for a resume of it (resume.c, restore.c) */
 	struct sup_resume resume;
