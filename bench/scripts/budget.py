@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """budget.py -- what the overhead budget (`prosper run --max-overhead`, docs/run-resume.md "What
-checkpointing costs") buys: each program natively, under the fixed cadence (`--max-overhead 0`,
-every 10 ms) and under a budget (`--max-overhead --percent`, default 5), interleaved over the repetitions; the slowdown is the
+checkpointing costs") and the copy-on-write views ("Large programs") buy: each program natively,
+under the fixed cadence with every cut copied in its stop (`--max-overhead 0 --snapshot copy`), the
+fixed cadence with views (`--max-overhead 0`, every 10 ms) and under a budget (`--max-overhead
+--percent`, default 5), interleaved over the repetitions; the slowdown is the
 median over the repetitions of the paired ratio (supervised wall time / the same repetition's
 native wall time).  Beside it: the intervals achieved (mean, longest), the checkpoints taken, the
 cost the supervisor measured, and the longest stop.  Every supervised run must print what the
@@ -27,7 +29,10 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 from prosper import cmd_bench as cb  # noqa: E402
 
 PROGRAMS = ["random", "quicksort", "recursive-4", "pr", "sssp", "kv"]
-CONFIGS = [("fixed", ["--max-overhead", "0"]), ("budget", None)]  # budget: --max-overhead --percent
+# copied: the fixed cadence with every cut copied in its stop (no copy-on-write view: snapshot.h);
+# fixed: the fixed cadence, views when cheaper (the default); budget: --max-overhead --percent
+CONFIGS = [("copied", ["--max-overhead", "0", "--snapshot", "copy"]), ("fixed", ["--max-overhead", "0"]),
+           ("budget", None)]
 TARGET = 1.10
 
 
@@ -92,7 +97,7 @@ def main():
                             "checkpoints", "late", "mean_stop_ms", "max_stop_ms", "max_stop_after_first_ms",
                             "interval_mean_ms", "interval_max_ms", "interval_chosen_max_ms", "overhead_measured_pct",
                             "overhead_stop_ms", "overhead_fault_ms", "overhead_wait_ms", "write_fault_us",
-                            "max_overhead_pct")}})
+                            "max_overhead_pct", "snapshot_views")}})
                     log(f"rep {rep + 1} {n}: native {wall:.3f} s, " + ", ".join(
                         f"{c} {runs[n][c][-1]['ratio']:.3f}x" for c, _ in CONFIGS))
                 except cb.BenchError as e:
@@ -116,7 +121,8 @@ def main():
                       "ratios": [x["ratio"] for x in runs_c],
                       "max_stop_ms": max(x["stats"]["max_stop_ms"] for x in runs_c),
                       **{k: mid["stats"][k] for k in ("checkpoints", "interval_mean_ms", "interval_max_ms",
-                                                      "overhead_measured_pct", "max_overhead_pct", "late")}}
+                                                      "overhead_measured_pct", "max_overhead_pct", "late",
+                                                      "snapshot_views")}}
         row["budget_within_target"] = row["budget"]["ratio"] <= TARGET
         rows.append(row)
     res = {"benchmark": "budget", "started": started, "reps": args.reps, "seconds": args.seconds,
@@ -128,21 +134,25 @@ def main():
     md = [f"# The overhead budget: the fixed cadence against --max-overhead {args.percent:g}", "",
           f"Produced by `{res['command']}` (started {started}). Every number below was measured in that run.", "",
           f"{mach['nproc']} CPUs, Linux {mach['kernel']}; pools in {shown_pool_dir} ({mach['pool_fs']}); "
-          f"--interval 10 ms; {args.reps} repetitions, interleaved (native, fixed, budget); load average "
+          f"--interval 10 ms; {args.reps} repetitions, interleaved (native, copied, fixed, budget); load average "
           f"{mach['loadavg_1min_start']:.1f} at the start, {mach['loadavg_1min_end']:.1f} at the end; steal "
           f"{mach.get('steal_percent', 0):.1f} %.", "",
           "x = median over the repetitions of (supervised wall / the same repetition's native wall). "
-          f"fixed = `--max-overhead 0` (every 10 ms); budget = `--max-overhead {args.percent:g}`. "
+          "copied = `--max-overhead 0 --snapshot copy` (every 10 ms, every cut copied in its stop); "
+          f"fixed = `--max-overhead 0` (every 10 ms, a copy-on-write view for a large cut); budget = "
+          f"`--max-overhead {args.percent:g}` (views too). Views = cuts read from a copy-on-write view. "
           "Intervals (achieved: from one cut's start to the next's) and the measured cost are the median repetition's; "
           "the longest stop is the longest of all repetitions. Target: the budget at or under "
           f"{TARGET:.2f}x.", "",
-          "| program | native s | native spread | fixed x | fixed ckpts | fixed mean interval ms | fixed longest stop ms "
+          "| program | native s | native spread | copied x | copied longest stop ms | fixed x | fixed ckpts | fixed views "
+          "| fixed mean interval ms | fixed longest stop ms "
           "| budget x | budget ckpts | mean interval ms | longest interval ms | measured cost % | longest stop ms | within 1.10x |",
-          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        f_, b = r["fixed"], r["budget"]
+        c_, f_, b = r["copied"], r["fixed"], r["budget"]
         md.append(f"| {r['program']} ({' '.join(r['argv'][1:])}) | {r['native_s']:.3f} | {100 * r['native_spread']:.0f}% "
-                  f"| {f_['ratio']:.3f} | {f_['checkpoints']} | {f_['interval_mean_ms']:.1f} | {f_['max_stop_ms']:.1f} "
+                  f"| {c_['ratio']:.3f} | {c_['max_stop_ms']:.1f} "
+                  f"| {f_['ratio']:.3f} | {f_['checkpoints']} | {f_['snapshot_views']} | {f_['interval_mean_ms']:.1f} | {f_['max_stop_ms']:.1f} "
                   f"| {b['ratio']:.3f} | {b['checkpoints']} | {b['interval_mean_ms']:.1f} | {b['interval_max_ms']:.1f} "
                   f"| {b['overhead_measured_pct']:.1f} | {b['max_stop_ms']:.1f} | {'yes' if r['budget_within_target'] else 'NO'} |")
     if failures:

@@ -61,6 +61,19 @@ static uint64_t minor_faults(pid_t pid)
 	return p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %llu", &flt) == 1 ? flt : 0;
 }
 
+/* MemAvailable of /proc/meminfo, in bytes (0 if unknown). */
+static uint64_t memory_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "re");
+	char line[128];
+	unsigned long long kb = 0;
+	while (f && fgets(line, sizeof line, f) && sscanf(line, "MemAvailable: %llu kB", &kb) != 1)
+		;
+	if (f)
+		fclose(f);
+	return (uint64_t)kb << 10;
+}
+
 /* Is process s one a view can be made of now?  Its parent must be the supervisor (snapshot.h). */
 static int viewable(struct sup *s)
 {
@@ -135,6 +148,12 @@ int snapshot_or_read(struct sup *s, char *why, size_t whylen)
 		return copy_now(s, unread, why, whylen);
 	}
 	uint64_t resident = proc_resident_bytes(s->pid);
+	if (memory_available() < resident) {
+		/* while a view lives each page the program writes is there twice: a program that rewrites
+		 * all of it could need its size again, and the machine has less left */
+		s->tree->stats.snapshot.no_room++;
+		return copy_now(s, unread, why, whylen);
+	}
 	double t0 = stopclock_now();
 	pid_t view = fork_view(s);
 	double dt = stopclock_now() - t0;

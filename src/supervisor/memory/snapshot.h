@@ -27,6 +27,9 @@
  *     staged range it does not hold fails the commit.
  *   - The view is read before the commit writes the batch, and ended by the commit (read or not);
  *     a cut abandoned before its commit ends it too (snapshot_drop).  A view outlives no commit.
+ *   - A view is made only while the machine's available memory (MemAvailable) could hold the
+ *     program's resident memory a second time: what it needs if it rewrites all of it while the
+ *     view lives.
  *   - --snapshot auto makes a view only when the stop's copy would cost more than twice the fork,
  *     both priced from what this run measured (the stops' read rate; the last fork per byte in
  *     place); at least SNAPSHOT_MIN_BYTES staged.  A fork that fails (memory, process limits, a

@@ -87,6 +87,7 @@ int stats_write(const struct sup *s, const char *path)
 	json_u64(&j, "snapshot_declined", st->snapshot.declined);
 	json_u64(&j, "snapshot_failed", st->snapshot.failed);
 	json_u64(&j, "snapshot_forbidden", st->snapshot.forbidden);
+	json_u64(&j, "snapshot_no_room", st->snapshot.no_room);
 	json_u64(&j, "snapshot_cow_faults", st->snapshot.cow_faults);
 	json_num(&j, "snapshot_fork_mean_ms", "%.3f", 1e3 * per(st->snapshot.fork_total_s, st->snapshot.views));
 	json_num(&j, "snapshot_fork_max_ms", "%.3f", 1e3 * st->snapshot.fork_max_s);

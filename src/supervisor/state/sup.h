@@ -220,6 +220,7 @@ struct snapshot_stats {
 	uint64_t declined;                /* cuts that could have used one but were cheaper copied in the stop */
 	uint64_t failed;                  /* forks refused (memory, limits, a filter): copied in the stop instead */
 	uint64_t forbidden;               /* processes that advised MADV_DONTFORK or MADV_WIPEONFORK: no view of them */
+	uint64_t no_room;                 /* cuts copied because the machine could not hold the program twice */
 	double fork_total_s, fork_max_s;  /* the forks, in the stops */
 	double read_total_s;              /* reading the views, in the commits */
 	uint64_t cow_faults;              /* the program's faults while its views lived (copies of shared pages) */
