@@ -44,7 +44,7 @@ def dense_argv(mib, seconds):
     """scale MIB WRITES with WRITES chosen so that the writes take about `seconds` natively."""
     scale = os.path.join(cb.BUILD, "bench", "scale")
     t0, _ = cb.run_native([scale, str(mib), "0"])
-    probe = 4_000_000
+    probe = 40_000_000  # about a second of writes: 4 M were within the fill's own noise (a count of 5e9 came out)
     t1, _ = cb.run_native([scale, str(mib), str(probe)])
     per = max((t1 - t0) / probe, 1e-9)
     return [scale, str(mib), str(max(1, int(seconds / per)))]

@@ -155,8 +155,8 @@ double budget_after_cut(struct budget *b, struct tree *t, double started, double
 		bs->stop_s += stop;
 	} else {
 		double period = started - b->last_cut_s;
-		double faults = b->fault_s * (double)((prot - b->protected_bytes) / 4096 +
-						      (t->stats.snapshot.cow_faults - b->cow_faults));
+		uint64_t cow = __atomic_load_n(&t->stats.snapshot.cow_faults, __ATOMIC_RELAXED); /* the commit thread adds */
+		double faults = b->fault_s * (double)((prot - b->protected_bytes) / 4096 + (cow - b->cow_faults));
 		/* the last commit's extra wait, the mean thread's: a program of many threads loses it in
 		 * each of them at once */
 		double extra = b->commit_end_s ? b->commit_waited_s - b->quiet_rate * b->commit_span_s : 0;
@@ -184,7 +184,7 @@ double budget_after_cut(struct budget *b, struct tree *t, double started, double
 		bs->chosen_max_s = b->interval_s;
 	bs->chosen_last_s = b->interval_s;
 	b->protected_bytes = prot;
-	b->cow_faults = t->stats.snapshot.cow_faults;
+	b->cow_faults = __atomic_load_n(&t->stats.snapshot.cow_faults, __ATOMIC_RELAXED);
 	b->last_cut_s = started;
 	if (b->fraction > 0)
 		waits_at_cut(b, t, now);

@@ -30,9 +30,11 @@
  *   - A view is made only while the machine's available memory (MemAvailable) could hold the
  *     program's resident memory a second time: what it needs if it rewrites all of it while the
  *     view lives.
- *   - --snapshot auto makes a view only when the stop's copy would cost more than twice the fork,
- *     both priced from what this run measured (the stops' read rate; the last fork per byte in
- *     place); at least SNAPSHOT_MIN_BYTES staged.  A fork that fails (memory, process limits, a
+ *   - --snapshot auto makes a view only when the stop's copy would last more than
+ *     SNAPSHOT_LONG_STOP_S and more than twice the fork, both priced from what this run measured
+ *     (the stops' read rate; the last fork per byte in place); at least SNAPSHOT_MIN_BYTES staged.
+ *     A view shortens the stop but does not make the cut cheaper: the program copies, one fault
+ *     at a time, each page it writes while the view lives -- a shorter cut is copied in the stop.  A fork that fails (memory, process limits, a
  *     seccomp filter) falls back to the copy and is not tried again for that process.
  */
 #ifndef PROSPER_SUP_SNAPSHOT_H
@@ -41,6 +43,7 @@
 #include "sup.h"
 
 #define SNAPSHOT_MIN_BYTES (16ull << 20)
+#define SNAPSHOT_LONG_STOP_S 0.05 /* auto: a copy priced longer than this is a long stop */
 
 /* At the stop, once the cut's pages are staged: read them now (stage_read), or fork a view for
  * the commit to read them from.  0, or a negative errno with why (the copy's failure). */
