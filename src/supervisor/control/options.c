@@ -50,10 +50,10 @@ static const char usage[] =
 	"                           it while the program is stopped) or precopy (most of it by a pass\n"
 	"                           a little before the stop, while the program runs; the stop reads\n"
 	"                           only what was written after the pass)\n"
-	"  --snapshot S             how a large checkpoint is read: auto (default: from a copy-on-write\n"
-	"                           view forked at the stop when that is cheaper than copying while\n"
-	"                           the program is stopped), fork (a view whenever one can be made) or\n"
-	"                           copy (never a view)\n"
+	"  --snapshot S             how a checkpoint's written memory is read: copy (default: in the\n"
+	"                           stop), auto (a large one from a copy-on-write view forked at the\n"
+	"                           stop, when copying would stop the program over 50 ms) or fork (from\n"
+	"                           a view whenever one can be made)\n"
 	"  --restore R              (resume) lazy (default: the program runs as soon as its registers,\n"
 	"                           map and files are back; its memory is filled from the pool in the\n"
 	"                           background, a page it touches first at once; all of it before its\n"
@@ -113,12 +113,12 @@ int options_parse(int argc, char **argv, struct opts *o)
 			    .cfg = { .interval_ms = 10, .durable_every_s = -1, .stack_mode = TRACK_MODE_DIFF, .heap_mode = TRACK_MODE_DIFF,
 				     .stack_gran = 8, .heap_gran = 256, .meta_mode = META_LOG, .external_sync = 1,
 				     .max_overhead_pct = BUDGET_DEFAULT_PERCENT } };
-	/* the default of --snapshot from the environment: a test suite run with views forced */
+	/* the default of --snapshot from the environment: a test suite run with views (snapshot.h) */
 	const char *snap_env = getenv("PROSPER_SNAPSHOT");
 	if (snap_env && !strcmp(snap_env, "fork"))
 		o->cfg.snapshot_mode = SNAPSHOT_FORK;
-	else if (snap_env && !strcmp(snap_env, "copy"))
-		o->cfg.snapshot_mode = SNAPSHOT_COPY;
+	else if (snap_env && !strcmp(snap_env, "auto"))
+		o->cfg.snapshot_mode = SNAPSHOT_AUTO;
 	if (argc < 2 || (strcmp(argv[1], "run") && strcmp(argv[1], "resume")))
 		return refuse(REFUSE_USAGE, "%s", "the first argument is `run` or `resume`");
 	o->cfg.resume = !strcmp(argv[1], "resume");

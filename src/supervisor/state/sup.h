@@ -50,8 +50,9 @@ enum tracker_mode { TRACK_MODE_PAGE = 1, TRACK_MODE_DIFF = 2, TRACK_MODE_FULL = 
  * just before the stop (stage.h) */
 enum copy_mode { COPY_STOP = 0, COPY_PRECOPY = 1 };
 /* --snapshot: a large cut's bytes read from a copy-on-write view forked at the stop, after it
- * (snapshot.h): when it is cheaper (auto), whenever it can be (fork), never (copy) */
-enum snapshot_mode { SNAPSHOT_AUTO = 0, SNAPSHOT_FORK = 1, SNAPSHOT_COPY = 2 };
+ * (snapshot.h): never (copy, the default for now), when the stop's copy would be long (auto),
+ * whenever it can be (fork) */
+enum snapshot_mode { SNAPSHOT_COPY = 0, SNAPSHOT_AUTO = 1, SNAPSHOT_FORK = 2 };
 
 /* One range of child memory read at a stop, to be written into its region at the commit. */
 struct chunk {
