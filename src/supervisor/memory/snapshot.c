@@ -92,7 +92,7 @@ static int viewable(struct sup *s)
  * copies each page it writes while the view lives, in the kernel, one fault at a time (kv, 34
  * MiB written at random, ran 1.68x with a view at every 10 ms cut against 1.16x copied in the
  * stops).  It makes the stop short: worth it once the copy would hold the program long. */
-static int worth_it(struct sup *s, uint64_t unread)
+static int worth_it(struct sup *s, uint64_t unread, uint64_t resident)
 {
 	if (unread < SNAPSHOT_MIN_BYTES)
 		return 0;
@@ -102,7 +102,7 @@ static int worth_it(struct sup *s, uint64_t unread)
 			      : COPY_BYTES_PER_S_GUESS;
 	double per = s->snap.fork_s_per_byte > 0 ? s->snap.fork_s_per_byte : FORK_S_PER_BYTE_GUESS;
 	double copy_s = (double)unread / rate;
-	return copy_s > SNAPSHOT_LONG_STOP_S && copy_s > 2 * per * (double)proc_resident_bytes(s->pid);
+	return copy_s > SNAPSHOT_LONG_STOP_S && copy_s > 2 * per * (double)resident;
 }
 
 /* Fork the stopped process s through one of its threads: the view's pid, or a negative errno. */
@@ -144,15 +144,17 @@ static pid_t fork_view(struct sup *s)
 int snapshot_or_read(struct sup *s, char *why, size_t whylen)
 {
 	snapshot_drop(s); /* none should be left: a cut's view ends with its commit */
-	uint64_t unread = stage_unread_bytes(s);
 	int mode = s->cfg.snapshot_mode;
-	if (mode == SNAPSHOT_COPY || !unread || !viewable(s))
+	if (mode == SNAPSHOT_COPY) /* the default: nothing to price, nothing to time */
+		return stage_read(s, why, whylen);
+	uint64_t unread = stage_unread_bytes(s);
+	if (!unread || !viewable(s))
 		return copy_now(s, unread, why, whylen);
-	if (mode == SNAPSHOT_AUTO && !worth_it(s, unread)) {
+	uint64_t resident = proc_resident_bytes(s->pid);
+	if (mode == SNAPSHOT_AUTO && !worth_it(s, unread, resident)) {
 		s->tree->stats.snapshot.declined += unread >= SNAPSHOT_MIN_BYTES;
 		return copy_now(s, unread, why, whylen);
 	}
-	uint64_t resident = proc_resident_bytes(s->pid);
 	if (memory_available() < resident) {
 		/* while a view lives each page the program writes is there twice: a program that rewrites
 		 * all of it could need its size again, and the machine has less left */
