@@ -100,6 +100,26 @@ def test_a_gcc_static_program_with_threads_a_handler_and_a_timer_survives_kills(
     assert "ticks>0 1 interval 20000 handler-kept 1" in native  # what identical output then carries
 
 
+@pytest.mark.parametrize("link", ["static", "dynamic"])
+def test_a_periodic_timer_whose_signal_waits_blocked_survives_kills(tmp_path, link):
+    """A periodic ITIMER_REAL with SIGALRM blocked reads as no time left from its first expiry
+    until the signal is taken (the kernel rearms it only then): a resume must arm it again, to
+    fire at once, or the program's sigwait for its ticks waits for ever.  Both paths: the blob
+    injected into a static program, the shim's records in a dynamic one."""
+    prog = str(tmp_path / "blocked_timer")
+    r = subprocess.run(["gcc", "-O1", *(["-static"] if link == "static" else []), "-o", prog,
+                        os.path.join(HERE, "blocked_timer.c")], capture_output=True, text=True, timeout=300)
+    if r.returncode != 0 and "cannot find -lc" in r.stderr:
+        pytest.skip("no static C library (libc6-dev's libc.a)")
+    assert r.returncode == 0, r.stderr
+    assert is_static(prog) == (link == "static")
+    res = prosper("torture", "--kills", 10, "--seed", 4, "--json", "--timeout", 30, "--", prog, "30", timeout=600)
+    assert res.returncode in (0, 1), res.stderr
+    res = json.loads(res.stdout)
+    assert res["identical"], res["differences"]
+    assert res["resumes"] >= 5, res
+
+
 def test_a_rust_musl_program_survives_kills(tmp_path):
     """Rust for x86_64-unknown-linux-musl (static-pie: loaded just above the vdso, so the area goes
     below that): std threads over musl, whose pthread_join waits on one lock the kernel clears at

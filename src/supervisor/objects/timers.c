@@ -42,10 +42,19 @@ int timers_restore(struct sup *s, struct inject *in)
 		return 0;
 	int armed = 0;
 	for (int w = 0; w < 3; w++) {
-		const struct shim_itimerval *v = &t.now[w];
-		if (!(t.used >> w & 1) || (!v->value_sec && !v->value_usec))
+		struct shim_itimerval *v = &t.now[w];
+		int expired = !v->value_sec && !v->value_usec;
+		if (!(t.used >> w & 1) || (expired && !v->interval_sec && !v->interval_usec))
 			continue;
 		uint64_t at = s->timers_addr + offsetof(struct shim_timers, now) + (uint64_t)w * sizeof *v;
+		if (expired) {
+			/* A periodic timer read with nothing left: it fired and its signal was not taken
+			 * yet (ITIMER_REAL comes back only when its SIGALRM is dequeued).  It fires again
+			 * at once, so that taking the signal brings it back. */
+			v->value_usec = 1;
+			if (inject_write(in, at, v, sizeof *v) != 0)
+				return -EIO;
+		}
 		long rc = inject_syscall(in, SYS_setitimer, w, (long)at, 0, 0, 0, 0);
 		if (rc < 0)
 			return (int)rc;

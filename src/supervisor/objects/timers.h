@@ -9,6 +9,9 @@
  * Invariants
  *   - The values saved are the ones at the cut: the injection happens while every thread is
  *     stopped, before memory is read, and the main thread gets its registers back untouched.
+ *   - A periodic timer read with no time left has fired and its signal is not taken yet (the
+ *     kernel rearms ITIMER_REAL only when its SIGALRM is dequeued): a resume arms it to fire at
+ *     once, not leaves it off -- the program would lose its timer for good.
  *   - A group-stopped main thread (SIGSTOP) is not made to run: its record keeps the values of
  *     the checkpoint before (counted in timers_stale).
  */
