@@ -103,6 +103,48 @@ static int threads_of(const struct tree *t)
 	return n > 0 ? n : 1;
 }
 
+/* ------------------------------------------------------------------ the pages written */
+
+/* The program's minor faults, summed over its processes (/proc/PID/stat, field 10): each page it
+ * writes after a cut protected it, and each page of new memory it touches, is one. */
+static uint64_t minflt_of(const struct tree *t)
+{
+	uint64_t sum = 0;
+	for (int i = 0; i < t->nprocs; i++) {
+		const struct sup *m = t->procs[i];
+		if (m->exited)
+			continue;
+		char path[64], line[1024];
+		snprintf(path, sizeof path, "/proc/%d/stat", (int)m->pid);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ssize_t n = read(fd, line, sizeof line - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		line[n] = 0;
+		const char *after = strrchr(line, ')'); /* the command's name may hold anything */
+		unsigned long long flt;
+		if (after && sscanf(after + 1, " %*c %*d %*d %*d %*d %*d %*u %llu", &flt) == 1)
+			sum += flt;
+	}
+	return sum;
+}
+
+/* A cut ended at minflt: the price of a page written learned from the interval it ends (cost: its
+ * stop, the faults and the waits of the interval). */
+static void learn_page_price(struct budget *b, double stop, double cost, uint64_t minflt)
+{
+	if (b->fixed_s == 0 || stop < b->fixed_s)
+		b->fixed_s = stop;
+	uint64_t pages = minflt > b->minflt_at_cut ? minflt - b->minflt_at_cut : 0;
+	if (pages < 16) /* too few to say what a page costs */
+		return;
+	double each = (cost > b->fixed_s ? cost - b->fixed_s : 0) / (double)pages;
+	b->page_s = b->page_s ? (b->page_s + each) / 2 : each;
+}
+
 /* ------------------------------------------------------------------ the cadence */
 
 /* The bytes the tracker protected again, summed: the stops' and the pre-copy passes' */
@@ -149,6 +191,7 @@ double budget_after_cut(struct budget *b, struct tree *t, double started, double
 {
 	struct budget_stats *bs = &t->stats.budget;
 	uint64_t prot = bytes_protected(t);
+	uint64_t flt = b->fraction > 0 ? minflt_of(t) : 0; /* read once: the program runs again */
 	double stop = now - started;
 	if (b->cuts++ == 0) {
 		bs->since = started;
@@ -163,6 +206,9 @@ double budget_after_cut(struct budget *b, struct tree *t, double started, double
 		double wait = extra > 0 ? extra / threads_of(t) : 0;
 		double cost = stop + faults + wait;
 		bs->stop_s += stop, bs->fault_total_s += faults, bs->wait_s += wait;
+		if (b->fraction > 0 && b->cuts > 2) /* the interval the first cut ended is not typical */
+			learn_page_price(b, stop, cost, flt);
+		bs->page_s = b->page_s;
 		bs->intervals++;
 		bs->interval_sum_s += period;
 		if (period > bs->interval_max_s)
@@ -186,9 +232,29 @@ double budget_after_cut(struct budget *b, struct tree *t, double started, double
 	b->protected_bytes = prot;
 	b->cow_faults = __atomic_load_n(&t->stats.snapshot.cow_faults, __ATOMIC_RELAXED);
 	b->last_cut_s = started;
-	if (b->fraction > 0)
+	if (b->fraction > 0) {
+		b->minflt_at_cut = flt;
 		waits_at_cut(b, t, now);
+	}
 	return b->interval_s;
+}
+
+double budget_cut_at(struct budget *b, struct tree *t, double now)
+{
+	if (b->fraction <= 0 || !b->page_s || !b->cuts)
+		return now;
+	double latest = b->last_cut_s + BUDGET_LONGEST_S;
+	if (now >= latest)
+		return now;
+	uint64_t flt = minflt_of(t);
+	double pages = flt > b->minflt_at_cut ? (double)(flt - b->minflt_at_cut) : 0;
+	/* the budget earned since the last cut pays for it: fraction * (at - last) >= predicted cost */
+	double at = b->last_cut_s + (b->fixed_s + b->page_s * pages) / b->fraction;
+	if (at <= now)
+		return now;
+	t->stats.budget.postponed++;
+	/* more pages are written meanwhile: looked at again then, not later than the longest interval */
+	return at < latest ? at : latest;
 }
 
 void budget_commit_done(struct budget *b, struct tree *t)

@@ -16,6 +16,16 @@
  *     cost, and counting it would push the checkpoints of a busy machine away for nothing.
  * The measured overhead is the sum of those costs over the run's time since its first cut.
  *
+ * A cut's cost grows with the pages written since the one before (it reads them, and the program
+ * faults once on each), and those are counted as they are written: each is a fault of the
+ * program's (a write to a page protected by the last cut, or a first touch of new memory), in its
+ * minor-fault count (/proc/PID/stat).  Each cut teaches a price per page written (its cost, less
+ * the cheapest stop seen, over the pages written in the interval it ends); a due cut whose
+ * predicted cost -- that price times the pages written so far -- is more than the budget earned
+ * since the last cut is postponed until it is not.  A program that writes gigabytes between
+ * cuts is checkpointed when the budget has paid for such a cut, not every interval at a loss the
+ * controller learns of only afterwards.
+ *
  * Invariants
  *   - The interval is never below --interval, and with --max-overhead 0 it is --interval always.
  *   - The next interval is the last one scaled by the last cut's cost share over the budget: a
@@ -25,6 +35,8 @@
  *     most, and is at most BUDGET_LONGEST_S.
  *   - The run's first cut (it reads every page) and a resume's (it ends the fill) are counted in
  *     the measured overhead but not in the choice of the interval: they do not recur.
+ *   - A postponed cut is taken at the latest BUDGET_LONGEST_S after the last one; with
+ *     --max-overhead 0 none is postponed.
  */
 #ifndef PROSPER_SUP_BUDGET_H
 #define PROSPER_SUP_BUDGET_H
@@ -55,6 +67,9 @@ struct budget {
 	double commit_waited_s; /* the program's wait while the commit ran */
 	double quiet_rate;      /* its wait per second when no commit runs */
 	double last_cut_s;      /* when the last cut started (stopclock) */
+	uint64_t minflt_at_cut; /* the program's minor faults, summed, at the last cut */
+	double page_s;          /* a cut's cost per page written since the one before (0: not learned) */
+	double fixed_s;         /* the cheapest stop seen: a cut's cost with nothing written */
 	int cuts;               /* cuts seen */
 };
 
@@ -69,6 +84,10 @@ void budget_start(struct budget *b, struct tree *t, double interval_ms, double p
 /* A cut started at started and the program went on at now: its cost is counted (t->stats.budget)
  * and the interval until the next cut returned. */
 double budget_after_cut(struct budget *b, struct tree *t, double started, double now);
+
+/* A cut is due at now: the time it may be taken (now, or later when its predicted cost is more
+ * than the budget earned since the last cut; counted in t->stats.budget.postponed). */
+double budget_cut_at(struct budget *b, struct tree *t, double now);
 
 /* The commit of the last cut is done (the loop saw the worker idle): the waits it caused are counted
  * with the next cut. */

@@ -414,6 +414,8 @@ int sup_supervise(struct sup *s, int sigfd)
 				/* the previous commit is still running: stop as soon as it ends */
 				s->tree->stats.late += !late;
 				late = 1;
+			} else if ((next = budget_cut_at(&budget, tree, t)) > t) {
+				/* its cost is more than the budget has earned yet (budget.h) */
 			} else {
 				interrupting = 1;
 				interrupt_sent = cut_started = t;

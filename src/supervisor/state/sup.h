@@ -244,6 +244,8 @@ struct budget_stats {
 	uint64_t intervals;               /* from one cut's start to the next's */
 	double interval_sum_s, interval_max_s;
 	double chosen_max_s, chosen_last_s; /* the longest interval the budget chose; the last one */
+	uint64_t postponed;               /* due cuts put off: their predicted cost was over the budget earned */
+	double page_s;                    /* the learned cost per page written between cuts (0: not learned) */
 };
 
 /* The program's losses to checkpointing in percent of its time since the first cut. */
