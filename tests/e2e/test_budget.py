@@ -50,7 +50,7 @@ def test_a_dense_writer_is_checkpointed_less_often_and_more_often_again_once_qui
     assert s["interval_chosen_max_ms"] >= 20, s
     # the quiet phase: after a cut or two that copy the mapping whole (it was dense, then it is
     # tracked again), a stop of about a millisecond a cut: back down
-    assert s["interval_last_ms"] < 20 and s["interval_last_ms"] <= s["interval_chosen_max_ms"] / 2, s
+    assert s["interval_last_ms"] <= 20 and s["interval_last_ms"] * 4 <= s["interval_max_ms"], s
     assert s["overhead_measured_pct"] > 0 and s["overhead_stop_ms"] > 0 and s["overhead_fault_ms"] > 0
     said = [line for line in err.splitlines() if "to keep their cost within 5%" in line]
     assert len(said) == 1 and "checkpoints every 10 to" in said[0], err
@@ -73,6 +73,31 @@ a cut's cost only once it is taken, would take several such cuts before it chose
     s = json.loads(stats.read_text())
     assert s["page_written_us"] > 0, "a price per page written was learned"
     assert s["cuts_postponed"] > 0, s
+
+
+CHATTY = """
+import sys
+n = 32 << 20
+buf = bytearray(n)
+mv = memoryview(buf)
+for passes in range(1, 3000):
+    mv[::4096] = bytes([passes & 255]) * (n // 4096)
+    print("pass", passes, flush=True)
+"""
+
+
+def test_a_cut_is_not_postponed_while_output_held_for_it_waits(tmp_path, pool_dir):
+    """The same kind of dense writer, printing a line after every pass into a pipe: its output is
+    held until a cut covers it, so a cut put off for the budget would keep the reader waiting."""
+    stats = tmp_path / "s.json"
+    r = prosper("run", "--pool", os.path.join(pool_dir, "chatty.prosper"), "--max-overhead", "5", "--stats-json",
+                stats, "--", sys.executable, "-S", "-c", CHATTY, cwd=tmp_path, timeout=300)
+    assert r.returncode == 0 and r.stdout == "".join(f"pass {i}\n" for i in range(1, 3000)), r.stderr
+    s = json.loads(stats.read_text())
+    assert s["output_held"] and s["output_held_bytes"] > 0, s
+    assert s["page_written_us"] > 0, "the price is learned: the gate would weigh the cuts"
+    assert s["cuts_postponed"] == 0, s
+    assert s["interval_chosen_max_ms"] >= 20, "the controller's interval still applies"
 
 
 def test_max_overhead_0_the_default_keeps_the_fixed_cadence(tmp_path, pool_dir):

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "prosper/track.h"
 #include "prosper/internal/uffd_abi.h"
+#include "outhold.h"
 #include "stopclock.h"
 #include "settings.h"
 
@@ -232,6 +233,7 @@ double budget_after_cut(struct budget *b, struct tree *t, double started, double
 	b->protected_bytes = prot;
 	b->cow_faults = __atomic_load_n(&t->stats.snapshot.cow_faults, __ATOMIC_RELAXED);
 	b->last_cut_s = started;
+	b->postponing = 0;
 	if (b->fraction > 0) {
 		b->minflt_at_cut = flt;
 		waits_at_cut(b, t, now);
@@ -244,7 +246,7 @@ double budget_cut_at(struct budget *b, struct tree *t, double now)
 	if (b->fraction <= 0 || !b->page_s || !b->cuts)
 		return now;
 	double latest = b->last_cut_s + BUDGET_LONGEST_S;
-	if (now >= latest)
+	if (now >= latest || outhold_waiting(t))
 		return now;
 	uint64_t flt = minflt_of(t);
 	double pages = flt > b->minflt_at_cut ? (double)(flt - b->minflt_at_cut) : 0;
@@ -252,9 +254,12 @@ double budget_cut_at(struct budget *b, struct tree *t, double now)
 	double at = b->last_cut_s + (b->fixed_s + b->page_s * pages) / b->fraction;
 	if (at <= now)
 		return now;
-	t->stats.budget.postponed++;
-	/* more pages are written meanwhile: looked at again then, not later than the longest interval */
-	return at < latest ? at : latest;
+	t->stats.budget.postponed += !b->postponing;
+	b->postponing = 1;
+	/* looked at again an --interval later: more pages are written meanwhile, and output held for a
+	 * cut may come (a pipe's bytes reach the hold as its reader takes them) */
+	double again = now + b->base_s;
+	return again < at ? again : at < latest ? at : latest;
 }
 
 void budget_commit_done(struct budget *b, struct tree *t)

@@ -36,7 +36,9 @@
  *   - The run's first cut (it reads every page) and a resume's (it ends the fill) are counted in
  *     the measured overhead but not in the choice of the interval: they do not recur.
  *   - A postponed cut is taken at the latest BUDGET_LONGEST_S after the last one; with
- *     --max-overhead 0 none is postponed.
+ *     --max-overhead 0 none is postponed, nor while output held for a cut waits (outhold.h): a
+ *     server's reply is not kept from its client for the budget's sake (the interval the
+ *     controller chose still applies).
  */
 #ifndef PROSPER_SUP_BUDGET_H
 #define PROSPER_SUP_BUDGET_H
@@ -70,6 +72,7 @@ struct budget {
 	uint64_t minflt_at_cut; /* the program's minor faults, summed, at the last cut */
 	double page_s;          /* a cut's cost per page written since the one before (0: not learned) */
 	double fixed_s;         /* the cheapest stop seen: a cut's cost with nothing written */
+	int postponing;         /* the due cut has been put off (counted once) */
 	int cuts;               /* cuts seen */
 };
 

@@ -305,6 +305,17 @@ static void drain_locked(struct outhold *h)
 	}
 }
 
+int outhold_waiting(const struct tree *t)
+{
+	struct outhold *h = t->files.out;
+	if (!h || !h->holding)
+		return 0;
+	pthread_mutex_lock(&h->mu);
+	int waiting = h->produced > h->staged_mark; /* a pipe's bytes count once its reader took them */
+	pthread_mutex_unlock(&h->mu);
+	return waiting;
+}
+
 int outhold_cut(struct tree *t, uint64_t seq)
 {
 	struct outhold *h = t->files.out;

@@ -46,6 +46,9 @@
 #define OUTHOLD_BACKLOG (16u << 20) /* committed bytes the reader has not taken before writes wait */
 #define OUTHOLD_MAX_WRITE (1u << 20) /* a longer write is held in part: a short write, as a pipe may give */
 
+/* Are bytes held that no cut taken yet covers (what the outside waits for the next cut to see)? */
+int outhold_waiting(const struct tree *t);
+
 /* Are the writes to our fd n (1 or 2) held call by call -- a terminal or a socket -- with holding
  * wanted (--external-sync on, the default, and the file filter on)?  Then the launch filter must
  * not let them through (filetrack_filter).  An interposed pipe's writes need no stop. */
