@@ -637,6 +637,28 @@ def _filling(pid):
     return False
 
 
+def test_the_first_cut_after_a_lazy_resume_waits_for_the_fills_copiers(tmp_path, pool_dir):
+    """A cut taken while the copiers still put the memory back would finish their work in its stop
+    (half a second for a GiB): it waits for them instead, and the run then checkpoints as usual.
+    The copiers are slowed by a test hook (each chunk waits 20 ms) so that the wait is long."""
+    prog = [os.path.join(BUILD, "bench", "pr"), "18", "60"]
+    native = subprocess.run(prog, capture_output=True, check=True).stdout
+    pool = os.path.join(pool_dir, "wait.prosper")
+    out, stats = tmp_path / "out", tmp_path / "s.json"
+    with open(out, "wb") as f:
+        p = subprocess.Popen([PROSPER, "run", "--pool", pool, "--", *prog], cwd=tmp_path, stdout=f,
+                             stderr=subprocess.PIPE, start_new_session=True)
+        kill_at_epoch(p, pool, 30)
+        env = dict(os.environ, PROSPER_TEST_FILL_DELAY_US="20000")
+        r = subprocess.run([PROSPER, "resume", "--pool", pool, "--verify", "--stats-json", str(stats)], cwd=tmp_path,
+                           stdout=f, stderr=subprocess.PIPE, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == native
+    st = json.loads(stats.read_text())
+    assert st["restore_lazy"] and st["checkpoints"] >= 2 and st["mismatches"] == 0, st
+    assert st["cut_waited_for_fill_ms"] >= 20, st
+
+
 def test_kills_during_a_resumes_background_fill(tmp_path, pool_dir):
     """A resume lets the program run before its memory is back (--restore lazy, the default) and
     fills it in the background.  Kills of the whole group while that fill runs (held open by a test

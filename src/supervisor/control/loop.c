@@ -41,6 +41,7 @@
 #include "resume.h"
 #include "filetrack.h"
 #include "budget.h"
+#include "fillcopy.h"
 
 /* Every process's lazy fill (fillcopy.h): completed (in a cut's stop, before the capture), pending,
  * ended (with the program stopped after a capture: stopped = 1, or gone). */
@@ -54,6 +55,15 @@ static int fill_pending(const struct tree *t)
 {
 	for (int i = 0; i < t->nprocs; i++)
 		if (t->procs[i]->resume.fill)
+			return 1;
+	return 0;
+}
+
+/* A lazy resume's copiers are still at work in one of the program's processes. */
+static int fill_copying(const struct tree *t)
+{
+	for (int i = 0; i < t->nprocs; i++)
+		if (fillcopy_copying(t->procs[i]->resume.fill))
 			return 1;
 	return 0;
 }
@@ -164,6 +174,12 @@ static void precopy_all(struct sup *s)
  * 73 us a stop with sleeping, 19 us with looking first, on the 2-CPU test machine).  Only with
  * more than one CPU to run on: with one, looking would only keep the program from running. */
 #define FILE_STOP_SPIN 30e-6
+/* A due cut waits while a lazy resume's copiers put the memory back (a cut would finish the fill
+ * in its stop: a GiB took half a second), looking again this often, and at most this long after
+ * the resume (seconds): the pool holds the state the resume started from, only the work since is
+ * at stake. */
+#define FILL_LOOK 0.005
+#define FILL_WAIT 5.0
 
 static int cpus_to_run_on(void)
 {
@@ -270,6 +286,8 @@ int sup_supervise(struct sup *s, int sigfd)
 	struct budget budget; /* the interval: --interval, lengthened to keep within --max-overhead */
 	budget_start(&budget, tree, s->cfg.interval_ms, budget_percent(&s->cfg));
 	double iv = tree->interval_s = budget.interval_s, next = stopclock_now() + iv;
+	const double resumed_at = stopclock_now(); /* a lazy fill's copiers run from about here */
+	double fill_wait_from = 0;                 /* a due cut waits for them since */
 	double lead_share = s->cfg.copy_mode == COPY_PRECOPY ? PRECOPY_LEAD : 0;
 	const char *lead_env = getenv("PROSPER_PRECOPY_LEAD"); /* for measuring the lead (docs/run-resume.md) */
 	if (lead_share && lead_env) {
@@ -414,6 +432,13 @@ int sup_supervise(struct sup *s, int sigfd)
 				/* the previous commit is still running: stop as soon as it ends */
 				s->tree->stats.late += !late;
 				late = 1;
+			} else if (fill_copying(tree) && t - resumed_at < FILL_WAIT) {
+				/* a cut now would finish a resume's fill in its stop (a GiB: half a second):
+				 * the copiers finish it beside the running program first */
+				if (!fill_wait_from)
+					fill_wait_from = t;
+				tree->stats.resume.fill_wait_s = t - fill_wait_from;
+				next = t + FILL_LOOK;
 			} else if ((next = budget_cut_at(&budget, tree, t)) > t) {
 				/* its cost is more than the budget has earned yet (budget.h) */
 			} else {

@@ -366,6 +366,11 @@ int fillcopy_pending(const struct fillcopy *f, uint64_t start)
 	return f && range_of(f, start, &idx) != NULL;
 }
 
+int fillcopy_copying(const struct fillcopy *f)
+{
+	return f && f->lazy && !atomic_load(&f->complete) && !atomic_load(&f->holes_done);
+}
+
 int fillcopy_complete(struct fillcopy *f, char *why, size_t whylen)
 {
 	if (!atomic_load(&f->complete)) {

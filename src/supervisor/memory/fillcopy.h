@@ -62,6 +62,9 @@ void fillcopy_go(struct fillcopy *f);
 /* Whether the mapping starting at start is one f fills (the tracker must not register it again:
  * that would drop the missing mode before it is filled). */
 int fillcopy_pending(const struct fillcopy *f, uint64_t start);
+/* Whether the copiers of a lazy fill are still putting its chunks in place (a cut now would finish
+ * them in its stop). */
+int fillcopy_copying(const struct fillcopy *f);
 /* Fill what is left (this thread helps) and stop the copiers; from then on the server answers a
  * fault with zeros (a page the program discarded since, or a hole).  Again: nothing more.  0, or
  * -1 with a one-line why: a page could not be put in place (the program must not go on). */

@@ -149,6 +149,7 @@ int stats_write(const struct sup *s, const char *path)
 	json_u64(&j, "restore_copied_bytes", st->resume.restore_copied_bytes);
 	json_bool(&j, "restore_lazy", st->resume.restore_lazy);
 	json_u64(&j, "restore_fill_faults", st->resume.restore_fill_faults);
+	json_num(&j, "cut_waited_for_fill_ms", "%.3f", 1e3 * st->resume.fill_wait_s);
 	const struct file_track *ft = &s->tree->files;
 	json_bool(&j, "files_tracked", ft->on);
 	json_u64(&j, "file_calls_seen", ft->traps);

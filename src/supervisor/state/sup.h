@@ -183,6 +183,7 @@ struct resume_stats {
 	uint64_t restore_copied_bytes;    /* of restored_bytes, put in place by UFFDIO_COPY (restore.c) */
 	uint64_t restored_bytes;
 	uint64_t restore_fill_faults;     /* first touches of pages not yet in place, answered at once (fillcopy.h) */
+	double fill_wait_s;               /* how long the first cut after a lazy resume waited for the fill's copiers (loop.c) */
 	int restore_lazy;                 /* the program ran while its memory was filled */
 	uint64_t files_undone;            /* file-undo journal records undone before it ran (fileundo.h) */
 };
