@@ -4,14 +4,20 @@
 // recovery time vs size (Fig 13a, section 5.8).  Prints one JSON document; the table beside the
 // paper's numbers is made by bench/scripts/asl_bench.sh from it.
 //
-// usage: asl_bench [--ops N] [--quick]     (runtimes live in fresh directories under /dev/shm)
+// usage: asl_bench [--ops N] [--reps R] [--quick] [--figures 7,12,8,13,mem]
+// Every point is measured R times (default 3; 1 with --quick), each time in a fresh runtime, and
+// the median of each number is printed, with "reps".  Runtimes live in fresh directories under
+// /dev/shm, removed after each run.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <malloc.h>
 #include <map>
 #include <mutex>
 #include <queue>
+#include <sys/mman.h>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -22,6 +28,35 @@ namespace asl = prosper::asl;
 using clk = std::chrono::steady_clock;
 
 static double secs_since(clk::time_point t0) { return std::chrono::duration<double>(clk::now() - t0).count(); }
+
+static unsigned g_reps = 3;
+// The median of a point's repetitions (the upper middle one for an even count).
+static double median(std::vector<double> v)
+{
+	std::sort(v.begin(), v.end());
+	return v[v.size() / 2];
+}
+// Runs f() g_reps times; f returns the numbers of one repetition; returns their medians.  Each
+// repetition starts with the memory freed by the previous ones given back to the system
+// (malloc_trim): otherwise the volatile containers of a later repetition reuse pages the C
+// library kept, while the persistent heap is a fresh mapping every time -- measured, the
+// volatile hash map of Fig 8 ran 0.7 M/s in a first repetition and up to 1.07 in later ones.
+template <class F> static std::vector<double> medians(F &&f)
+{
+	std::vector<std::vector<double>> runs;
+	for (unsigned r = 0; r < g_reps; r++) {
+		malloc_trim(0);
+		runs.push_back(f());
+	}
+	std::vector<double> out;
+	for (size_t k = 0; k < runs[0].size(); k++) {
+		std::vector<double> col;
+		for (auto &run : runs)
+			col.push_back(run[k]);
+		out.push_back(median(col));
+	}
+	return out;
+}
 
 static std::string scratch()
 {
@@ -93,65 +128,50 @@ static void fig7(size_t ops, bool &first)
 			vals[i] = value_of(i, sz);
 			keys[i] = key_of(i);
 		}
-		auto emit = [&](const char *name, double v_us, double p_us) {
-			printf("%s\n    {\"figure\": \"7\", \"container\": \"%s\", \"value_bytes\": %zu, \"ops\": %zu, "
-			       "\"volatile_us\": %.4f, \"persistent_us\": %.4f, \"overhead\": %.2f}",
-			       first ? "" : ",", name, sz, ops, v_us, p_us, p_us / v_us);
+		// the medians of {volatile us, persistent us, snapshots completed during the persistent run}
+		auto emit = [&](const char *name, const std::vector<double> &m) {
+			printf("%s\n    {\"figure\": \"7\", \"container\": \"%s\", \"value_bytes\": %zu, \"ops\": %zu, \"reps\": %u, "
+			       "\"volatile_us\": %.4f, \"persistent_us\": %.4f, \"overhead\": %.2f, \"snapshots\": %.0f}",
+			       first ? "" : ",", name, sz, ops, g_reps, m[0], m[1], m[1] / m[0], m[2]);
 			first = false;
 			fflush(stdout);
 		};
-		{
-			std::vector<std::string> v;
-			double vt = per_op_us(ops, [&](size_t i) { v.push_back(vals[i]); });
-			std::string d = scratch();
-			double pt;
-			{
-				auto rt = asl::open(d, bench_options(ops, sz));
-				auto &p = rt->get_object<asl::pvector<std::string>>("v");
-				pt = per_op_us(ops, [&](size_t i) { p.push_back(vals[i]); });
-			}
-			rmdir_all(d);
-			emit("vector", vt, pt);
-		}
-		{
-			std::priority_queue<std::string> q;
-			double vt = per_op_us(ops, [&](size_t i) { q.push(vals[i]); });
-			std::string d = scratch();
-			double pt;
-			{
-				auto rt = asl::open(d, bench_options(ops, sz));
-				auto &p = rt->get_object<asl::ppriority_queue<std::string>>("q");
-				pt = per_op_us(ops, [&](size_t i) { p.push(vals[i]); });
-			}
-			rmdir_all(d);
-			emit("priority_queue", vt, pt);
-		}
-		{
-			std::map<std::string, std::string> m;
-			double vt = per_op_us(ops, [&](size_t i) { m.insert_or_assign(keys[i], vals[i]); });
-			std::string d = scratch();
-			double pt;
-			{
-				auto rt = asl::open(d, bench_options(ops, sz));
-				auto &p = rt->get_object<asl::pmap<std::string, std::string>>("m");
-				pt = per_op_us(ops, [&](size_t i) { p.insert_or_assign(keys[i], vals[i]); });
-			}
-			rmdir_all(d);
-			emit("map", vt, pt);
-		}
-		{
-			std::unordered_map<std::string, std::string> m;
-			double vt = per_op_us(ops, [&](size_t i) { m.insert_or_assign(keys[i], vals[i]); });
-			std::string d = scratch();
-			double pt;
-			{
-				auto rt = asl::open(d, bench_options(ops, sz));
-				auto &p = rt->get_object<asl::punordered_map<std::string, std::string>>("u");
-				pt = per_op_us(ops, [&](size_t i) { p.insert_or_assign(keys[i], vals[i]); });
-			}
-			rmdir_all(d);
-			emit("unordered_map", vt, pt);
-		}
+		// one repetition: the volatile container, then the persistent one in a fresh runtime
+		auto point = [&](auto make_volatile, auto &&insert_volatile, auto tag, const char *name, auto &&insert_persistent) {
+			using P = typename decltype(tag)::type;
+			return [&, make_volatile, name]() -> std::vector<double> {
+				auto v = make_volatile();
+				double vt = per_op_us(ops, [&](size_t i) { insert_volatile(*v, i); });
+				std::string d = scratch();
+				double pt, snaps;
+				{
+					auto rt = asl::open(d, bench_options(ops, sz));
+					auto &p = rt->get_object<P>(name);
+					pt = per_op_us(ops, [&](size_t i) { insert_persistent(p, i); });
+					snaps = static_cast<double>(rt->last_snapshot().seq);
+				}
+				rmdir_all(d);
+				return {vt, pt, snaps};
+			};
+		};
+		using VS = std::vector<std::string>;
+		using PQ = std::priority_queue<std::string>;
+		using M = std::map<std::string, std::string>;
+		using U = std::unordered_map<std::string, std::string>;
+		emit("vector", medians(point([] { return std::make_unique<VS>(); }, [&](VS &v, size_t i) { v.push_back(vals[i]); },
+					     std::type_identity<asl::pvector<std::string>>{}, "v",
+					     [&](auto &p, size_t i) { p.push_back(vals[i]); })));
+		emit("priority_queue", medians(point([] { return std::make_unique<PQ>(); }, [&](PQ &q, size_t i) { q.push(vals[i]); },
+						     std::type_identity<asl::ppriority_queue<std::string>>{}, "q",
+						     [&](auto &p, size_t i) { p.push(vals[i]); })));
+		emit("map", medians(point([] { return std::make_unique<M>(); },
+					  [&](M &m, size_t i) { m.insert_or_assign(keys[i], vals[i]); },
+					  std::type_identity<asl::pmap<std::string, std::string>>{}, "m",
+					  [&](auto &p, size_t i) { p.insert_or_assign(keys[i], vals[i]); })));
+		emit("unordered_map", medians(point([] { return std::make_unique<U>(); },
+						    [&](U &m, size_t i) { m.insert_or_assign(keys[i], vals[i]); },
+						    std::type_identity<asl::punordered_map<std::string, std::string>>{}, "u",
+						    [&](auto &p, size_t i) { p.insert_or_assign(keys[i], vals[i]); })));
 	}
 }
 
@@ -184,26 +204,30 @@ static void fig12(size_t ops, bool &first)
 	std::string payload(1024 - 16, 'p'); // a 1 KiB entry, as in the paper
 	for (uint64_t ns : lat_ns) {
 		size_t n = std::max<size_t>(2000, std::min<size_t>(ops, static_cast<size_t>(2e9 / 1000 / static_cast<double>(ns) * 100)));
-		double vt = per_op_us(n, [&](size_t) { spin_ns(ns); });
-		double t[2], by_logger = 0;
-		for (int sync = 0; sync < 2; sync++) {
-			std::string d = scratch();
-			asl::Options o = bench_options(n, 1024);
-			o.sync_logging = sync == 1;
-			{
-				auto rt = asl::open(d, o);
-				auto &w = rt->get_object<Worker>("w");
-				t[sync] = per_op_us(n, [&](size_t) { w.work(ns, payload); });
-				if (!sync) {
-					asl::LoggingStats ls = rt->logging();
-					by_logger = static_cast<double>(ls.by_logger) / static_cast<double>(ls.by_logger + ls.by_foreground);
+		std::vector<double> m = medians([&]() -> std::vector<double> {
+			double vt = per_op_us(n, [&](size_t) { spin_ns(ns); });
+			double t[2], by_logger = 0;
+			for (int sync = 0; sync < 2; sync++) {
+				std::string d = scratch();
+				asl::Options o = bench_options(n, 1024);
+				o.sync_logging = sync == 1;
+				{
+					auto rt = asl::open(d, o);
+					auto &w = rt->get_object<Worker>("w");
+					t[sync] = per_op_us(n, [&](size_t) { w.work(ns, payload); });
+					if (!sync) {
+						asl::LoggingStats ls = rt->logging();
+						by_logger = static_cast<double>(ls.by_logger) / static_cast<double>(ls.by_logger + ls.by_foreground);
+					}
 				}
+				rmdir_all(d);
 			}
-			rmdir_all(d);
-		}
-		printf("%s\n    {\"figure\": \"12\", \"op_ns\": %llu, \"ops\": %zu, \"volatile_us\": %.4f, \"asl_us\": %.4f, "
+			return {vt, t[0], t[1], by_logger};
+		});
+		double vt = m[0], t[2] = {m[1], m[2]}, by_logger = m[3];
+		printf("%s\n    {\"figure\": \"12\", \"op_ns\": %llu, \"ops\": %zu, \"reps\": %u, \"volatile_us\": %.4f, \"asl_us\": %.4f, "
 		       "\"sync_us\": %.4f, \"asl_overhead_us\": %.4f, \"sync_overhead_us\": %.4f, \"entries_by_logger\": %.3f}",
-		       first ? "" : ",", (unsigned long long)ns, n, vt, t[0], t[1], t[0] - vt, t[1] - vt, by_logger);
+		       first ? "" : ",", (unsigned long long)ns, n, g_reps, vt, t[0], t[1], t[0] - vt, t[1] - vt, by_logger);
 		first = false;
 		fflush(stdout);
 	}
@@ -244,18 +268,23 @@ static void fig8(size_t ops, bool &first)
 				x.join();
 			return static_cast<double>(ops) / secs_since(t0) / 1e6;
 		};
-		auto vol = std::make_unique<VolatileCHM>();
-		double v = run([&](size_t i) { vol->insert(keys[i], vals[i]); });
-		std::string d = scratch();
-		double p;
-		{
-			auto rt = asl::open(d, bench_options(ops, 1024));
-			auto &m = rt->get_object<asl::pconcurrent_hash_map<std::string, std::string>>("h");
-			p = run([&](size_t i) { m.insert(keys[i], vals[i]); });
-		}
-		rmdir_all(d);
-		printf("%s\n    {\"figure\": \"8\", \"threads\": %u, \"ops\": %zu, \"volatile_mops\": %.4f, \"persistent_mops\": %.4f}",
-		       first ? "" : ",", threads, ops, v, p);
+		std::vector<double> m = medians([&]() -> std::vector<double> {
+			auto vol = std::make_unique<VolatileCHM>();
+			double v = run([&](size_t i) { vol->insert(keys[i], vals[i]); });
+			std::string d = scratch();
+			double p;
+			{
+				auto rt = asl::open(d, bench_options(ops, 1024));
+				auto &m = rt->get_object<asl::pconcurrent_hash_map<std::string, std::string>>("h");
+				p = run([&](size_t i) { m.insert(keys[i], vals[i]); });
+			}
+			rmdir_all(d);
+			return {v, p};
+		});
+		double v = m[0], p = m[1];
+		printf("%s\n    {\"figure\": \"8\", \"threads\": %u, \"ops\": %zu, \"reps\": %u, \"volatile_mops\": %.4f, "
+		       "\"persistent_mops\": %.4f}",
+		       first ? "" : ",", threads, ops, g_reps, v, p);
 		first = false;
 		fflush(stdout);
 	}
@@ -292,77 +321,138 @@ static void fig13(bool quick, bool &first)
 		mib = {2, 16};
 	for (uint64_t m : mib) {
 		uint64_t bytes = m << 20;
-		std::string d = scratch();
-		asl::Options o;
-		o.heap_reserve = bytes * 2 + (size_t(64) << 20);
-		o.log_capacity = size_t(256) << 20; // no wait for log space while the copy runs
-		o.auto_snapshot_fill = 0;
-		asl::SnapshotStats s;
-		uint64_t pokes = 0;
-		{
-			auto rt = asl::open(d, o);
-			auto &b = rt->get_object<Blob>("b");
-			b.fill(bytes, 1);
-			rt->snapshot(); // the first one allocates the file
-			uint64_t first_seq = rt->last_snapshot().seq;
-			rt->snapshot_async();
-			// random writes while the copy runs: each first write to a chunk waits for its copy.
-			// At least one: on a loaded machine a 2 MiB copy can finish before this thread runs
-			// again, and a write after the cut must still be replayed on reopen.
-			do {
-				b.poke(mix(pokes), pokes);
-				pokes++;
-			} while (rt->last_snapshot().seq == first_seq);
-			s = rt->last_snapshot();
-		}
-		// reopen: load the newest snapshot, replay the pokes
-		auto t1 = clk::now();
-		double open_s, attach_s;
-		asl::RecoveryStats r;
-		{
-			auto rt = asl::open(d, o);
-			open_s = secs_since(t1);
-			auto &b = rt->get_object<Blob>("b");
-			attach_s = secs_since(t1);
-			r = rt->recovery();
-			(void)b.at(0);
-		}
-		rmdir_all(d);
-		printf("%s\n    {\"figure\": \"13a\", \"heap_mib\": %.1f, \"sync_ms\": %.3f, \"async_ms\": %.3f, "
-		       "\"writes_during_copy\": %llu, \"fault_chunks\": %llu, \"recovery_ms\": %.3f, \"load_ms\": %.3f, "
-		       "\"replay_ms\": %.3f, \"replayed\": %llu, \"open_ms\": %.3f}",
-		       first ? "" : ",", static_cast<double>(s.bytes) / 1048576.0, s.sync_ms, s.async_ms, (unsigned long long)pokes,
-		       (unsigned long long)s.fault_chunks, attach_s * 1e3, r.load_ms, r.replay_ms, (unsigned long long)r.replayed,
-		       open_s * 1e3);
+		// one repetition: {heap MiB, sync ms, async ms, writes during copy, fault chunks,
+		// recovery ms, load ms, replay ms, replayed, open ms}
+		std::vector<double> r = medians([&]() -> std::vector<double> {
+			std::string d = scratch();
+			asl::Options o;
+			o.heap_reserve = bytes * 2 + (size_t(64) << 20);
+			o.log_capacity = size_t(256) << 20; // no wait for log space while the copy runs
+			o.auto_snapshot_fill = 0;
+			asl::SnapshotStats s;
+			uint64_t pokes = 0;
+			{
+				auto rt = asl::open(d, o);
+				auto &b = rt->get_object<Blob>("b");
+				b.fill(bytes, 1);
+				rt->snapshot(); // the first one allocates the file
+				uint64_t first_seq = rt->last_snapshot().seq;
+				rt->snapshot_async();
+				// random writes while the copy runs: each first write to a chunk waits for its
+				// copy.  At least one: on a loaded machine a 2 MiB copy can finish before this
+				// thread runs again, and a write after the cut must still be replayed on reopen.
+				do {
+					b.poke(mix(pokes), pokes);
+					pokes++;
+				} while (rt->last_snapshot().seq == first_seq);
+				s = rt->last_snapshot();
+			}
+			// reopen: load the newest snapshot, replay the pokes
+			auto t1 = clk::now();
+			double open_s, attach_s;
+			asl::RecoveryStats rs;
+			{
+				auto rt = asl::open(d, o);
+				open_s = secs_since(t1);
+				auto &b = rt->get_object<Blob>("b");
+				attach_s = secs_since(t1);
+				rs = rt->recovery();
+				(void)b.at(0);
+			}
+			rmdir_all(d);
+			return {static_cast<double>(s.bytes) / 1048576.0, s.sync_ms, s.async_ms, static_cast<double>(pokes),
+				static_cast<double>(s.fault_chunks), attach_s * 1e3, rs.load_ms, rs.replay_ms,
+				static_cast<double>(rs.replayed), open_s * 1e3};
+		});
+		printf("%s\n    {\"figure\": \"13a\", \"reps\": %u, \"heap_mib\": %.1f, \"sync_ms\": %.3f, \"async_ms\": %.3f, "
+		       "\"writes_during_copy\": %.0f, \"fault_chunks\": %.0f, \"recovery_ms\": %.3f, \"load_ms\": %.3f, "
+		       "\"replay_ms\": %.3f, \"replayed\": %.0f, \"open_ms\": %.3f}",
+		       first ? "" : ",", g_reps, r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9]);
 		first = false;
 		fflush(stdout);
 	}
+}
+
+// ---- the machine: what loading a heap costs at best ---------------------------------------------
+// Recovery copies a snapshot into fresh heap memory.  Its floor on this machine: the kernel
+// providing fresh zeroed pages (MADV_POPULATE_WRITE, two threads as the loader uses) and a plain
+// memcpy into memory already there; and a memcpy into fresh memory (faults included).
+static void memfloor(bool quick, bool &first)
+{
+	size_t bytes = quick ? size_t(64) << 20 : size_t(1280) << 20;
+	std::vector<double> r = medians([&]() -> std::vector<double> {
+		std::vector<char> src(bytes, 1);
+		auto fresh = [&] {
+			void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+			if (p == MAP_FAILED) {
+				perror("mmap");
+				exit(1);
+			}
+			return static_cast<char *>(p);
+		};
+		char *a = fresh();
+		auto t0 = clk::now();
+		std::thread other([&] { madvise(a + bytes / 2, bytes - bytes / 2, 23 /* MADV_POPULATE_WRITE */); });
+		madvise(a, bytes / 2, 23);
+		other.join();
+		double populate = secs_since(t0);
+		t0 = clk::now();
+		memcpy(a, src.data(), bytes);
+		double copy = secs_since(t0);
+		char *b = fresh();
+		t0 = clk::now();
+		memcpy(b, src.data(), bytes);
+		double fault_copy = secs_since(t0);
+		munmap(a, bytes);
+		munmap(b, bytes);
+		return {populate, copy, fault_copy};
+	});
+	double gb = static_cast<double>(bytes) / 1e9;
+	printf("%s\n    {\"figure\": \"mem\", \"reps\": %u, \"bytes\": %zu, \"populate_gbs\": %.2f, \"memcpy_gbs\": %.2f, "
+	       "\"memcpy_fresh_gbs\": %.2f, \"populate_then_memcpy_gbs\": %.2f}",
+	       first ? "" : ",", g_reps, bytes, gb / r[0], gb / r[1], gb / r[2], gb / (r[0] + r[1]));
+	first = false;
+	fflush(stdout);
 }
 
 int main(int argc, char **argv)
 {
 	size_t ops = 200000;
 	bool quick = false;
+	std::string figures = "7,12,8,13,mem";
+	long reps = -1;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--ops") && i + 1 < argc)
 			ops = strtoull(argv[++i], nullptr, 10);
 		else if (!strcmp(argv[i], "--quick"))
 			quick = true;
+		else if (!strcmp(argv[i], "--figures") && i + 1 < argc)
+			figures = argv[++i];
+		else if (!strcmp(argv[i], "--reps") && i + 1 < argc && atol(argv[i + 1]) > 0)
+			reps = atol(argv[++i]);
 		else {
-			fprintf(stderr, "usage: asl_bench [--ops N] [--quick]\n");
+			fprintf(stderr, "usage: asl_bench [--ops N] [--reps R] [--quick] [--figures 7,12,8,13,mem]\n");
 			return 2;
 		}
 	}
+	auto want = [&](const char *f) { return ("," + figures + ",").find("," + std::string(f) + ",") != std::string::npos; };
 	if (quick)
 		ops = std::min<size_t>(ops, 5000);
+	g_reps = reps > 0 ? static_cast<unsigned>(reps) : quick ? 1 : 3;
 	const char *g = getenv("PMEM2_FORCE_GRANULARITY");
-	printf("{\"ops\": %zu, \"granularity\": \"%s\", \"cores\": %u, \"results\": [", ops, g ? g : "PAGE",
-	       std::thread::hardware_concurrency());
+	printf("{\"ops\": %zu, \"reps\": %u, \"granularity\": \"%s\", \"cores\": %u, \"results\": [", ops, g_reps,
+	       g ? g : "PAGE", std::thread::hardware_concurrency());
 	bool first = true;
-	fig7(ops, first);
-	fig12(quick ? 2000 : ops, first);
-	fig8(ops, first);
-	fig13(quick, first);
+	if (want("7"))
+		fig7(ops, first);
+	if (want("12"))
+		fig12(quick ? 2000 : ops, first);
+	if (want("8"))
+		fig8(ops, first);
+	if (want("13"))
+		fig13(quick, first);
+	if (want("mem"))
+		memfloor(quick, first);
 	printf("\n]}\n");
 	return 0;
 }

@@ -3,7 +3,9 @@
 // A persistent object is an ordinary C++ object that lives in the runtime's heap (heap.hpp) and
 // brackets each update method with op_begin<&C::method>(args...) / op_commit().  op_begin hands
 // (object, method, copy of the arguments) to a logger thread, which appends and persists a log
-// entry while the method runs; op_commit waits for that entry and persists a commit id.  Read-only
+// entry while the method runs; op_commit waits for that entry and persists a commit id.  When
+// that hand-off costs the thread more than writing the entry itself, op_commit instead writes
+// the entry with its commit id in one persist (a sealed entry; docs/asl.md).  Read-only
 // methods are untouched.  Periodic snapshots copy the heap's pages to files; after a crash the
 // newest complete snapshot is loaded and each object's committed entries after its snapshot
 // position are replayed in commit-id order (docs/asl.md).
@@ -62,8 +64,10 @@ struct LogStats {
 
 struct LoggingStats {
 	uint64_t by_logger = 0;     // entries a logger thread wrote while the operation ran
-	uint64_t by_foreground = 0; // entries the operation's own thread wrote at op_commit, because
-				    // no logger had started them (busy cores) -- or all, with sync_logging
+	uint64_t by_foreground = 0; // entries the operation's own thread wrote: sealed at op_commit
+				    // (when handing off costs it more, docs/asl.md), taken over at
+				    // op_commit because no logger had started them, or, with
+				    // sync_logging, all of them before the method ran
 };
 
 struct RecoveryStats {

@@ -16,15 +16,17 @@ def test_asl_bench_quick():
     r = subprocess.run([exe, "--quick"], capture_output=True, text=True, timeout=600, env=env)
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout)
-    assert res["granularity"] == "CACHE_LINE" and res["cores"] >= 1
+    assert res["granularity"] == "CACHE_LINE" and res["cores"] >= 1 and res["reps"] == 1  # --quick: one run per point
+    assert all(x["reps"] == res["reps"] for x in res["results"])
     rows = res["results"]
-    by = {f: [x for x in rows if x["figure"] == f] for f in ("7", "8", "12", "13a")}
+    by = {f: [x for x in rows if x["figure"] == f] for f in ("7", "8", "12", "13a", "mem")}
 
     assert {(x["container"], x["value_bytes"]) for x in by["7"]} == {
         (c, s) for c in ("vector", "priority_queue", "map", "unordered_map") for s in (64, 256, 1024, 4096)}
     for x in by["7"]:
         assert x["volatile_us"] > 0 and x["persistent_us"] > 0
         assert abs(x["overhead"] - x["persistent_us"] / x["volatile_us"]) < 0.01 * x["overhead"] + 0.01
+        assert x["snapshots"] >= 0
 
     assert [x["threads"] for x in by["8"]][:2] == [1, 2]
     assert all(x["volatile_mops"] > 0 and x["persistent_mops"] > 0 for x in by["8"])
@@ -38,3 +40,5 @@ def test_asl_bench_quick():
         assert x["heap_mib"] > 0 and x["sync_ms"] > 0 and x["async_ms"] > 0
         assert x["replayed"] == x["writes_during_copy"] > 0
         assert x["recovery_ms"] >= x["load_ms"] > 0
+
+    assert len(by["mem"]) == 1 and all(by["mem"][0][k] > 0 for k in ("populate_gbs", "memcpy_gbs", "memcpy_fresh_gbs"))

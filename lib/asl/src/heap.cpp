@@ -2,9 +2,15 @@
 // and a bump pointer, all kept in the heap's header (so a snapshot of the pages captures it).
 //
 // Invariants
-//   - Classes 5..16 are blocks of 2^c bytes; above 64 KiB each power of two is split into four
-//     steps (class 64 + 4 (e - 16) + k - 1 is 2^e + k 2^e / 4 bytes), so a large vector wastes at
-//     most a quarter, not half.  Blocks of 4 KiB and more start page-aligned.
+//   - Classes 5..10 are blocks of 2^c bytes (up to 1 KiB).  From 1 KiB to 64 KiB each power of
+//     two is split into eight steps (class 192 + 8 (e - 10) + k - 1 is 2^e + k 2^e / 8 bytes,
+//     e = 10..15): a 4 KiB string with its tag takes 4.5 KiB, not 8 -- half the memory to fault
+//     in, snapshot and load.  Above 64 KiB four steps (class 64 + 4 (e - 16) + k - 1 is
+//     2^e + k 2^e / 4 bytes), so a large vector wastes at most a quarter.  Step blocks start
+//     64-byte aligned; power-of-two blocks of 4 KiB and more page-aligned.
+//   - Class numbers are stored (block tags, free lists in the header, so in snapshots) and keep
+//     their meaning forever: classes 11..16, which heaps of earlier versions used for 1..64 KiB,
+//     are still freed to their lists and still hold 2^c bytes, only no longer chosen.
 //   - The 16 bytes before each pointer handed out hold {class, offset from block start, guard};
 //     heap_free checks the guard, so a pointer from elsewhere aborts instead of corrupting lists.
 //   - Every change happens under RuntimeImpl::heap_mu; the snapshot's sync phase takes the same
@@ -32,21 +38,26 @@ constexpr unsigned kMinClass = 5;
 
 HeapHeader *header_of(char *base) { return reinterpret_cast<HeapHeader *>(base); }
 
-constexpr unsigned kSmallTop = 16; // 64 KiB: the largest power-of-two-only class
+constexpr unsigned kPow2Top = 10;  // 1 KiB: the largest class chosen as a plain power of two
+constexpr unsigned kEighthTop = 16; // 64 KiB: the largest block of the eighth steps
+constexpr unsigned kEighthBase = 192, kQuarterBase = 64; // quarter classes end at 187 (e = 46)
 
 // The smallest class whose blocks hold `need` bytes, and that class's block size.
 unsigned class_of(uint64_t need, uint64_t &block_size)
 {
 	unsigned c = std::max<unsigned>(kMinClass, static_cast<unsigned>(std::bit_width(need - 1)));
-	if (c <= kSmallTop) {
+	if (c <= kPow2Top) {
 		block_size = uint64_t(1) << c;
 		return c;
 	}
 	unsigned e = c - 1; // 2^e < need <= 2^(e+1)
-	uint64_t step = (uint64_t(1) << e) / 4;
-	uint64_t k = (need - (uint64_t(1) << e) + step - 1) / step; // 1..4
+	unsigned steps = c <= kEighthTop ? 8 : 4;
+	uint64_t step = (uint64_t(1) << e) / steps;
+	uint64_t k = (need - (uint64_t(1) << e) + step - 1) / step; // 1..steps
 	block_size = (uint64_t(1) << e) + k * step;
-	return 64 + 4 * (e - kSmallTop) + static_cast<unsigned>(k - 1);
+	if (c <= kEighthTop)
+		return kEighthBase + 8 * (e - kPow2Top) + static_cast<unsigned>(k - 1);
+	return kQuarterBase + 4 * (e - kEighthTop) + static_cast<unsigned>(k - 1);
 }
 } // namespace
 
@@ -80,15 +91,17 @@ void *heap_allocate(size_t bytes, size_t align)
 	unsigned cls = class_of(need, block_size);
 	uint64_t block;
 	{
-		std::lock_guard<std::mutex> g(rt->heap_mu);
+		std::lock_guard<SpinLock> g(rt->heap_mu);
 		HeapHeader *h = header_of(rt->heap);
 		if (h->free_heads[cls]) {
 			block = h->free_heads[cls];
 			h->free_heads[cls] = *reinterpret_cast<uint64_t *>(block);
 		} else {
 			uint64_t at = h->bump;
-			if (block_size >= kPage)
+			if (block_size >= kPage && std::has_single_bit(block_size))
 				at = (at + kPage - 1) & ~uint64_t(kPage - 1);
+			else if (cls >= kEighthBase)
+				at = (at + 63) & ~uint64_t(63);
 			if (at + block_size > h->base + rt->opt.heap_reserve)
 				throw std::bad_alloc();
 			block = at;
@@ -118,7 +131,7 @@ void heap_free(void *p) noexcept
 	uint64_t block = reinterpret_cast<uint64_t>(p) - t->offset;
 	unsigned cls = t->cls;
 	t->guard = 0;
-	std::lock_guard<std::mutex> g(rt->heap_mu);
+	std::lock_guard<SpinLock> g(rt->heap_mu);
 	HeapHeader *h = header_of(rt->heap);
 	*reinterpret_cast<uint64_t *>(block) = h->free_heads[cls];
 	h->free_heads[cls] = block;

@@ -1,5 +1,6 @@
 // loggers.cpp -- logger threads (see loggers.hpp).
 #include "loggers.hpp"
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include "internal.hpp"
@@ -22,7 +23,12 @@ struct SlotHolder {
 thread_local SlotHolder t_slot;
 
 inline void cpu_relax() { __builtin_ia32_pause(); }
-constexpr unsigned kIdleSpins = 2000; // roughly 10-100 us of pause before sleeping
+// An idle logger polls the slots (no system call for either side) for about kPauseTicks with
+// pause, then yields until kIdleTicks, then sleeps.  Long enough to cover the gap between one
+// operation's entry and the next one's (up to a few hundred microseconds), short enough that a
+// thread that writes its entries sealed (runtime.cpp, choose_handoff) does not keep a logger
+// spinning.
+constexpr uint64_t kPauseTicks = 100'000, kIdleTicks = 800'000; // ~40 us, ~300 us at 2-3 GHz
 } // namespace
 
 bool log_slot(Slot &s, bool by_logger)
@@ -32,8 +38,7 @@ bool log_slot(Slot &s, bool by_logger)
 		return false;
 	uint32_t result = SLOT_DONE;
 	try {
-		s.lsn = append_entry(s.st, s.tag, *s.args);
-		(by_logger ? s.st->rt->by_logger : s.st->rt->by_foreground).fetch_add(1, std::memory_order_relaxed);
+		s.lsn = append_entry(s.st, s.tag, *s.args, by_logger);
 	} catch (const std::exception &e) {
 		s.error = e.what();
 		result = SLOT_FAILED;
@@ -60,7 +65,8 @@ Slot *Loggers::acquire_slot()
 	throw std::runtime_error("prosper::asl: more than 256 threads log operations");
 }
 
-Loggers::Loggers(unsigned count)
+Loggers::Loggers(unsigned count, const std::atomic<uint32_t> *busy)
+    : busy_(busy), cores_(std::max(1u, std::thread::hardware_concurrency()))
 {
 	for (unsigned i = 0; i < count; i++)
 		workers_.push_back(std::make_unique<Worker>());
@@ -84,14 +90,15 @@ void Loggers::publish(Slot *s)
 	s->state.store(SLOT_PUBLISHED, std::memory_order_seq_cst);
 	Worker &w = *workers_[(s - g_slots) % workers_.size()];
 	w.work.fetch_add(1, std::memory_order_seq_cst);
-	if (w.sleeping.load(std::memory_order_seq_cst))
+	if (w.sleeping.load(std::memory_order_seq_cst) && !cores_taken())
 		w.work.notify_one();
 }
 
 void Loggers::run(unsigned index)
 {
 	Worker &w = *workers_[index];
-	unsigned n = count(), idle = 0;
+	unsigned n = count();
+	uint64_t idle_since = 0; // 0: busy
 	auto serve = [&]() {
 		bool any = false;
 		unsigned high = g_slots_high.load(std::memory_order_acquire);
@@ -104,13 +111,16 @@ void Loggers::run(unsigned index)
 	};
 	while (!stop_.load(std::memory_order_relaxed)) {
 		if (serve()) {
-			idle = 0;
+			idle_since = 0;
 			continue;
 		}
-		if (++idle < kIdleSpins) {
+		uint64_t now = __builtin_ia32_rdtsc();
+		if (!idle_since)
+			idle_since = now;
+		if (now - idle_since < kIdleTicks && !cores_taken()) {
 			// pause first (fastest pick-up); then yield, so that on a core shared with the
 			// foreground thread an idle logger gives the core back instead of burning it
-			if (idle < kIdleSpins / 8)
+			if (now - idle_since < kPauseTicks)
 				cpu_relax();
 			else
 				std::this_thread::yield();
@@ -121,7 +131,7 @@ void Loggers::run(unsigned index)
 		if (!serve() && !stop_.load())
 			w.work.wait(seen, std::memory_order_seq_cst);
 		w.sleeping.store(false, std::memory_order_relaxed);
-		idle = 0;
+		idle_since = 0;
 	}
 	serve(); // nothing published may be left unanswered
 }

@@ -9,6 +9,11 @@
 //     persistent) -> IDLE (owner, in op_commit).  Only the claimer writes lsn/error.
 //   - Slot i is served by logger i % count, so threads share loggers when cores are few.
 //   - A logger spins briefly when idle, then sleeps on a futex that publishers bump.
+//   - A logger only helps when it has a core of its own.  When operations in flight (the gate's
+//     count) occupy every core, an idle logger sleeps at once instead of spinning, and a
+//     publisher does not wake it: the operation's thread writes its own entry at op_commit
+//     (as it would anyway, the logger not being scheduled), and neither pays a system call
+//     nor loses its core to a spinning logger.
 #ifndef PROSPER_ASL_LOGGERS_HPP
 #define PROSPER_ASL_LOGGERS_HPP
 #include <atomic>
@@ -39,7 +44,8 @@ bool log_slot(Slot &s, bool by_logger);
 
 class Loggers {
 public:
-	explicit Loggers(unsigned count);
+	// busy: operations in flight (RuntimeImpl::in_flight), compared with the number of cores.
+	Loggers(unsigned count, const std::atomic<uint32_t> *busy);
 	~Loggers(); // stops and joins
 	unsigned count() const { return static_cast<unsigned>(workers_.size()); }
 	static Slot *acquire_slot(); // for the calling thread, for its lifetime
@@ -52,8 +58,11 @@ private:
 		std::thread thread;
 	};
 	void run(unsigned index);
+	bool cores_taken() const { return busy_->load(std::memory_order_relaxed) >= cores_; }
 	std::vector<std::unique_ptr<Worker>> workers_;
 	std::atomic<bool> stop_{false};
+	const std::atomic<uint32_t> *busy_;
+	unsigned cores_;
 };
 
 } // namespace prosper::asl::detail

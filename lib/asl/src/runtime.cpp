@@ -36,17 +36,118 @@ double ms_since(clock_type::time_point t0)
 	return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
 }
 
+// The three ways an operation's entry gets written (the log's two kinds of entry, log.hpp):
+//   handoff  a logger writes it while the body runs; op_commit waits, then persists the commit word
+//   before   this thread writes it before the body (Options::sync_logging, Pronto-Sync); then the same
+//   sealed   this thread writes it at op_commit, commit word included: one persist instead of two
+enum class Way : uint8_t { handoff, before, sealed };
+
+// Recent durations of operations logged one way: the median of the last complete batch of 8
+// (a preempted operation or an odd body does not move it; a mean or a minimum would be pulled
+// by the noisier way).  0 = no batch yet.
+struct Durations {
+	uint64_t batch[8];
+	uint32_t n = 0;
+	uint64_t median = 0;
+	void add(uint64_t d)
+	{
+		batch[n++] = d;
+		if (n < 8)
+			return;
+		std::sort(batch, batch + 8);
+		median = batch[3] / 2 + batch[4] / 2;
+		n = 0;
+	}
+};
+
 // What the calling thread is doing.
 struct ThreadOp {
 	ObjectState *st = nullptr;
 	int depth = 0;         // > 1: an update method called from inside another
 	bool replaying = false; // this thread is replaying a log: nothing is logged
-	bool sync = false;      // the entry was written by this thread (Pronto-Sync)
+	Way way = Way::handoff; // how this operation's entry is written
+	uint16_t tag = 0;
 	uint64_t lsn = 0;
 	Slot *slot = nullptr;
 	OpContext ctx;
+	// The hand-off chooser (choose_handoff): how long this thread's operations have recently
+	// taken each way, op_begin to the end of op_commit, in TSC ticks.
+	Durations handoff_cost;
+	Durations sealed_cost;
+	uint64_t begin_ticks = 0;   // when op_begin started
+	uint64_t last_probe = 0; // when the other way was last tried
+	uint32_t probe_left = 0; // counted operations of the current probe still to go
+	bool probe_handoff = false;
+	bool handing_off = false; // the way of the previous operation
+	uint32_t warming = 1;     // operations after a switch of way that are not counted (see count_cost)
+	bool counted = true;      // this operation's duration is a sample of its way
 };
 thread_local ThreadOp t_op;
+
+inline uint64_t ticks() { return __builtin_ia32_rdtsc(); }
+
+// Hand the entry to a logger, or write it sealed at op_commit?  The hand-off pays only when a
+// logger has a core and the body is long enough to hide the entry: on a machine whose cores are
+// busy (the loggers then rarely run) or for short bodies it costs more than the write it saves
+// (measured in docs/asl.md, "Where the time goes").  Its costs are not all in one place -- the
+// wake-up of a sleeping logger, the argument buffer's lines coming back from the logger's core
+// at the next op_begin, the body running slower beside a busy logger, the wait at op_commit --
+// so each thread times whole operations, op_begin to the end of op_commit, each way, keeps the
+// median of a recent batch of each (Durations) and uses the faster way, trying the other one
+// for a batch of operations about every 10 ms (by time, not by
+// count: a probe may wake a sleeping logger, which then spins a while) so that a change -- a
+// core frees up, bodies get longer -- is noticed.  After a switch of way the first operations
+// are not counted: they pay for the switch (a logger waking up is not yet there to take the
+// entries; see count_cost).  Either way the entry is persistent no later than its commit.
+constexpr uint64_t kProbeTicks = 20'000'000; // ~7-10 ms at the usual 2-3 GHz time-stamp counter
+constexpr uint32_t kProbeOps = 8;
+constexpr uint32_t kWarmHandoffs = 32; // at most this many hand-offs wait for the logger to wake
+bool choose_handoff()
+{
+	// test hook: PROSPER_ASL_LOGGING=handoff|sealed fixes the way (testable build only)
+	const char *forced = test_switch("PROSPER_ASL_LOGGING");
+	if (forced)
+		return std::strcmp(forced, "sealed") != 0;
+	bool handoff;
+	if (t_op.probe_left) {
+		handoff = t_op.probe_handoff;
+		if (!t_op.warming)
+			t_op.probe_left--;
+	} else if (!t_op.handoff_cost.median) {
+		handoff = true;
+	} else if (!t_op.sealed_cost.median) {
+		handoff = false;
+	} else {
+		bool cheaper = t_op.handoff_cost.median <= t_op.sealed_cost.median;
+		uint64_t now = ticks();
+		handoff = cheaper;
+		if (now - t_op.last_probe > kProbeTicks) {
+			t_op.last_probe = now;
+			t_op.probe_handoff = handoff = !cheaper;
+			t_op.probe_left = kProbeOps;
+		}
+	}
+	if (handoff != t_op.handing_off) {
+		t_op.handing_off = handoff;
+		t_op.warming = handoff ? kWarmHandoffs : 1;
+		(handoff ? t_op.handoff_cost : t_op.sealed_cost).n = 0; // a batch is one stretch of time
+	}
+	return handoff;
+}
+
+// A sample of this operation's way of logging.  While warming up after a switch it is not
+// counted; a hand-off's warm-up ends once a logger wrote an entry (it is awake), or after
+// kWarmHandoffs operations (it is not coming: then the samples say so).
+void count_cost(Durations &d, uint64_t sample, bool by_logger)
+{
+	if (!t_op.counted)
+		return;
+	if (t_op.warming) {
+		t_op.warming = by_logger ? 0 : t_op.warming - 1;
+		return;
+	}
+	d.add(sample);
+}
 
 inline void cpu_relax() { __builtin_ia32_pause(); }
 
@@ -66,6 +167,8 @@ int pick_granularity(int requested)
 {
 	throw std::runtime_error("prosper::asl: " + what + (errno ? std::string(": ") + std::strerror(errno) : ""));
 }
+
+constexpr uint64_t kHugePage = 2 << 20;
 } // namespace
 
 // ---- the gate ----------------------------------------------------------------------------
@@ -105,11 +208,12 @@ void RuntimeImpl::unblock()
 }
 
 // ---- the operation path --------------------------------------------------------------------
-uint64_t append_entry(ObjectState *st, uint16_t tag, const std::vector<char> &args)
+uint64_t append_entry(ObjectState *st, uint16_t tag, const std::vector<char> &args, bool by_logger, uint64_t sealed_commit)
 {
-	std::lock_guard<std::mutex> g(st->append_mu);
-	uint64_t lsn = st->log->append(tag, args.data(), static_cast<uint32_t>(args.size()));
+	std::lock_guard<SpinLock> g(st->append_mu);
+	uint64_t lsn = st->log->append(tag, args.data(), static_cast<uint32_t>(args.size()), sealed_commit);
 	st->appended += Log::entry_size(args.size());
+	(by_logger ? st->by_logger : st->by_thread)++;
 	return lsn;
 }
 
@@ -125,6 +229,7 @@ OpContext *op_enter(ObjectState *st)
 	}
 	t_op.depth = 1;
 	t_op.st = st;
+	t_op.begin_ticks = ticks();
 	return &t_op.ctx;
 }
 
@@ -133,7 +238,7 @@ static void reserve_space(RuntimeImpl *rt, ObjectState *st, uint64_t size)
 	uint64_t cap = st->log->capacity();
 	bool want_snapshot = false;
 	{
-		std::unique_lock<std::mutex> lk(st->space_mu);
+		std::unique_lock<SpinLock> lk(st->space_mu);
 		while (st->reserved + size > st->reclaimed + cap) {
 			lk.unlock();
 			rt->snap->request_if_idle();
@@ -159,11 +264,11 @@ void op_publish(ObjectState *st, OpContext *ctx, uint16_t tag)
 	}
 	reserve_space(rt, st, size);
 	rt->enter_shared();
+	t_op.tag = tag;
 	if (rt->opt.sync_logging) {
-		t_op.sync = true;
+		t_op.way = Way::before;
 		try {
-			t_op.lsn = append_entry(st, tag, ctx->args);
-			rt->by_foreground.fetch_add(1, std::memory_order_relaxed);
+			t_op.lsn = append_entry(st, tag, ctx->args, false);
 		} catch (...) {
 			rt->leave_shared();
 			t_op.depth = 0;
@@ -171,7 +276,14 @@ void op_publish(ObjectState *st, OpContext *ctx, uint16_t tag)
 		}
 		return;
 	}
-	t_op.sync = false;
+	// Operations in flight on every core: no logger can run beside them, so no hand-off (and
+	// no sample: this says nothing about either way when a core is free).
+	t_op.counted = rt->in_flight.load(std::memory_order_relaxed) < rt->cores;
+	if (!t_op.counted || !choose_handoff()) {
+		t_op.way = Way::sealed; // written by op_commit
+		return;
+	}
+	t_op.way = Way::handoff;
 	if (!t_op.slot)
 		t_op.slot = Loggers::acquire_slot();
 	Slot *s = t_op.slot;
@@ -182,12 +294,13 @@ void op_publish(ObjectState *st, OpContext *ctx, uint16_t tag)
 }
 
 // Waits until the entry of the calling thread's operation is persistent (or writes it itself
-// when no logger has started it).  Returns the slot's final state.
-static uint32_t await_entry(Slot *s)
+// when no logger has started it; *mine tells).  Returns the slot's final state.
+static uint32_t await_entry(Slot *s, bool *mine = nullptr)
 {
 	uint32_t state = s->state.load(std::memory_order_acquire);
-	if (state == SLOT_PUBLISHED)
-		log_slot(*s, false);
+	bool wrote = state == SLOT_PUBLISHED && log_slot(*s, false);
+	if (mine)
+		*mine = wrote;
 	for (unsigned spins = 0; (state = s->state.load(std::memory_order_acquire)) == SLOT_LOGGING; spins++) {
 		if (spins < 256)
 			cpu_relax();
@@ -205,11 +318,11 @@ void op_abort(ObjectState *st) noexcept
 		t_op.depth--;
 		return;
 	}
-	if (!t_op.sync) {
+	if (t_op.way == Way::handoff) {
 		await_entry(t_op.slot); // the entry must not be written after the share is gone
 		t_op.slot->state.store(SLOT_IDLE, std::memory_order_relaxed);
 	}
-	st->rt->leave_shared(); // no commit word: recovery skips the entry
+	st->rt->leave_shared(); // no commit word (or, sealed, no entry): recovery skips it
 	t_op.depth = 0;
 }
 
@@ -224,30 +337,38 @@ void op_commit(ObjectState *st)
 	if (t_op.depth == 0)
 		throw std::logic_error("prosper::asl: op_commit without op_begin");
 	RuntimeImpl *rt = st->rt;
+	struct Release { // the share of the gate goes when op_commit ends, by return or throw
+		RuntimeImpl *rt;
+		~Release()
+		{
+			rt->leave_shared();
+			t_op.depth = 0;
+		}
+	} release{rt};
+	if (t_op.way == Way::sealed) {
+		// The commit id is taken while the caller still holds its lock (commit order is a
+		// linearization); entry and commit word become durable together.
+		uint64_t cid = rt->next_commit.fetch_add(1, std::memory_order_relaxed);
+		append_entry(st, t_op.tag, t_op.ctx.args, false, cid);
+		count_cost(t_op.sealed_cost, ticks() - t_op.begin_ticks, false);
+		return;
+	}
 	uint64_t lsn = t_op.lsn;
-	if (!t_op.sync) {
+	bool mine = true;
+	if (t_op.way == Way::handoff) {
 		Slot *s = t_op.slot;
 		// If the logger has not even started the entry by now, it is not running (busy cores):
 		// waiting would add a scheduler round trip, so the entry is written here (same work).
-		uint32_t state = await_entry(s);
+		uint32_t state = await_entry(s, &mine);
 		s->state.store(SLOT_IDLE, std::memory_order_relaxed);
-		if (state == SLOT_FAILED) {
-			rt->leave_shared();
-			t_op.depth = 0;
+		if (state == SLOT_FAILED)
 			throw std::runtime_error(s->error);
-		}
 		lsn = s->lsn;
 	}
 	uint64_t cid = rt->next_commit.fetch_add(1, std::memory_order_relaxed);
-	try {
-		st->log->commit(lsn, cid);
-	} catch (...) {
-		rt->leave_shared();
-		t_op.depth = 0;
-		throw;
-	}
-	rt->leave_shared();
-	t_op.depth = 0;
+	st->log->commit(lsn, cid);
+	if (t_op.way == Way::handoff)
+		count_cost(t_op.handoff_cost, ticks() - t_op.begin_ticks, !mine);
 }
 
 // ---- objects ---------------------------------------------------------------------------------
@@ -404,6 +525,7 @@ static std::unique_ptr<RuntimeImpl> open_impl(const std::string &path, const Opt
 		throw std::invalid_argument("prosper::asl: heap_base/heap_reserve must be page multiples");
 	auto rt = std::make_unique<RuntimeImpl>();
 	rt->opt = opt;
+	rt->cores = std::max(1u, std::thread::hardware_concurrency());
 	// A path naming a pool (an existing file, or a new name ending in ".pool") keeps snapshots
 	// in that pool and the logs in the directory beside it; any other path is a directory.
 	struct stat sb;
@@ -442,6 +564,16 @@ static std::unique_ptr<RuntimeImpl> open_impl(const std::string &path, const Opt
 		fail("cannot map the heap at its fixed address");
 	}
 	rt->heap = static_cast<char *>(p);
+	// Transparent huge pages where the system allows them, for the heap's growth: a heap that
+	// grows by a 4 KiB value per update otherwise takes a page fault per update, and a
+	// snapshot's sync phase write-protects 512 page-table entries per GiB instead of 262144.
+	// Not for the part a snapshot is loaded into: reading into huge pages was measured slower
+	// than into small ones (docs/asl.md).  Advice only.
+	uint64_t loaded = snap_seq ? (hdr->heap_bytes + kHugePage - 1) & ~(kHugePage - 1) : 0;
+	if (loaded)
+		madvise(p, std::min<uint64_t>(loaded, opt.heap_reserve), MADV_NOHUGEPAGE);
+	if (loaded < opt.heap_reserve)
+		madvise(rt->heap + loaded, opt.heap_reserve - loaded, MADV_HUGEPAGE);
 	auto t0 = clock_type::now();
 	if (snap_seq) {
 		if (rt->pool)
@@ -496,7 +628,7 @@ static std::unique_ptr<RuntimeImpl> open_impl(const std::string &path, const Opt
 
 	// 4. Threads.
 	unsigned loggers = opt.loggers ? opt.loggers : std::max(1u, std::thread::hardware_concurrency() / 2);
-	rt->loggers = std::make_unique<Loggers>(loggers);
+	rt->loggers = std::make_unique<Loggers>(loggers, &rt->in_flight);
 	rt->snap = std::make_unique<Snapshotter>(rt.get(), snap_seq, snap_index);
 	return rt;
 }
@@ -537,7 +669,17 @@ void Runtime::snapshot_async() { impl_->snap->take(false); }
 bool Runtime::snapshot_running() const { return impl_->snap->busy(); }
 SnapshotStats Runtime::last_snapshot() const { return impl_->snap->last(); }
 RecoveryStats Runtime::recovery() const { return impl_->rec; }
-LoggingStats Runtime::logging() const { return {impl_->by_logger.load(), impl_->by_foreground.load()}; }
+LoggingStats Runtime::logging() const
+{
+	LoggingStats s;
+	std::lock_guard<std::mutex> g(impl_->objects_mu);
+	for (auto &[name, st] : impl_->objects) {
+		std::lock_guard<detail::SpinLock> a(st->append_mu);
+		s.by_logger += st->by_logger;
+		s.by_foreground += st->by_thread;
+	}
+	return s;
+}
 
 void *Runtime::lookup_attached(std::string_view name) const
 {
@@ -556,9 +698,9 @@ LogStats Runtime::log_stats(std::string_view name) const
 	LogStats s;
 	s.capacity = st->log->capacity();
 	{
-		std::lock_guard<std::mutex> a(st->append_mu);
+		std::lock_guard<detail::SpinLock> a(st->append_mu);
 		s.appended = st->appended;
-		std::lock_guard<std::mutex> sp(st->space_mu);
+		std::lock_guard<detail::SpinLock> sp(st->space_mu);
 		s.used = st->log->tail() - st->reclaimed;
 		s.max_used = st->max_used;
 	}

@@ -13,7 +13,9 @@
 //   - Sync phase: no operation in flight (gate held), allocator lock held; it records each
 //     object's log tail and write-protects the used heap.  Async phase: copy threads and the
 //     fault thread copy 256 KiB chunks; a chunk is copied before anyone may write to it again
-//     (copy, then unprotect).  Log space before the recorded tails is released only once the
+//     (copy, then unprotect).  On the cache-line path a chunk is copied with non-temporal
+//     stores and fenced by the thread that copied it before it counts as copied (a fence orders
+//     only its own thread's stores).  Log space before the recorded tails is released only once the
 //     snapshot is complete.
 //   - Without userfaultfd the whole copy happens inside the sync phase.
 #ifndef PROSPER_ASL_SNAPSHOT_HPP
@@ -74,7 +76,7 @@ private:
 	void snapshot_to_files();
 	void snapshot_to_pool();
 	double sync_phase(Copy &c, SnapHeader &hdr, std::vector<std::pair<ObjectState *, uint64_t>> &positions, uint64_t seq,
-			  const std::function<void(uint64_t)> &size_target);
+			  const std::function<bool(uint64_t)> &size_target);
 	void async_copy(Copy &c);
 	void finished(const Copy &c, const std::vector<std::pair<ObjectState *, uint64_t>> &positions, uint64_t seq,
 		      double sync_ms, double async_ms);

@@ -6,7 +6,8 @@
 // logs make auto snapshots and log wrap-around happen while children are killed.
 //
 // Also: a crash in the middle of a snapshot's asynchronous copy falls back to the previous
-// snapshot and loses no committed operation.
+// snapshot and loses no committed operation.  All of it on the page path and on the cache-line
+// path, with entries handed to loggers and with sealed entries (main()).
 #include <csignal>
 #include <cstring>
 #include <map>
@@ -281,10 +282,24 @@ int main(int argc, char **argv)
 			     std::strtoull(argv[7], nullptr, 10), atoi(argv[8]));
 	const char *long_mode = getenv("PROSPER_LONG");
 	bool long_run = long_mode && *long_mode == '1';
-	for (bool pool : {false, true}) {
-		test_crash_in_snapshot(pool);
-		test_crash_at_every_snapshot_step(pool);
-		test_random_kills(long_run ? 300 : pool ? 10 : 25, pool);
+	// Each persist path and each way of writing entries, under the same kills (the children
+	// inherit the environment): the page path; the cache-line path (non-temporal entries and
+	// snapshot copies) with entries handed to the loggers, and with sealed entries.
+	struct Pass {
+		const char *granularity, *logging;
+	} passes[] = {{"PAGE", nullptr}, {"CACHE_LINE", "handoff"}, {"CACHE_LINE", "sealed"}};
+	for (const Pass &p : passes) {
+		std::printf("pass: granularity %s, entries %s\n", p.granularity, p.logging ? p.logging : "as chosen");
+		setenv("PMEM2_FORCE_GRANULARITY", p.granularity, 1);
+		if (p.logging)
+			setenv("PROSPER_ASL_LOGGING", p.logging, 1);
+		else
+			unsetenv("PROSPER_ASL_LOGGING");
+		for (bool pool : {false, true}) {
+			test_crash_in_snapshot(pool);
+			test_crash_at_every_snapshot_step(pool);
+			test_random_kills(long_run ? 300 : pool ? 10 : 25, pool);
+		}
 	}
 	return report("test_asl_crash");
 }
