@@ -17,7 +17,6 @@ Writes bench/results/NAME.{json,md} (NAME: --name, default budget).  Needs a bui
 """
 import argparse
 import datetime
-import json
 import os
 import statistics
 import sys
@@ -86,9 +85,7 @@ def main():
         for rep in range(args.reps):
             for n in names:
                 try:
-                    wall, out = cb.run_native(argvs[n])
-                    if expect.setdefault(n, out) != out:
-                        raise cb.BenchError("the native runs printed different outputs")
+                    wall = cb.run_native_again(argvs[n], expect, n)
                     runs[n]["native"].append(wall)
                     for c, extra in CONFIGS:
                         extra = extra if extra is not None else ["--max-overhead", f"{args.percent:g}", "--snapshot", "auto"]
@@ -128,9 +125,6 @@ def main():
     res = {"benchmark": "budget", "started": started, "reps": args.reps, "seconds": args.seconds,
            "command": "bench/scripts/budget.py " + " ".join(sys.argv[1:]), "machine": mach,
            "percent": args.percent, "target_ratio": TARGET, "rows": rows, "failures": failures}
-    out_dir = os.path.join(ROOT, "bench", "results")
-    with open(os.path.join(out_dir, f"{args.name}.json"), "w") as f:
-        json.dump(res, f, indent=1)
     md = [f"# The overhead budget: the fixed cadence against --max-overhead {args.percent:g}", "",
           f"Produced by `{res['command']}` (started {started}). Every number below was measured in that run.", "",
           f"{mach['nproc']} CPUs, Linux {mach['kernel']}; pools in {shown_pool_dir} ({mach['pool_fs']}); "
@@ -155,12 +149,7 @@ def main():
                   f"| {f_['ratio']:.3f} | {f_['checkpoints']} | {f_['snapshot_views']} | {f_['interval_mean_ms']:.1f} | {f_['max_stop_ms']:.1f} "
                   f"| {b['ratio']:.3f} | {b['checkpoints']} | {b['interval_mean_ms']:.1f} | {b['interval_max_ms']:.1f} "
                   f"| {b['overhead_measured_pct']:.1f} | {b['max_stop_ms']:.1f} | {'yes' if r['budget_within_target'] else 'NO'} |")
-    if failures:
-        md += ["", "Failures:", ""] + [f"- {x}" for x in failures]
-    with open(os.path.join(out_dir, f"{args.name}.md"), "w") as f:
-        f.write("\n".join(md) + "\n")
-    print("\n".join(md))
-    return 1 if failures else 0
+    return cb.write_results(args.name, res, md)
 
 
 if __name__ == "__main__":

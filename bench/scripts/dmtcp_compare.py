@@ -15,7 +15,6 @@ Writes bench/results/NAME.{json,md} (NAME: --name, default dmtcp).  Needs a buil
 """
 import argparse
 import datetime
-import json
 import os
 import shutil
 import statistics
@@ -87,9 +86,7 @@ def main():
         for rep in range(args.reps):
             for n in names:
                 try:
-                    wall, out = cb.run_native(argvs[n])
-                    if expect.setdefault(n, out) != out:
-                        raise cb.BenchError("the native runs printed different outputs")
+                    wall = cb.run_native_again(argvs[n], expect, n)
                     runs[n]["native"].append(wall)
                     for b in BUDGETS:
                         w, st = cb.run_supervised(argvs[n], tmp, f"{n}-{b}", "diff", expect[n], ["--max-overhead", str(b)])
@@ -122,9 +119,6 @@ def main():
     res = {"benchmark": "dmtcp", "started": started, "reps": args.reps, "seconds": args.seconds,
            "command": "bench/scripts/dmtcp_compare.py " + " ".join(sys.argv[1:]), "machine": mach,
            "dmtcp_version": version, "dmtcp_interval_s": args.dmtcp_interval, "rows": rows, "failures": failures}
-    out_dir = os.path.join(ROOT, "bench", "results")
-    with open(os.path.join(out_dir, f"{args.name}.json"), "w") as f:
-        json.dump(res, f, indent=1)
     md = [f"# prosper beside DMTCP ({version}, -i {args.dmtcp_interval} --no-gzip)", "",
           f"Produced by `{res['command']}` (started {started}). Every number below was measured in that run.", "",
           f"{mach['nproc']} CPUs, Linux {mach['kernel']}; checkpoints of both in {pool_dir} ({mach['pool_fs']}); "
@@ -137,12 +131,7 @@ def main():
     for r in rows:
         md.append(f"| {r['program']} ({' '.join(r['argv'][1:])}) | {r['native_s']:.3f} | " + " | ".join(
             f"{r[c]['ratio']:.3f} | {r[c]['checkpoints_per_s']:.1f}" for c in configs) + " |")
-    if failures:
-        md += ["", "Failures:", ""] + [f"- {x}" for x in failures]
-    with open(os.path.join(out_dir, f"{args.name}.md"), "w") as f:
-        f.write("\n".join(md) + "\n")
-    print("\n".join(md))
-    return 1 if failures else 0
+    return cb.write_results(args.name, res, md)
 
 
 if __name__ == "__main__":

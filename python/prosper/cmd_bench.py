@@ -41,7 +41,7 @@ import tempfile
 import time
 
 from prosper.procs import wait_group_gone
-from prosper.paths import BUILD, die, tool
+from prosper.paths import BUILD, ROOT, die, tool
 
 EXAMPLE = "prosper bench overhead --programs quicksort,pr --reps 3"  # shown by --help
 
@@ -214,6 +214,15 @@ def run_native(argv):
     if r.returncode != 0:
         raise BenchError(f"native run of {os.path.basename(argv[0])} exited {r.returncode}: {r.stderr.strip()[-300:]}")
     return wall, r.stdout
+
+
+def run_native_again(argv, expect, name):
+    """A repetition's native run of NAME: its wall time; what it prints must be what its first
+    run printed (kept in expect[name])."""
+    wall, out = run_native(argv)
+    if expect.setdefault(name, out) != out:
+        raise BenchError("the native runs printed different outputs")
+    return wall
 
 
 def supervise_argv(pool, stats, tracker, extra=()):
@@ -650,6 +659,20 @@ def overhead(args):
     res["summary"] = {"checked": len(checked), "met": sum(1 for t in checked if t["met"]),
                       "not_met": sum(1 for t in checked if not t["met"])}
     return report(args, res, render_text(res), render_markdown)
+
+
+def write_results(name, res, md):
+    """A bench script's end: res as bench/results/NAME.json, the lines md (with res's failures
+    listed) as NAME.md and on stdout; its exit code, 1 if a run failed.  NAME may be a path."""
+    out_dir = os.path.join(ROOT, "bench", "results")
+    with open(os.path.join(out_dir, f"{name}.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    if res["failures"]:
+        md = md + ["", "Failures:", ""] + [f"- {x}" for x in res["failures"]]
+    with open(os.path.join(out_dir, f"{name}.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    print("\n".join(md))
+    return 1 if res["failures"] else 0
 
 
 def report(args, res, text, markdown):
