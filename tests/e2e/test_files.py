@@ -157,7 +157,7 @@ def test_a_name_written_to_proc_is_no_file_change(tmp_path):
     watch -- the resumes go on and the output is the native run's."""
     prog = programs.script(f"{tmp_path}/named.sh", """#!/bin/sh
 i=0
-while [ $i -lt 300 ]; do
+while [ $i -lt 3000 ]; do
   echo "w$((i % 10))" > /proc/$$/comm
   i=$((i + 1))
   echo $i >> out
