@@ -86,7 +86,9 @@ def test_a_stop_read_shared_between_cores_equals_live_memory(tmp_path, tracker):
     r, st, _ = supervise(tmp_path, prog, "8", "1000000", tracker=tracker, interval=2)
     assert r.returncode == 0 and r.stdout == native.stdout, r.stderr
     assert st["checkpoints"] >= 3 and st["disabled"] is None, r.stderr
-    assert st["stop_reads_shared"] >= st["checkpoints"] // 2, st
+    # Not every stop reads 1 MiB: on a loaded machine the program may write little in 2 ms. The
+    # first stop reads all 8 MiB, and a shared read is the rule whenever the program ran.
+    assert st["stop_reads_shared"] >= 3, st
     assert st["verified_bytes"] > 0 and st["mismatches"] == 0, r.stderr
 
 
