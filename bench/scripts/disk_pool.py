@@ -59,7 +59,7 @@ def run_supervised(argv, pool_dir, every, expect, fast_dir):
     extra = ["--durable-every", every] if every is not None else []
     env = dict(os.environ, PROSPER_FAST_DIR=fast_dir)
     t0 = time.monotonic()
-    r = subprocess.run([SUPERVISOR, "run", "--fresh", "--pool", pool, "--stats-json", stats, *extra, "--", *argv],
+    r = subprocess.run([SUPERVISOR, "run", "--max-overhead", "0", "--fresh", "--pool", pool, "--stats-json", stats, *extra, "--", *argv],
                        stdin=subprocess.DEVNULL, capture_output=True, env=env)
     wall = time.monotonic() - t0
     if r.returncode != 0 or r.stdout != expect:

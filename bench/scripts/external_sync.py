@@ -39,7 +39,7 @@ MODES = ("native", "on", "off")
 def wrap(mode, pool, argv):
     if mode == "native":
         return list(argv)
-    return [PROSPER, "run", "--fresh", "--external-sync", mode, "--pool", pool, "--", *argv]
+    return [PROSPER, "run", "--max-overhead", "0", "--fresh", "--external-sync", mode, "--pool", pool, "--", *argv]
 
 
 def pipe_case(mode, pool, argv, d):

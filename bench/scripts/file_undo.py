@@ -123,7 +123,7 @@ def main():
                     env = dict(os.environ)
                     if way == "without_filter":
                         env["PROSPER_TEST_NO_FILE_FILTER"] = "1"
-                    sup = [PROSPER, "run", "--fresh", "--pool", pool, "--stats-json", st_path, "--", *cmd]
+                    sup = [PROSPER, "run", "--max-overhead", "0", "--fresh", "--pool", pool, "--stats-json", st_path, "--", *cmd]
                     times[way].append(timed(sup, work, env))
                     if way == "with_filter":
                         with open(st_path) as f:

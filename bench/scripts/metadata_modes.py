@@ -48,7 +48,7 @@ def main():
         for k in ks:
             for mode in ("rewrite", "log"):
                 pool, stats = os.path.join(work, f"{mode}-{k}.prosper"), os.path.join(work, f"{mode}-{k}.json")
-                cmd = [os.path.join(ROOT, "bin", "prosper"), "run", "--metadata", mode, "--interval", str(a.interval),
+                cmd = [os.path.join(ROOT, "bin", "prosper"), "run", "--max-overhead", "0", "--metadata", mode, "--interval", str(a.interval),
                        "--pool", pool, "--stats-json", stats, "--", prog, str(k), str(a.n), str(a.ticks),
                        str(a.interval)]
                 r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, PROSPER_BUILD=BUILD))

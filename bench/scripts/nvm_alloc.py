@@ -94,7 +94,7 @@ def main():
                 for f in (pool, stats):
                     if os.path.exists(f):
                         os.unlink(f)
-                r, wall = timed([sup, "run", "--pool", pool, "--stats-json", stats, "--", bprog, mode, *args])
+                r, wall = timed([sup, "run", "--max-overhead", "0", "--pool", pool, "--stats-json", stats, "--", bprog, mode, *args])
                 if r.returncode != 0 or r.stdout != native.stdout:
                     die(f"{mode} {' '.join(args)} ({build}) failed or differs from the native run: {r.stderr.strip()}", 1)
                 st = json.load(open(stats))

@@ -89,7 +89,7 @@ def main():
                 native.append(t)
                 outs.add(r.stdout)
                 pool, sj = os.path.join(pool_dir, f"bench-{name}.prosper"), os.path.join(d, "stats.json")
-                t, r = timed([PROSPER, "run", "--fresh", "--pool", pool, "--stats-json", sj, "--", *argv], d)
+                t, r = timed([PROSPER, "run", "--max-overhead", "0", "--fresh", "--pool", pool, "--stats-json", sj, "--", *argv], d)
                 if r.returncode:
                     sys.exit(f"{name}: prosper run failed: {r.stderr.strip()[-300:]}")
                 sup.append(t)

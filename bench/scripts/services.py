@@ -43,7 +43,7 @@ def cost(d, prog, pool_dir):
     native_s = time.monotonic() - t
     pool, stats = os.path.join(pool_dir, "cost.prosper"), os.path.join(d, "cost.json")
     t = time.monotonic()
-    run = subprocess.run([services.PROSPER, "run", "--fresh", "--pool", pool, "--stats-json", stats, "--", *prog],
+    run = subprocess.run([services.PROSPER, "run", "--max-overhead", "0", "--fresh", "--pool", pool, "--stats-json", stats, "--", *prog],
                          capture_output=True, cwd=d)
     supervised_s = time.monotonic() - t
     if os.path.exists(pool):

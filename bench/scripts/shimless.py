@@ -66,7 +66,7 @@ def native(argv):
 def supervised(argv, pool, expect):
     stats = pool + ".stats.json"
     t0 = time.monotonic()
-    r = subprocess.run([SUPERVISOR, "run", "--fresh", "--pool", pool, "--stats-json", stats, "--"] + argv,
+    r = subprocess.run([SUPERVISOR, "run", "--max-overhead", "0", "--fresh", "--pool", pool, "--stats-json", stats, "--"] + argv,
                        stdin=subprocess.DEVNULL, capture_output=True)
     wall = time.monotonic() - t0
     if r.returncode != 0 or r.stdout != expect:
@@ -81,7 +81,7 @@ def supervised(argv, pool, expect):
 
 
 def killed_and_resumed(argv, pool, expect, at):
-    p = subprocess.Popen([SUPERVISOR, "run", "--fresh", "--pool", pool, "--"] + argv, stdin=subprocess.DEVNULL,
+    p = subprocess.Popen([SUPERVISOR, "run", "--max-overhead", "0", "--fresh", "--pool", pool, "--"] + argv, stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     time.sleep(at)
     if p.poll() is not None:

@@ -275,7 +275,8 @@ def run_and_kill(argv, pool, out, kill_after, extra=()):
     the seconds it ran."""
     name = os.path.basename(argv[0])
     with open(out, "w") as fo:
-        p = subprocess.Popen([_supervisor(), "run", "--pool", pool, "--interval", str(INTERVAL_MS), *extra, "--"]
+        p = subprocess.Popen([_supervisor(), "run", "--pool", pool, "--interval", str(INTERVAL_MS), "--max-overhead", "0",
+                              *extra, "--"]
                              + argv,
                              stdin=subprocess.DEVNULL, stdout=fo, stderr=subprocess.PIPE, start_new_session=True)
     t0 = time.monotonic()

@@ -77,6 +77,9 @@ def add_arguments(p):
     p.add_argument("--kills", type=int, default=10, help="SIGKILLs to deliver (default 10)")
     p.add_argument("--seed", type=int, default=1, help="random seed of the kill instants (default 1)")
     p.add_argument("--interval", type=float, default=10.0, help="checkpoint interval in ms (default 10)")
+    p.add_argument("--max-overhead", default="0",
+                   help="the overhead budget of the runs (prosper run --max-overhead; default 0: a checkpoint "
+                        "every --interval, the most for the kills to fall between)")
     p.add_argument("--metadata", choices=["rewrite", "log"], default=None,
                    help="how each checkpoint keeps registers, map and fds (prosper run --metadata)")
     p.add_argument("--copy", choices=["stop", "precopy"], default=None,
@@ -197,7 +200,8 @@ def main(args):
     native_s = time.monotonic() - t0
 
     stats = os.path.join(work, "stats.json")
-    common = ["--json", "--pool", pool, "--interval", str(args.interval), "--stats-json", stats]
+    common = ["--json", "--pool", pool, "--interval", str(args.interval), "--max-overhead", str(args.max_overhead),
+              "--stats-json", stats]
     if args.metadata:
         common += ["--metadata", args.metadata]
     if args.copy:

@@ -31,10 +31,10 @@ print("dense", sum(buf[::4096]) == (passes & 255) * (n // 4096), "quiet", ticks 
 """
 
 
-def run_phases(tmp_path, pool, *options, dense=0.8, quiet=6.0):
+def run_phases(tmp_path, pool, *options, dense=0.8, quiet=6.0, env=None):
     stats = tmp_path / f"stats{len(options)}.json"
     r = prosper("run", "--fresh", "--pool", pool, "--stats-json", stats, *options, "--",
-                sys.executable, "-S", "-c", PHASES, dense, quiet, cwd=tmp_path)
+                sys.executable, "-S", "-c", PHASES, dense, quiet, cwd=tmp_path, env=env)
     assert r.returncode == 0, r.stderr
     assert r.stdout == "dense True quiet True\n"
     return json.loads(stats.read_text()), r.stderr
@@ -62,7 +62,8 @@ def test_a_cut_whose_predicted_cost_is_over_the_budget_earned_is_postponed(tmp_p
     over): a cut after a second of its writes would read most of it, and the controller, which learns
 a cut's cost only once it is taken, would take several such cuts before it chose a long interval.  The pages written since the
     last cut are counted as they are written (the program's faults), priced by what the cuts
-    before cost, and a due cut waits until the budget has earned its cost."""
+    before cost (until then, at the two faults each page costs at least), and a due cut waits until
+    the budget has earned its cost."""
     scale = os.path.join(BUILD, "bench", "scale")
     native = subprocess.run([scale, "512", "60000000"], capture_output=True, text=True, timeout=120)
     assert native.returncode == 0
@@ -71,8 +72,12 @@ a cut's cost only once it is taken, would take several such cuts before it chose
                 "--stats-json", stats, "--", scale, "512", "60000000", cwd=tmp_path, timeout=300)
     assert r.returncode == 0 and r.stdout == native.stdout, r.stderr
     s = json.loads(stats.read_text())
-    assert s["page_written_us"] > 0, "a price per page written was learned"
     assert s["cuts_postponed"] > 0, s
+    # priced from the start (before a cut teaches the price: a protect fault and a copy-on-write
+    # fault a page), the dense cuts are put off from the first: a handful where the fixed cadence
+    # takes one every 10 ms
+    assert s["cow_fault_us"] > s["write_fault_us"] > 0, s
+    assert s["checkpoints"] <= 10, s
 
 
 CHATTY = """
@@ -86,13 +91,49 @@ for passes in range(1, 3000):
 """
 
 
-def test_a_cut_is_not_postponed_while_output_held_for_it_waits(tmp_path, pool_dir):
+def test_output_to_a_pipe_waits_for_the_cut_the_budget_allows(tmp_path, pool_dir):
     """The same kind of dense writer, printing a line after every pass into a pipe: its output is
-    held until a cut covers it, so a cut put off for the budget would keep the reader waiting."""
+    held until a cut covers it, and the cut is still put off for the budget (a pipe's reader is a
+    program: it gets the lines a little later, every one of them once)."""
     stats = tmp_path / "s.json"
     r = prosper("run", "--pool", os.path.join(pool_dir, "chatty.prosper"), "--max-overhead", "5", "--stats-json",
                 stats, "--", sys.executable, "-S", "-c", CHATTY, cwd=tmp_path, timeout=300)
     assert r.returncode == 0 and r.stdout == "".join(f"pass {i}\n" for i in range(1, 3000)), r.stderr
+    s = json.loads(stats.read_text())
+    assert s["output_held"] and s["output_held_bytes"] > 0, s
+    assert s["cuts_postponed"] > 0, s
+
+
+def test_a_cut_is_not_postponed_while_output_held_for_a_terminal_waits(tmp_path, pool_dir):
+    """The same writer at a terminal: a person reads it, so a line held for a cut is not kept back
+    for the budget's sake -- the cut is taken at the interval the controller chose."""
+    import pty
+    import threading
+    master, slave = pty.openpty()
+    stats = tmp_path / "s.json"
+    p = subprocess.Popen([PROSPER, "run", "--pool", os.path.join(pool_dir, "tty.prosper"), "--max-overhead", "5",
+                          "--stats-json", stats, "--", sys.executable, "-S", "-c", CHATTY],
+                         cwd=tmp_path, stdin=slave, stdout=slave, stderr=subprocess.PIPE, text=True)
+    os.close(slave)
+    seen = []
+
+    def read_all():
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the terminal's last writer is gone
+                return
+            if not chunk:
+                return
+            seen.append(chunk)
+    reader = threading.Thread(target=read_all)
+    reader.start()
+    err = p.communicate(timeout=300)[1]
+    reader.join(timeout=30)
+    os.close(master)
+    assert p.returncode == 0, err
+    out = b"".join(seen).replace(b"\r\n", b"\n").decode()
+    assert out == "".join(f"pass {i}\n" for i in range(1, 3000)), out[-200:]
     s = json.loads(stats.read_text())
     assert s["output_held"] and s["output_held_bytes"] > 0, s
     assert s["page_written_us"] > 0, "the price is learned: the gate would weigh the cuts"
@@ -100,8 +141,24 @@ def test_a_cut_is_not_postponed_while_output_held_for_it_waits(tmp_path, pool_di
     assert s["interval_chosen_max_ms"] >= 20, "the controller's interval still applies"
 
 
-def test_max_overhead_0_the_default_keeps_the_fixed_cadence(tmp_path, pool_dir):
-    s, err = run_phases(tmp_path, os.path.join(pool_dir, "fixed.prosper"), quiet=0.5)
+def test_the_budget_and_views_are_the_defaults(tmp_path, pool_dir):
+    """Without PROSPER_MAX_OVERHEAD (the suite sets it to 0, conftest.py): a budget of 5 %."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PROSPER_MAX_OVERHEAD", "PROSPER_SNAPSHOT")}
+    s, err = run_phases(tmp_path, os.path.join(pool_dir, "default.prosper"), quiet=0.5, env=env)
+    assert s["max_overhead_pct"] == 5 and s["snapshot"] == "auto", s
+    assert s["write_fault_us"] > 0 and s["cow_fault_us"] > 0, "both fault prices are measured at start"
+    assert "longer when they cost more than 5% of the program's time" in err
+    assert "--max-overhead P" in prosper("run", "--help").stdout and "Default 5" in prosper("run", "--help").stdout
+    # the environment's default, refused like the option
+    s, err = run_phases(tmp_path, os.path.join(pool_dir, "env.prosper"), quiet=0.5,
+                        env={**env, "PROSPER_MAX_OVERHEAD": "0"})
+    assert s["max_overhead_pct"] == 0 and "longer when" not in err, s
+    r = prosper("run", "--", "/bin/true", cwd=tmp_path, env={**env, "PROSPER_MAX_OVERHEAD": "lots"})
+    assert r.returncode == 2 and "PROSPER_MAX_OVERHEAD is a percentage" in r.stderr, r.stderr
+
+
+def test_max_overhead_0_keeps_the_fixed_cadence(tmp_path, pool_dir):
+    s, err = run_phases(tmp_path, os.path.join(pool_dir, "fixed.prosper"), "--max-overhead", "0", quiet=0.5)
     assert s["max_overhead_pct"] == 0
     assert s["interval_chosen_max_ms"] == 10 and s["interval_last_ms"] == 10
     assert s["write_fault_us"] == 0, "not measured: nothing uses it"

@@ -423,7 +423,7 @@ int sup_supervise(struct sup *s, int sigfd)
 			precopied = 1;
 			t = stopclock_now();
 		}
-		if (s->tree->enabled && !interrupting && t >= next) {
+		if (s->tree->enabled && !interrupting && (t >= next || budget_reply_waits(&budget, tree, t))) {
 			if (!follow && children_any(s)) {
 				/* no cut while a child lives (children.h): look again shortly */
 				s->tree->stats.waited_for_children++;
@@ -475,6 +475,7 @@ int sup_supervise(struct sup *s, int sigfd)
 		if (t < look_until)
 			continue; /* the next file call's stop is likely microseconds away */
 		double wake = lead && !precopied && t < next - lead ? next - lead : next;
+		wake = budget_look_by(&budget, t, wake); /* a reply held for a lengthened interval */
 		int timeout = interrupting ? (int)(VFORK_WAIT * 1e3) + 1 : !s->tree->enabled ? -1 : busy && t >= next ? -1 : (int)((wake - t) * 1e3) + 1;
 		struct pollfd pf[2] = { { sigfd, POLLIN, 0 }, { have_worker ? w.done_fd[0] : -1, POLLIN, 0 } };
 		if (poll(pf, 2, timeout) < 0 && errno != EINTR)
@@ -489,6 +490,7 @@ int sup_supervise(struct sup *s, int sigfd)
 out_lost:
 	st = -1;
 out:
+	budget_at_end(&budget, tree, stopclock_now());
 	fill_end_all(tree, 0);
 	if (have_worker) {
 		char why[400] = "";

@@ -209,6 +209,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: checkpoints every %g to %.0f ms (mean %.0f ms) to keep their cost within %g%% of the "
 			"program's time; measured %.1f%%\n", sup_command(), s->cfg.interval_ms, 1e3 * bu->interval_max_s,
 			1e3 * bu->interval_sum_s / (double)bu->intervals, bu->percent, budget_measured_pct(bu));
+	else if (bu->percent > 0 && bu->postponed && !bu->intervals && bu->until > bu->since)
+		fprintf(stderr, "%s: one checkpoint in %.1f s: the next would have cost more than %g%% of the program's "
+			"time; measured %.1f%%\n", sup_command(), bu->until - bu->since, bu->percent, budget_measured_pct(bu));
 	if (s->cfg.stats_path && stats_write(s, s->cfg.stats_path) != 0)
 		fprintf(stderr, "%s: cannot write %s: %m\n", sup_command(), s->cfg.stats_path);
 	prosper_track_close(&s->track);

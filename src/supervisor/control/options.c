@@ -39,7 +39,8 @@ static const char usage[] =
 	"                           faults after it, the program's waits for a core while it commits)\n"
 	"                           and the interval lengthened to keep within P, never below --interval\n"
 	"                           nor above 10 s; it comes back down when the program writes less.\n"
-	"                           0 (default " BUDGET_DEFAULT_TEXT "): every --interval, whatever it costs.\n"
+	"                           Default " BUDGET_DEFAULT_TEXT " ($PROSPER_MAX_OVERHEAD when set); 0: every\n"
+	"                           --interval, whatever it costs.\n"
 	"                           --stats-json reports the intervals taken and the cost measured\n"
 	"  --stack-tracker T        page|diff|full for the stack (default diff)\n"
 	"  --heap-tracker T         page|diff|full for other memory (default diff)\n"
@@ -50,10 +51,10 @@ static const char usage[] =
 	"                           it while the program is stopped) or precopy (most of it by a pass\n"
 	"                           a little before the stop, while the program runs; the stop reads\n"
 	"                           only what was written after the pass)\n"
-	"  --snapshot S             how a checkpoint's written memory is read: copy (default: in the\n"
-	"                           stop), auto (a large one from a copy-on-write view forked at the\n"
-	"                           stop, when copying would stop the program over 50 ms) or fork (from\n"
-	"                           a view whenever one can be made)\n"
+	"  --snapshot S             how a checkpoint's written memory is read: auto (default: a large\n"
+	"                           one from a copy-on-write view forked at the stop, when copying would\n"
+	"                           stop the program over 50 ms; a small one in the stop), copy (always\n"
+	"                           in the stop) or fork (from a view whenever one can be made)\n"
 	"  --restore R              (resume) lazy (default: the program runs as soon as its registers,\n"
 	"                           map and files are back; its memory is filled from the pool in the\n"
 	"                           background, a page it touches first at once; all of it before its\n"
@@ -112,13 +113,14 @@ int options_parse(int argc, char **argv, struct opts *o)
 	*o = (struct opts){ .capacity_mib = 8192,
 			    .cfg = { .interval_ms = 10, .durable_every_s = -1, .stack_mode = TRACK_MODE_DIFF, .heap_mode = TRACK_MODE_DIFF,
 				     .stack_gran = 8, .heap_gran = 256, .meta_mode = META_LOG, .external_sync = 1,
-				     .max_overhead_pct = BUDGET_DEFAULT_PERCENT } };
-	/* the default of --snapshot from the environment: a test suite run with views (snapshot.h) */
+				     .max_overhead_pct = BUDGET_DEFAULT_PERCENT, .snapshot_mode = SNAPSHOT_AUTO } };
+	/* the default of --snapshot from the environment: a test suite run with views at every cut,
+	 * or none (snapshot.h) */
 	const char *snap_env = getenv("PROSPER_SNAPSHOT");
 	if (snap_env && !strcmp(snap_env, "fork"))
 		o->cfg.snapshot_mode = SNAPSHOT_FORK;
-	else if (snap_env && !strcmp(snap_env, "auto"))
-		o->cfg.snapshot_mode = SNAPSHOT_AUTO;
+	else if (snap_env && !strcmp(snap_env, "copy"))
+		o->cfg.snapshot_mode = SNAPSHOT_COPY;
 	if (argc < 2 || (strcmp(argv[1], "run") && strcmp(argv[1], "resume")))
 		return refuse(REFUSE_USAGE, "%s", "the first argument is `run` or `resume`");
 	o->cfg.resume = !strcmp(argv[1], "resume");
@@ -128,6 +130,16 @@ int options_parse(int argc, char **argv, struct opts *o)
 	for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
 		if (!strcmp(argv[i], "--json"))
 			refusal_setup(cmd, o->cfg.json = 1);
+	/* the default of --max-overhead from the environment: a test suite whose kills count on the
+	 * fixed cadence (PROSPER_MAX_OVERHEAD=0); refused like the option */
+	const char *budget_env = getenv("PROSPER_MAX_OVERHEAD");
+	if (budget_env) {
+		char *end;
+		double pct = strtod(budget_env, &end);
+		if (end == budget_env || (*end && strcmp(end, "%")) || !(pct >= 0 && pct <= 100))
+			return refuse(REFUSE_USAGE, "%s", "PROSPER_MAX_OVERHEAD is a percentage from 0 to 100 (0: the fixed cadence of --interval)");
+		o->cfg.max_overhead_pct = pct;
+	}
 	long stack_gran = 8, heap_gran = 256;
 	int i;
 	for (i = 2; i < argc; i++) {

@@ -26,9 +26,11 @@
 #endif
 
 /* Before any fork was measured: 15 ms per GiB in place (a 2 GiB process forked in 29-34 ms
- * here); before any stop's read: 3 GB/s.  Each is replaced by what this run measures. */
+ * here); before any stop's read: 1 GB/s (a 2 GiB writer's stops read 0.64-0.73 GB/s here, the
+ * staging pages' first touch included; guessed at 3 GB/s, its first cut was copied in a 144 ms
+ * stop).  Each is replaced by what this run measures. */
 #define FORK_S_PER_BYTE_GUESS (15e-3 / (1u << 30))
-#define COPY_BYTES_PER_S_GUESS 3e9
+#define COPY_BYTES_PER_S_GUESS 1e9
 #define COPY_RATE_MIN_SAMPLE (64ull << 20) /* the stops' reads measure the rate once they read this much */
 #define COPY_TIMED_MIN (4ull << 20)         /* in reads of at least this much (a small one is its overheads) */
 
@@ -145,7 +147,7 @@ int snapshot_or_read(struct sup *s, char *why, size_t whylen)
 {
 	snapshot_drop(s); /* none should be left: a cut's view ends with its commit */
 	int mode = s->cfg.snapshot_mode;
-	if (mode == SNAPSHOT_COPY) /* the default: nothing to price, nothing to time */
+	if (mode == SNAPSHOT_COPY) /* nothing to price, nothing to time */
 		return stage_read(s, why, whylen);
 	uint64_t unread = stage_unread_bytes(s);
 	if (!unread || !viewable(s))

@@ -311,7 +311,14 @@ int outhold_waiting(const struct tree *t)
 	if (!h || !h->holding)
 		return 0;
 	pthread_mutex_lock(&h->mu);
-	int waiting = h->produced > h->staged_mark; /* a pipe's bytes count once its reader took them */
+	int waiting = 0;
+	/* a pipe's bytes count once its reader took them; the newest segments are the waiting ones */
+	for (size_t k = h->nsegs; k > h->first && h->segs[k - 1].end > h->staged_mark; k--) {
+		int kind = h->t[h->segs[k - 1].target].kind;
+		waiting |= kind == T_SOCKET || kind == T_TTY ? OUTHOLD_WAITS_URGENT : OUTHOLD_WAITS;
+	}
+	if (h->produced - h->staged_mark > OUTHOLD_BACKLOG) /* the hold's memory and the cut's .out file */
+		waiting |= OUTHOLD_WAITS_URGENT;
 	pthread_mutex_unlock(&h->mu);
 	return waiting;
 }

@@ -46,7 +46,11 @@
 #define OUTHOLD_BACKLOG (16u << 20) /* committed bytes the reader has not taken before writes wait */
 #define OUTHOLD_MAX_WRITE (1u << 20) /* a longer write is held in part: a short write, as a pipe may give */
 
-/* Are bytes held that no cut taken yet covers (what the outside waits for the next cut to see)? */
+/* Are bytes held that no cut taken yet covers (what the outside waits for the next cut to see)?
+ * 0; OUTHOLD_WAITS: some, to a pipe or FIFO; OUTHOLD_WAITS_URGENT (with it or not): some go to
+ * a connection or a terminal (someone waits for a reply), or more than OUTHOLD_BACKLOG bytes. */
+#define OUTHOLD_WAITS 1
+#define OUTHOLD_WAITS_URGENT 2
 int outhold_waiting(const struct tree *t);
 
 /* Are the writes to our fd n (1 or 2) held call by call -- a terminal or a socket -- with holding

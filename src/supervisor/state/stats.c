@@ -139,6 +139,7 @@ int stats_write(const struct sup *s, const char *path)
 	json_num(&j, "overhead_fault_ms", "%.3f", 1e3 * bu->fault_total_s);
 	json_num(&j, "overhead_wait_ms", "%.3f", 1e3 * bu->wait_s);
 	json_num(&j, "write_fault_us", "%.3f", 1e6 * bu->fault_s);
+	json_num(&j, "cow_fault_us", "%.3f", 1e6 * bu->cow_fault_s);
 	json_u64(&j, "cuts_postponed", bu->postponed);
 	json_num(&j, "page_written_us", "%.3f", 1e6 * bu->page_s);
 	json_bool(&j, "resumed", s->cfg.resume);

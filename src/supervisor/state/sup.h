@@ -240,6 +240,7 @@ struct nvm_stats {
 struct budget_stats {
 	double percent;                   /* --max-overhead (0: the fixed cadence of --interval) */
 	double fault_s;                   /* one write-protect fault, measured at start (0: not measured) */
+	double cow_fault_s;               /* one copy-on-write fault, measured at start (0: not measured) */
 	double since, until;              /* the first cut's start and the last cut's end (stopclock) */
 	double stop_s, fault_total_s, wait_s; /* the program's losses: stops, faults, run-queue waits */
 	uint64_t intervals;               /* from one cut's start to the next's */
