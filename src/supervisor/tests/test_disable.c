@@ -87,6 +87,11 @@ int main(void)
 	CHECK(strstr(s->tree->disabled_reason, strerror(ENOSPC)) != NULL);
 	CHECK(strstr(s->tree->disabled_reason, "(the staging area is full)") != NULL);
 	done(s);
+
+	s = fresh();
+	sup_checkpoint_failed(s, -ENOSPC, NULL); /* the pool's own: said with what to do */
+	CHECK(strstr(s->tree->disabled_reason, "run with a larger --capacity") != NULL);
+	done(s);
 	if (failures)
 		return 1;
 	printf("disable: ok\n");
