@@ -467,11 +467,11 @@ def checkpoints_after(pool, ready, n=1, timeout=60):
     return deadline
 
 
-def run_until_checkpoints(pool, cwd, prog, ready, n=3, stderr=None):
+def run_until_checkpoints(pool, cwd, prog, ready, n=3, stderr=None, extra=()):
     """Run prog until the file `ready` has bytes and n checkpoints were committed after that, then
     kill its process group a little later: the file is in the checkpoint the resume goes back to.
     What the run said on stderr is appended to the list `stderr` if one is given."""
-    p = subprocess.Popen([PROSPER, "run", "--pool", pool, "--", *prog], cwd=cwd, stdout=subprocess.DEVNULL,
+    p = subprocess.Popen([PROSPER, "run", *extra, "--pool", pool, "--", *prog], cwd=cwd, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not (os.path.exists(ready) and os.path.getsize(ready)):
@@ -557,7 +557,10 @@ while True:
 """)
     pool = os.path.join(pool_dir, "p.prosper")
     err = []
-    epoch = run_until_checkpoints(pool, work, [prog], fuse_dir / "count", stderr=err)
+    # a checkpoint a second: the kill, 0.1 s after one commits, follows many writes after it (at
+    # 10 ms, a loaded machine's FUSE daemon could let the last cut come after the last write, and
+    # the resume rightly had nothing to refuse)
+    epoch = run_until_checkpoints(pool, work, [prog], fuse_dir / "count", stderr=err, extra=("--interval", "1000"))
     assert "fuse, a file system others can change too" in err[0], err[0]
     assert "file-not-undoable" in err[0], err[0]
     before = (fuse_dir / "count").read_bytes()
