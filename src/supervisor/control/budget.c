@@ -188,6 +188,15 @@ static void learn_page_price(struct budget *b, double stop, double cost, uint64_
 	b->page_s = b->page_s ? (b->page_s + each) / 2 : each;
 }
 
+/* The faults a cut cost the program: `protected` pages written after it protected them, and `cow`
+ * faults taken while its view lived, each at a copy-on-write fault's price (a write to a protected
+ * page shared with the view is counted in both: an upper bound, kept so by choice). */
+static double faults_cost(const struct budget *b, uint64_t protected, uint64_t cow)
+{
+	double copy_s = b->cow_s > b->fault_s ? b->cow_s : b->fault_s; /* not measured: a fault at least */
+	return b->fault_s * (double)protected + copy_s * (double)cow;
+}
+
 /* ------------------------------------------------------------------ the cadence */
 
 /* The bytes the tracker protected again, summed: the stops' and the pre-copy passes' */
@@ -244,11 +253,7 @@ double budget_after_cut(struct budget *b, struct tree *t, double started, double
 	} else {
 		double period = started - b->last_cut_s;
 		uint64_t cow = __atomic_load_n(&t->stats.snapshot.cow_faults, __ATOMIC_RELAXED); /* the commit thread adds */
-		/* a page the program writes while a view lives is copied in the same fault that ends its
-		 * protection: the copy is priced beyond the protect fault */
-		double copy_extra = b->cow_s > b->fault_s ? b->cow_s - b->fault_s : 0;
-		double faults = b->fault_s * (double)((prot - b->protected_bytes) / 4096) +
-				(b->fault_s + copy_extra) * (double)(cow - b->cow_faults);
+		double faults = faults_cost(b, (prot - b->protected_bytes) / 4096, cow - b->cow_faults);
 		/* the last commit's extra wait, the mean thread's: a program of many threads loses it in
 		 * each of them at once */
 		double extra = b->commit_end_s ? b->commit_waited_s - b->quiet_rate * b->commit_span_s : 0;
@@ -337,8 +342,7 @@ void budget_at_end(struct budget *b, struct tree *t, double now)
 	 * is gone, its fault count with it */
 	uint64_t pages = b->minflt_seen > b->minflt_at_cut ? b->minflt_seen - b->minflt_at_cut : 0;
 	uint64_t cow = __atomic_load_n(&t->stats.snapshot.cow_faults, __ATOMIC_RELAXED) - b->cow_faults;
-	double copy_extra = b->cow_s > b->fault_s ? b->cow_s - b->fault_s : 0;
-	bs->fault_total_s += b->fault_s * (double)pages + copy_extra * (double)cow;
+	bs->fault_total_s += faults_cost(b, pages, cow);
 	bs->until = now;
 }
 
