@@ -642,7 +642,8 @@ def _filling(pid):
 def test_the_first_cut_after_a_lazy_resume_waits_for_the_fills_copiers(tmp_path, pool_dir):
     """A cut taken while the copiers still put the memory back would finish their work in its stop
     (half a second for a GiB): it waits for them instead, and the run then checkpoints as usual.
-    The copiers are slowed by a test hook (each chunk waits 20 ms) so that the wait is long."""
+    The copiers are slowed by a test hook (each chunk waits 100 ms: the fill lasts about half a
+    second) so that the wait is long even when a loaded machine starts the loop late."""
     prog = [os.path.join(BUILD, "bench", "pr"), "18", "60"]
     native = subprocess.run(prog, capture_output=True, check=True).stdout
     pool = os.path.join(pool_dir, "wait.prosper")
@@ -651,7 +652,7 @@ def test_the_first_cut_after_a_lazy_resume_waits_for_the_fills_copiers(tmp_path,
         p = subprocess.Popen([PROSPER, "run", "--pool", pool, "--", *prog], cwd=tmp_path, stdout=f,
                              stderr=subprocess.PIPE, start_new_session=True)
         kill_at_epoch(p, pool, 30)
-        env = dict(os.environ, PROSPER_TEST_FILL_DELAY_US="20000")
+        env = dict(os.environ, PROSPER_TEST_FILL_DELAY_US="100000")
         r = subprocess.run([PROSPER, "resume", "--pool", pool, "--verify", "--stats-json", str(stats)], cwd=tmp_path,
                            stdout=f, stderr=subprocess.PIPE, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stderr
