@@ -7,6 +7,7 @@ tortures identical after kills, threads and process trees, the pool on a disk wi
 the oracle at 0 mismatches; and what the user's process does with the namespace's processes.
 The tortures are those of bench/scripts/programs_as_started.py (tests/e2e/programs.py), with
 three kills each here."""
+import glob
 import json
 import os
 import pwd
@@ -27,11 +28,17 @@ SUP = os.path.join(BUILD, "tests", "supervisor")
 
 @pytest.fixture
 def own_dir():
-    """A folder on the disk that belongs to `nobody` (its files, its pools)."""
+    """A folder on the disk that belongs to `nobody` (its files, its pools).  A pool left by a
+    kill or a refused resume has a fast pool in memory (docs/durability.md): removed with it."""
     d = tempfile.mkdtemp(prefix="prosper-nobody-")
     u = pwd.getpwnam("nobody")
     os.chown(d, u.pw_uid, u.pw_gid)
     yield d
+    for pool in glob.glob(os.path.join(d, "**", "*.prosper"), recursive=True):
+        r = as_nobody(PROSPER, "inspect", "--json", pool, cwd=d)
+        fast = json.loads(r.stdout)["fast_pool"] if r.returncode == 0 else None
+        if fast:
+            os.unlink(fast["path"])
     shutil.rmtree(d, ignore_errors=True)
 
 
