@@ -4,6 +4,7 @@ into the pool every --durable-every; a kill of everything resumes from the fast 
 under power failures is `prosper crashtest`'s copy variant (tests/unit)."""
 import json
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -118,6 +119,31 @@ def test_fresh_removes_the_fast_pool_too(tmp_path, fast_dir):
     r = prosper("run", "--fresh", "--pool", pool, "--", "/bin/true")
     assert r.returncode == 0, r.stderr
     assert fast_pools(fast_dir) == []
+
+
+def test_a_refused_resume_leaves_no_fast_pool(tmp_path, fast_dir):
+    """A resume of a finished program is refused; the fast pool it made from the durable pool to
+    look (there was none: the run ended cleanly) is removed again -- it was an 8 GiB sparse file in
+    /dev/shm at every such refusal.  A killed run's fast pool, the newest state, is kept through a
+    refusal."""
+    pool = str(tmp_path / "f.prosper")
+    r = prosper("run", "--pool", pool, "--", QUICKSORT, "30")
+    assert r.returncode == 0, r.stderr
+    assert fast_pools(fast_dir) == []
+    again = prosper("resume", "--pool", pool)
+    assert again.returncode == 2 and "the program finished" in again.stderr, again.stderr
+    assert fast_pools(fast_dir) == []
+    killed, prog = str(tmp_path / "k.prosper"), str(tmp_path / "sssp")
+    shutil.copy(SSSP, prog)
+    with open(os.devnull, "wb") as f:
+        _killed(killed, [prog], tmp_path, f)
+    kept = fast_pools(fast_dir)
+    assert len(kept) == 1
+    with open(prog, "ab") as f:
+        f.write(b"\0")  # the executable changed since the checkpoint: refused after the tiers opened
+    r = prosper("resume", "--pool", killed)
+    assert r.returncode == 2 and "changed" in r.stderr, r.stderr
+    assert fast_pools(fast_dir) == kept
 
 
 def test_every_checkpoint_durable_has_no_fast_pool(tmp_path, fast_dir):

@@ -126,8 +126,10 @@ int main(int argc, char **argv)
 	struct img im;
 	struct child c;
 	if (o.cfg.resume) {
-		if ((rc = resume_admit(s, pool_path, &im)) || (rc = resume_start(s, &im, &c)))
+		if ((rc = resume_admit(s, pool_path, &im)) || (rc = resume_start(s, &im, &c))) {
+			tiers_refused(&s->tree->tiers, &s->tree->pool); /* a refusal leaves no fast pool of ours */
 			return rc;
+		}
 	} else if ((rc = run_start(s, &o, pool_path, &c))) {
 		return rc;
 	}

@@ -158,6 +158,7 @@ int tiers_start_resume(struct tiers *t, prosper_pool **work, const struct prospe
 			}
 			return -1;
 		}
+		t->made_fast = 1;
 	}
 	snprintf(t->fast_path, sizeof t->fast_path, "%s", path);
 	t->durable = *work;
@@ -283,6 +284,17 @@ void tiers_after_commit(struct tiers *t, prosper_pool *work, int force)
 	pthread_mutex_unlock(&t->mu);
 	if (force)
 		no_pending(t, 1);
+}
+
+void tiers_refused(struct tiers *t, prosper_pool **work)
+{
+	if (!t->made_fast || !*work)
+		return;
+	prosper_pool_close(work);
+	unlink(t->fast_path);
+	*work = t->durable;
+	t->durable = NULL;
+	t->made_fast = 0;
 }
 
 int tiers_finish(struct tiers *t, prosper_pool **work)

@@ -35,6 +35,7 @@ struct tiers {
 	double every_s;            /* TWO: seconds between durable copies */
 	char fs[16];               /* file system holding the pool path ("ext4", "tmpfs", ...) */
 	char fast_path[4096];      /* TWO: the fast pool */
+	int made_fast;             /* TWO: a resume made it from the durable pool (there was none) */
 	prosper_pool *durable;     /* TWO: the pool at the user's path */
 	double last_copy;          /* CLOCK_MONOTONIC seconds of the last durable copy */
 	uint64_t since;            /* fast epoch the durable pool holds through this handle (0: none) */
@@ -86,6 +87,11 @@ int tiers_start_resume(struct tiers *t, prosper_pool **work, const struct prospe
  * pool when every_s has passed since the last copy and the last copy's commit is done; force:
  * now, waiting for that commit and committing this one before returning. */
 void tiers_after_commit(struct tiers *t, prosper_pool *work, int force);
+
+/* A resume refused after tiers_start_resume: a fast pool it made from the durable pool (it holds
+ * nothing newer) closed and removed, *work the durable pool again.  One that was there before is
+ * kept: it holds the newest state (T1). */
+void tiers_refused(struct tiers *t, prosper_pool **work);
 
 /* The end (T3): a last copy, the fast pool closed and removed, the durable one closed.
  * *work is closed too.  0, or a negative errno of the last close. */
