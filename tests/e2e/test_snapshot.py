@@ -77,6 +77,29 @@ def test_auto_forks_for_a_long_stop_and_copies_a_short_one(tmp_path, pool_dir):
     assert st["snapshot"] == "copy" and st["snapshot_views"] == 0 and st["snapshot_declined"] == 0, st
 
 
+def test_the_commit_under_way_when_the_program_finishes_is_given_up(tmp_path, pool_dir):
+    """A view's commit of GiBs takes seconds; the program that ends meanwhile leaves nothing to
+    resume, so the commit is given up instead of waited for (loop.c), and the pool -- its writes
+    uncommitted, opened again as after a crash in that commit -- is marked finished at the last
+    epoch committed.  Each commit is slowed by a test hook (1 s), so the program always ends in
+    one."""
+    prog = [SCALE, "128", "30000000"]
+    pool = os.path.join(pool_dir, "s.prosper")
+    stats = tmp_path / "stats.json"
+    env = dict(os.environ, PROSPER_TEST_COMMIT_DELAY_US="1000000")
+    r = subprocess.run([PROSPER, "run", "--fresh", "--pool", pool, "--stats-json", str(stats), "--max-overhead", "0",
+                        "--snapshot", "fork", "--", *prog], capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                       env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == native(*prog)
+    st = json.loads(stats.read_text())
+    assert st["last_commit_given_up"] == 1 and st["snapshot_views"] >= 2 and st["checkpoints"] >= 1, st
+    info = json.loads(prosper("inspect", "--json", pool).stdout)
+    assert info["epoch"] == st["checkpoints"] + 1, (info["epoch"], st)  # the given-up commit is not in it
+    again = prosper("resume", "--pool", pool)
+    assert again.returncode == 2 and "the program finished (exit code 0)" in again.stderr, again.stderr
+
+
 ADVISED = textwrap.dedent(r"""
     /* a dense writer with 1 MiB advised MADV_WIPEONFORK ("wipe") or MADV_DONTFORK ("dont") */
     #include <stdio.h>

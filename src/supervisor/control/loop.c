@@ -493,9 +493,15 @@ out:
 	budget_at_end(&budget, tree, stopclock_now());
 	fill_end_all(tree, 0);
 	if (have_worker) {
+		/* the program finished while a view's commit runs (seconds for GiBs): it is given up,
+		 * for nothing will resume from it -- the pool is marked finished (main.c) */
+		if (st >= 0 && WIFEXITED(st) && tree->cut.viewed && worker_busy(&w))
+			__atomic_store_n(&tree->cut.cancel, 1, __ATOMIC_RELEASE);
 		char why[400] = "";
 		int rc = worker_stop(&w, why, sizeof why);
-		if (rc)
+		if (rc == -ECANCELED)
+			tree->commit_cancelled = 1;
+		else if (rc)
 			sup_checkpoint_failed(s, rc, why);
 	}
 	tree_release(tree); /* what the program left running goes on, as it would natively */

@@ -194,6 +194,16 @@ int main(int argc, char **argv)
 	if (s->tree->memory_lost)
 		code = 2; /* the reason is printed (sup_fill_finish) */
 	int finished = st >= 0 && WIFEXITED(st);
+	if (s->tree->commit_cancelled) {
+		/* the commit given up at the end (loop.c) left its writes uncommitted in this handle; the
+		 * pool on its media is at its last committed epoch, as after a crash in that commit */
+		prosper_pool_abandon(&s->tree->pool);
+		if (prosper_pool_open(s->tree->pool_path, &s->tree->pool) != 0) {
+			fprintf(stderr, "%s: cannot open %s again after the program finished: %s\n", sup_command(),
+				s->tree->pool_path, prosper_pool_errormsg());
+			return 1;
+		}
+	}
 	if (finished && prosper_pool_epoch(s->tree->pool) > 0 && poolfile_mark_finished(s->tree->pool, code) != 0) {
 		fprintf(stderr, "%s: could not mark the pool finished: %s\n", sup_command(), prosper_pool_errormsg());
 		finished = 0;

@@ -343,6 +343,8 @@ static int capture_steps(struct sup *s, char *why, size_t whylen)
 	stopclock_lap(phase, STOP_DIRTY, &t);
 	if ((rc = snapshot_or_read(s, why, whylen)) != 0) /* now, or from a view by the commit */
 		return rc;
+	if (s->cut.view > 0)
+		s->tree->cut.viewed = 1;
 	stopclock_lap(phase, STOP_READ, &t);
 	stage_judge_precopy(s);
 	if ((rc = capture_blob(s, &s->cut.batch.blob, n)) != 0)

@@ -73,6 +73,7 @@ static int32_t own_id(const struct tree *t, pid_t host)
 static int capture_cut(struct tree *t, double *clock, char *why, size_t whylen)
 {
 	t->cut.gen++; /* each process's fds are read once in this cut: by the first who asks */
+	t->cut.viewed = 0;
 	double *phase = t->stats.stop.phase_seconds;
 	*clock = stopclock_now();
 	int rc = tree_drop_gone(t);
@@ -208,19 +209,23 @@ int tree_capture(struct tree *t, char *why, size_t whylen)
 
 /* ------------------------------------------------------------------ the commit */
 
-int tree_commit(struct tree *t)
+int tree_commit(struct tree *t, char *why, size_t whylen)
 {
 	struct ckpt_stats each[t->cut.n], cs = { 0 };
 	memset(each, 0, sizeof each);
 	for (int i = 0; i < t->cut.n; i++) {
 		/* a process that exits while its cut is committed is still in that cut */
-		int rc = t->cut.members[i]->cut.captured ? sup_write_batch(t->cut.members[i], &each[i]) : 0;
+		int rc = t->cut.members[i]->cut.captured ? sup_write_batch(t->cut.members[i], &each[i], why, whylen) : 0;
 		if (rc)
 			return rc;
 	}
 	struct sup *first = t->cut.members[0];
 	if (first->cfg.commit_delay_us)
 		usleep((useconds_t)first->cfg.commit_delay_us);
+	if (__atomic_load_n(&t->cut.cancel, __ATOMIC_ACQUIRE)) {
+		snprintf(why, whylen, "the program finished: its last checkpoint is not committed");
+		return -ECANCELED;
+	}
 	const struct img_buf *blob = t->cut.blob.len ? &t->cut.blob : &first->cut.batch.blob;
 	int rc = prosper_pool_commit(t->pool, blob->p, blob->len);
 	if (rc)

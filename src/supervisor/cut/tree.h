@@ -46,7 +46,7 @@ int tree_drop_gone(struct tree *t);
  * blob.  0 or a negative errno, with why when there is more to say (why.h). */
 int tree_capture(struct tree *t, char *why, size_t whylen);
 /* The commit of what tree_capture staged (on the worker).  0 or a negative errno. */
-int tree_commit(struct tree *t);
+int tree_commit(struct tree *t, char *why, size_t whylen);
 /* After a commit, on the worker: each process's staging made ready for the next stops
  * (stage_ahead). */
 void tree_stage_ahead(struct tree *t);

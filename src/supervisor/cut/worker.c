@@ -10,28 +10,33 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The cut's bytes still in copy-on-write views (snapshot.h), read into the batches: 0, or the
- * first failure (every view ended either way). */
-static int read_views(struct tree *t, char *why, size_t whylen)
+/* The cut's copy-on-write views (snapshot.h) checked, what they override of a pre-copy read:
+ * 0, or the first failure.  The commit reads the rest of each, a window at a time. */
+static int check_views(struct tree *t, char *why, size_t whylen)
 {
 	int rc = 0;
 	for (int i = 0; i < t->cut.n && !rc; i++)
 		rc = snapshot_read(t->cut.members[i], why, whylen);
-	for (int i = 0; i < t->cut.n && rc; i++)
-		snapshot_drop(t->cut.members[i]);
 	return rc;
+}
+
+static void end_views(struct tree *t)
+{
+	for (int i = 0; i < t->cut.n; i++)
+		snapshot_drop(t->cut.members[i]);
 }
 
 int worker_timed_commit(struct sup *s, char *why, size_t whylen)
 {
 	double t0 = stopclock_now();
-	int rc = read_views(s->tree, why, whylen);
+	int rc = check_views(s->tree, why, whylen);
 	if (rc)
 		; /* why said */
 	else if ((rc = filetrack_before_durable(s->tree)) != 0)
 		WHY_SAY("the file-undo journal in %s cannot be flushed", s->tree->files.dir);
-	else if ((rc = tree_commit(s->tree)) != 0)
+	else if ((rc = tree_commit(s->tree, why, whylen)) != 0)
 		WHY_SAY("%s", prosper_pool_errormsg()); /* the pool's message is this thread's */
+	end_views(s->tree); /* ended by their windows' end; here too when the commit failed before */
 	s->tree->stats.commit_total += stopclock_now() - t0;
 	if (!rc) {
 		filetrack_committed(s->tree); /* before the durable copy: it is tagged with this cut */

@@ -11,6 +11,7 @@
 #include "sup.h"
 #include "ckpt_commit.h"
 #include "nvm.h"
+#include "snapshot.h"
 
 struct diff_ctx {
 	struct sup *s;
@@ -36,9 +37,9 @@ static void count_only(void *ctx, uint64_t off, uint64_t len) { (void)ctx, (void
 #define DENSE_PERCENT 96
 #define DENSE_HOLD 8
 
-static int write_chunk(struct sup *s, const struct chunk *c, struct ckpt_stats *cs)
+/* Chunk c, its bytes at cur, into the pool. */
+static int write_chunk(struct sup *s, const struct chunk *c, const uint8_t *cur, struct ckpt_stats *cs)
 {
-	const uint8_t *cur = s->cut.batch.data + c->at;
 	int mode = c->stack ? s->cfg.stack_mode : s->cfg.heap_mode;
 	uint32_t g = c->stack ? s->cfg.stack_gran : s->cfg.heap_gran;
 	int compare = !c->whole && ((mode == TRACK_MODE_DIFF && !(c->stack && s->stack_dense_left)) || (c->stack && s->cfg.stats_exact));
@@ -82,16 +83,48 @@ static int write_chunk(struct sup *s, const struct chunk *c, struct ckpt_stats *
 	return 0;
 }
 
-int sup_write_batch(struct sup *s, struct ckpt_stats *cs)
+/* The program finished while this commit runs: nothing will resume from it (loop.c). */
+static int cancelled(struct sup *s, char *why, size_t whylen)
 {
-	for (size_t i = 0; i < s->cut.batch.nchunks; i++) {
-		if (!s->cut.batch.chunks[i].len)
+	if (!__atomic_load_n(&s->tree->cut.cancel, __ATOMIC_ACQUIRE))
+		return 0;
+	snprintf(why, whylen, "the program finished: its last checkpoint is not committed");
+	return -ECANCELED;
+}
+
+/* The chunks still in s's copy-on-write view, a window at a time (snapshot.h); the view ended. */
+static int write_from_view(struct sup *s, struct ckpt_stats *cs, char *why, size_t whylen)
+{
+	struct batch *bt = &s->cut.batch;
+	struct view_window w;
+	snapshot_window_begin(s, &w);
+	long n;
+	int rc = 0;
+	while (!rc && !(rc = cancelled(s, why, whylen)) && (n = snapshot_next_window(s, &w, why, whylen)) > 0)
+		for (long k = 0; k < n && !rc; k++)
+			if ((rc = write_chunk(s, &bt->window_parts[k], bt->window + bt->window_parts[k].at, cs)) != 0)
+				snprintf(why, whylen, "%s", prosper_pool_errormsg());
+	snapshot_drop(s);
+	return rc ? rc : n < 0 ? (int)n : 0;
+}
+
+int sup_write_batch(struct sup *s, struct ckpt_stats *cs, char *why, size_t whylen)
+{
+	struct batch *bt = &s->cut.batch;
+	size_t read = s->cut.view ? bt->read_from : bt->nchunks; /* the rest is in the view */
+	for (size_t i = 0; i < read; i++) {
+		if (!bt->chunks[i].len)
 			continue; /* pre-copied for a mapping gone at the stop (stage.h) */
-		int rc = write_chunk(s, &s->cut.batch.chunks[i], cs);
-		if (rc)
+		int rc = write_chunk(s, &bt->chunks[i], bt->data + bt->chunks[i].at, cs);
+		if (rc) {
+			snprintf(why, whylen, "%s", prosper_pool_errormsg());
 			return rc;
+		}
 	}
-	return sup_nvm_commit(s);
+	int rc = s->cut.view ? write_from_view(s, cs, why, whylen) : 0;
+	if (!rc && (rc = sup_nvm_commit(s)) != 0)
+		snprintf(why, whylen, "%s", prosper_pool_errormsg());
+	return rc;
 }
 
 void sup_committed(struct sup *s, const struct ckpt_stats *cs)

@@ -45,7 +45,7 @@ int stage_precopy(struct sup *s)
 		rc = sup_adopt_new_maps(s);
 	uint64_t bytes = 0;
 	char unused[300];
-	if (read_staged(s, s->pid, &bytes, 0, unused, sizeof unused) != 0) {
+	if (read_staged(s, s->pid, &bytes, 0, 1, unused, sizeof unused) != 0) {
 		bt->pre_stale = 1; /* a mapping went away under the pass: the stop reads them again */
 		s->tree->stats.precopy.stale++;
 	}

@@ -6,12 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "inject.h"
 #include "procfs.h"
+#include "readers.h"
 #include "stage.h"
 #include "stopclock.h"
 
@@ -33,6 +35,10 @@
 #define COPY_BYTES_PER_S_GUESS 1e9
 #define COPY_RATE_MIN_SAMPLE (64ull << 20) /* the stops' reads measure the rate once they read this much */
 #define COPY_TIMED_MIN (4ull << 20)         /* in reads of at least this much (a small one is its overheads) */
+#define PAGE_BYTES 4096ull
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
 
 /* The stop's copy, timed when it is large enough to tell the rate. */
 static int copy_now(struct sup *s, uint64_t unread, char *why, size_t whylen)
@@ -46,11 +52,13 @@ static int copy_now(struct sup *s, uint64_t unread, char *why, size_t whylen)
 	return rc;
 }
 
-/* The minor faults of process pid so far (/proc/PID/stat's tenth field), 0 if unknown.  Read by
- * the commit thread too: no shared buffer. */
-static uint64_t minor_faults(pid_t pid)
+/* The minor faults of process pid so far and its system time in seconds (/proc/PID/stat's tenth
+ * and fifteenth fields, every thread's), 0 if unknown.  Read by the commit thread too: no shared
+ * buffer. */
+static uint64_t faults_and_stime(pid_t pid, double *stime_s)
 {
 	char path[64], buf[1024];
+	*stime_s = 0;
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
 	FILE *f = fopen(path, "re");
 	if (!f)
@@ -59,8 +67,11 @@ static uint64_t minor_faults(pid_t pid)
 	fclose(f);
 	buf[n] = 0;
 	const char *p = strrchr(buf, ')'); /* after the name, which may hold anything */
-	unsigned long long flt = 0;
-	return p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %llu", &flt) == 1 ? flt : 0;
+	unsigned long long flt = 0, stime = 0;
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %llu %*u %*u %*u %*u %llu", &flt, &stime) != 2)
+		return 0;
+	*stime_s = (double)stime / (double)sysconf(_SC_CLK_TCK);
+	return flt;
 }
 
 /* MemAvailable of /proc/meminfo, in bytes (0 if unknown). */
@@ -152,6 +163,10 @@ int snapshot_or_read(struct sup *s, char *why, size_t whylen)
 	uint64_t unread = stage_unread_bytes(s);
 	if (!unread || !viewable(s))
 		return copy_now(s, unread, why, whylen);
+	if (!s->snap.stime_at) { /* the first: where the program's own system time is measured from */
+		s->snap.stime_at = stopclock_now();
+		faults_and_stime(s->pid, &s->snap.stime_s);
+	}
 	uint64_t resident = proc_resident_bytes(s->pid);
 	if (mode == SNAPSHOT_AUTO && !worth_it(s, unread, resident)) {
 		s->tree->stats.snapshot.declined += unread >= SNAPSHOT_MIN_BYTES;
@@ -184,7 +199,12 @@ int snapshot_or_read(struct sup *s, char *why, size_t whylen)
 		st->fork_max_s = dt;
 	s->cut.view = view;
 	s->cut.view_bytes = unread;
-	s->cut.view_faults_from = minor_faults(s->pid);
+	/* the program's system time before the view, per second: what it spends there of its own */
+	double now = stopclock_now(), stime;
+	s->cut.view_faults_from = faults_and_stime(s->pid, &stime);
+	s->cut.view_stime_rate = s->snap.stime_at > 0 && now > s->snap.stime_at && stime >= s->snap.stime_s
+					 ? (stime - s->snap.stime_s) / (now - s->snap.stime_at) : 0;
+	s->cut.view_stime_from = stime, s->cut.view_from = now;
 	stage_note_could(s);
 	return 0;
 }
@@ -276,12 +296,93 @@ int snapshot_read(struct sup *s, char *why, size_t whylen)
 		return -EIO;
 	}
 	uint64_t bytes = 0;
-	rc = read_staged(s, s->cut.view, &bytes, 0, why, whylen);
-	snapshot_drop(s);
+	rc = read_staged(s, s->cut.view, &bytes, 0, 0, why, whylen); /* the pre-copied bytes it overrides */
+	if (rc)
+		snapshot_drop(s);
 	struct snapshot_stats *st = &s->tree->stats.snapshot;
 	st->bytes += bytes;
 	st->read_total_s += stopclock_now() - t0;
 	return rc;
+}
+
+void snapshot_window_begin(struct sup *s, struct view_window *w)
+{
+	w->chunk = s->cut.batch.read_from;
+	w->done = 0;
+}
+
+/* The window made once, its pages put in place: reused by every view's commit after. */
+static int window_make(struct batch *bt)
+{
+	if (bt->window)
+		return 0;
+	void *p = mmap(NULL, SNAPSHOT_WINDOW, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -ENOMEM;
+	bt->window_parts = malloc(SNAPSHOT_WINDOW_PARTS * sizeof *bt->window_parts);
+	if (!bt->window_parts) {
+		munmap(p, SNAPSHOT_WINDOW);
+		return -ENOMEM;
+	}
+	madvise(p, SNAPSHOT_WINDOW, MADV_POPULATE_WRITE); /* else the first read faults them in */
+	bt->window = p;
+	return 0;
+}
+
+long snapshot_next_window(struct sup *s, struct view_window *w, char *why, size_t whylen)
+{
+	struct batch *bt = &s->cut.batch;
+	if (!s->cut.view || w->chunk >= bt->nchunks)
+		return 0;
+	int rc = window_make(bt);
+	if (rc) {
+		snprintf(why, whylen, "no memory for the window a copy-on-write view is read through");
+		return rc;
+	}
+	/* the window's pairs: the commit thread's own (the loop's reads have theirs) */
+	static __thread struct iov_pairs rl;
+	rl.n = 0;
+	uint64_t used = 0;
+	size_t n = 0;
+	while (w->chunk < bt->nchunks && n < SNAPSHOT_WINDOW_PARTS) {
+		const struct chunk *c = &bt->chunks[w->chunk];
+		uint64_t left = c->len - w->done, room = SNAPSHOT_WINDOW - used;
+		if (!left) {
+			w->chunk++, w->done = 0;
+			continue;
+		}
+		uint64_t take = left <= room ? left : room & ~(PAGE_BYTES - 1); /* split at a page */
+		if (!take)
+			break;
+		struct chunk *part = &bt->window_parts[n];
+		*part = *c;
+		part->off += w->done, part->addr += w->done, part->len = take, part->at = used;
+		if (iov_pairs_add(&rl, bt->window + used, (void *)(uintptr_t)part->addr, take) != 0) {
+			snprintf(why, whylen, "no memory to read a copy-on-write view");
+			return -ENOMEM;
+		}
+		n++, used += take, w->done += take;
+	}
+	double t0 = stopclock_now();
+	uint64_t bad = 0;
+	if (n && proc_mem_readv(s->cut.view, rl.local, rl.remote, rl.n, &bad) != 0) {
+		snprintf(why, whylen, "cannot read the program's memory at %#llx (pid %d, from its copy-on-write view): %s",
+			 (unsigned long long)bad, (int)s->pid, strerror(errno));
+		return -EIO;
+	}
+	struct snapshot_stats *st = &s->tree->stats.snapshot;
+	st->bytes += used;
+	st->read_total_s += stopclock_now() - t0;
+	return (long)n;
+}
+
+void snapshot_window_free(struct batch *bt)
+{
+	if (bt->window)
+		munmap(bt->window, SNAPSHOT_WINDOW);
+	free(bt->window_parts);
+	bt->window = NULL;
+	bt->window_parts = NULL;
 }
 
 void snapshot_forbid(struct sup *s)
@@ -296,9 +397,18 @@ void snapshot_drop(struct sup *s)
 		kill(s->cut.view, SIGKILL); /* reaped by the loop (its parent is the supervisor) */
 		/* the program's faults while the view lived: a write to any page it shared with the view
 		 * copied that page (and first touches of new memory count too: an upper bound) */
-		uint64_t now = minor_faults(s->pid);
-		if (now > s->cut.view_faults_from && s->cut.view_faults_from) /* the loop's budget reads it meanwhile */
-			__atomic_add_fetch(&s->tree->stats.snapshot.cow_faults, now - s->cut.view_faults_from, __ATOMIC_RELAXED);
+		double stime, at = stopclock_now();
+		uint64_t now = faults_and_stime(s->pid, &stime);
+		struct snapshot_stats *st = &s->tree->stats.snapshot; /* the loop's budget reads them meanwhile */
+		if (now > s->cut.view_faults_from && s->cut.view_faults_from)
+			__atomic_add_fetch(&st->cow_faults, now - s->cut.view_faults_from, __ATOMIC_RELAXED);
+		/* ... and their measured price: its system time then, beyond its own rate before the view
+		 * (the copies' time, with what the machine's contention added to each) */
+		double extra = stime - s->cut.view_stime_from - s->cut.view_stime_rate * (at - s->cut.view_from);
+		if (now && extra > 0)
+			__atomic_add_fetch(&st->cow_extra_ns, (uint64_t)(extra * 1e9), __ATOMIC_RELAXED);
+		if (now)
+			s->snap.stime_s = stime, s->snap.stime_at = at;
 	}
 	s->cut.view = 0;
 	s->cut.view_bytes = 0;

@@ -9,6 +9,11 @@
  * the staged ranges from the view, then ends it.  The stop costs the fork (about 15 ms per GiB in
  * place here) instead of the copy (about 3 GB/s on two cores).
  *
+ * The commit reads the view a window at a time (SNAPSHOT_WINDOW bytes, one buffer made once and
+ * kept in place) and writes each window into the pool before it reads the next: a 4 GiB cut read
+ * whole needed 4 GiB more of the supervisor's memory, each page of it zeroed by the kernel on its
+ * first touch (a third of both cores' time while the view lived, here).
+ *
  * The view is made by the clone() system call injected into a thread of the program (inject.h):
  * CLONE_PARENT, so that it is the supervisor's child and not the program's (the program never sees
  * it in wait(), nor a SIGCHLD for it); CLONE_FILES, so that it shares the program's fd table
@@ -25,8 +30,10 @@
  *     process that made one never gets a view (snapshot_forbid); so a process not under the
  *     filter never gets one either.  The view's map is checked before it is read all the same: a
  *     staged range it does not hold fails the commit.
- *   - The view is read before the commit writes the batch, and ended by the commit (read or not);
- *     a cut abandoned before its commit ends it too (snapshot_drop).  A view outlives no commit.
+ *   - The view is read, window by window, before the commit record, and ended by the commit
+ *     (read or not); a cut abandoned before its commit ends it too (snapshot_drop).  A view
+ *     outlives no commit.  The pool sees the same writes in the same epoch as when the cut was read
+ *     whole first: only the order of reads and writes changes, never what the commit record covers.
  *   - A view is made only while the machine's available memory (MemAvailable) could hold the
  *     program's resident memory a second time: what it needs if it rewrites all of it while the
  *     view lives.
@@ -49,9 +56,26 @@
  * the commit to read them from.  0, or a negative errno with why (the copy's failure). */
 int snapshot_or_read(struct sup *s, char *why, size_t whylen);
 
-/* In the commit, before its batch is written: the staged bytes read from s's view, if it has
- * one, and the view ended.  0, or -EIO with why. */
+/* In the commit, before its batch is written: s's view, if it has one, checked to hold every
+ * staged range, and the pre-copied bytes it overrides read from it.  0, or -EIO with why (the view
+ * ended).  The rest of the view is read by snapshot_next_window. */
 int snapshot_read(struct sup *s, char *why, size_t whylen);
+
+/* The commit's way through the chunks still in s's view (batch.chunks from read_from on). */
+#define SNAPSHOT_WINDOW (32ull << 20)
+#define SNAPSHOT_WINDOW_PARTS 8192u /* 32 MiB of separate pages */
+struct view_window {
+	size_t chunk;  /* the next chunk to read */
+	uint64_t done; /* of it, the bytes read already */
+};
+void snapshot_window_begin(struct sup *s, struct view_window *w);
+/* The next window: up to SNAPSHOT_WINDOW bytes of the chunks left, read from the view into
+ * batch.window and described as chunks in batch.window_parts (their `at` in the window; a chunk
+ * too large for a window is split at a page).  The number of parts, 0 when all are read, or a
+ * negative errno with why. */
+long snapshot_next_window(struct sup *s, struct view_window *w, char *why, size_t whylen);
+/* The window's buffers given back (the process is gone). */
+void snapshot_window_free(struct batch *bt);
 
 /* Process s advised memory MADV_DONTFORK or MADV_WIPEONFORK: no view of it from now on. */
 void snapshot_forbid(struct sup *s);

@@ -59,7 +59,7 @@ void stage_free(struct batch *bt)
 	if (bt->data)
 		munmap(bt->data, bt->cap);
 	bt->data = NULL;
-	bt->cap = bt->ready = 0;
+	bt->cap = bt->ready = bt->filled = 0;
 }
 
 /* A stack is live from SP - 128 up (whole 8-byte words); a tracker's pages below are not read. */
@@ -131,7 +131,7 @@ int stage_range(struct sup *s, struct vma *v, uint64_t a, uint64_t b)
 
 /* `stopped`: the process does not run meanwhile, so the read is shared out between the cores
  * (readers.h); a pass beside the running program reads on this thread alone. */
-int read_staged(struct sup *s, pid_t from, uint64_t *bytes, int stopped, char *why, size_t whylen)
+int read_staged(struct sup *s, pid_t from, uint64_t *bytes, int stopped, int chunks, char *why, size_t whylen)
 {
 	/* every range staged and not read yet, in one list: a random write pattern names thousands
 	 * of separate pages per interval, and proc_mem_readv moves many per system call */
@@ -140,7 +140,7 @@ int read_staged(struct sup *s, pid_t from, uint64_t *bytes, int stopped, char *w
 	uint64_t total = 0;
 	int rc = 0;
 	rl.n = 0;
-	for (size_t i = bt->read_from; i < bt->nchunks && !rc; i++) {
+	for (size_t i = bt->read_from; chunks && i < bt->nchunks && !rc; i++) {
 		const struct chunk *c = &bt->chunks[i];
 		if (c->len)
 			rc = iov_pairs_add(&rl, bt->data + c->at, (void *)(uintptr_t)c->addr, c->len), total += c->len;
@@ -170,7 +170,10 @@ int read_staged(struct sup *s, pid_t from, uint64_t *bytes, int stopped, char *w
 		rc = -EIO;
 	}
 	*bytes += total;
-	bt->read_from = bt->nchunks;
+	if (chunks) {
+		bt->read_from = bt->nchunks;
+		bt->filled = bt->len;
+	}
 	bt->nrereads = 0;
 	return rc;
 }
@@ -197,7 +200,7 @@ uint64_t stage_unread_bytes(const struct sup *s)
 int stage_read(struct sup *s, char *why, size_t whylen)
 {
 	stage_note_could(s);
-	return read_staged(s, s->pid, &s->tree->stats.stop.read_bytes, 1, why, whylen);
+	return read_staged(s, s->pid, &s->tree->stats.stop.read_bytes, 1, 1, why, whylen);
 }
 
 /* How far ahead: twice the largest cut yet, at least `floor` (a program's first large cut comes
@@ -208,9 +211,9 @@ int stage_read(struct sup *s, char *why, size_t whylen)
 size_t stage_ahead(struct sup *s, uint64_t floor)
 {
 	struct batch *bt = &s->cut.batch;
-	if (bt->len > bt->most)
-		bt->most = bt->len;
-	uint64_t in_place = bt->len & ~(PAGE - 1); /* the stop's read wrote them */
+	if (bt->filled > bt->most)
+		bt->most = bt->filled;
+	uint64_t in_place = bt->filled & ~(PAGE - 1); /* the stop's read wrote them */
 	if (in_place > bt->ready)
 		bt->ready = in_place;
 	uint64_t want = 2 * bt->most > floor ? 2 * bt->most : floor;
@@ -236,7 +239,7 @@ size_t stage_ahead(struct sup *s, uint64_t floor)
 void stage_forget(struct sup *s)
 {
 	struct batch *bt = &s->cut.batch;
-	bt->nchunks = bt->len = bt->read_from = bt->nrereads = bt->npre = 0;
+	bt->nchunks = bt->len = bt->filled = bt->read_from = bt->nrereads = bt->npre = 0;
 	bt->pre_stale = 0;
 	for (int i = 0; i < s->nvmas; i++)
 		s->vmas[i].pre_armed = 0;

@@ -40,8 +40,9 @@ int stage_range(struct sup *s, struct vma *v, uint64_t a, uint64_t b);
 int stage_read(struct sup *s, char *why, size_t whylen);
 /* The same, from process `from` (the program, or its copy-on-write view: snapshot.h), for the
  * stop (stopped = 1: shared out between the cores) or beside the running program (0: this thread
- * alone), *bytes counting what it read. */
-int read_staged(struct sup *s, pid_t from, uint64_t *bytes, int stopped, char *why, size_t whylen);
+ * alone), *bytes counting what it read.  chunks = 0: only the pre-copied bytes to read again (a
+ * view's chunks are read a window at a time by the commit). */
+int read_staged(struct sup *s, pid_t from, uint64_t *bytes, int stopped, int chunks, char *why, size_t whylen);
 /* The bytes staged and not read yet. */
 uint64_t stage_unread_bytes(const struct sup *s);
 /* At the stop: the most the next stops may read (the saved mappings' size), for stage_ahead;

@@ -33,6 +33,7 @@ int stats_write(const struct sup *s, const char *path)
 	json_u64(&j, "metadata_first_bytes", st->meta_first_bytes);
 	json_num(&j, "mean_commit_ms", "%.4f", 1e3 * per(st->commit_total, st->checkpoints));
 	json_u64(&j, "checkpoints", st->checkpoints);
+	json_u64(&j, "last_commit_given_up", (uint64_t)s->tree->commit_cancelled); /* the program finished during it */
 	json_u64(&j, "tree_checkpoints", st->trees);
 	json_u64(&j, "max_processes", st->max_processes);
 	json_u64(&j, "pipe_bytes_in_flight", st->pipe_bytes_in_flight);
@@ -89,6 +90,7 @@ int stats_write(const struct sup *s, const char *path)
 	json_u64(&j, "snapshot_forbidden", st->snapshot.forbidden);
 	json_u64(&j, "snapshot_no_room", st->snapshot.no_room);
 	json_u64(&j, "snapshot_cow_faults", st->snapshot.cow_faults);
+	json_num(&j, "snapshot_cow_ms", "%.3f", 1e-6 * (double)st->snapshot.cow_extra_ns);
 	json_num(&j, "snapshot_fork_mean_ms", "%.3f", 1e3 * per(st->snapshot.fork_total_s, st->snapshot.views));
 	json_num(&j, "snapshot_fork_max_ms", "%.3f", 1e3 * st->snapshot.fork_max_s);
 	json_num(&j, "snapshot_read_ms", "%.3f", 1e3 * st->snapshot.read_total_s);

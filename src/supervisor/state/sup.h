@@ -77,7 +77,8 @@ struct batch {
 	uint8_t *data;       /* an anonymous mapping of cap bytes (stage.c) */
 	size_t len, cap;
 	size_t ready;        /* data's first bytes whose pages are in place (stage_ahead) */
-	uint64_t most;       /* the largest len a cut has staged */
+	size_t filled;       /* data's first bytes a read wrote this cut (a view's chunks go through the window) */
+	uint64_t most;       /* the largest filled a cut has read */
 	uint64_t could;      /* bytes of the mappings saved at the last cut: the most a stop reads of them */
 	struct img_buf blob;
 	/* --copy precopy (stage.h): chunks [0, npre) were read by a pre-copy for the coming cut;
@@ -87,6 +88,10 @@ struct batch {
 	size_t read_from;    /* chunks before it are read */
 	struct reread *rereads;
 	size_t nrereads, rereads_cap;
+	/* a view's chunks read and written a window at a time (snapshot.h): SNAPSHOT_WINDOW bytes,
+	 * in place once made, and the parts of chunks each window holds */
+	uint8_t *window;
+	struct chunk *window_parts;
 };
 
 /* Bytes of one checkpoint (and, summed, of a run). */
@@ -226,6 +231,7 @@ struct snapshot_stats {
 	double fork_total_s, fork_max_s;  /* the forks, in the stops */
 	double read_total_s;              /* reading the views, in the commits */
 	uint64_t cow_faults;              /* the program's faults while its views lived (copies of shared pages) */
+	uint64_t cow_extra_ns;            /* its system time while they lived, beyond its rate before them */
 	uint64_t copied_bytes;            /* the stops' copies of 4 MiB or more (the rate auto prices them at) */
 	double copy_total_s;
 };
@@ -299,6 +305,8 @@ struct tree_cut {
 	int ntcp_kept;
 	struct pty_cut *ptys;        /* the pseudo-terminals whose master the program holds (ptys.h) */
 	int nptys, ptys_cap;
+	int viewed;                  /* a process of it is read from a copy-on-write view (snapshot.h) */
+	int cancel;                  /* atomic: the program finished, this commit is not wanted (loop.c) */
 };
 
 /* A resume of a tree (tree_restore.c): the checkpoint's processes and the objects made for them. */
@@ -380,6 +388,8 @@ struct tree {
 	char pool_path[4096];        /* absolute path of `pool`: the program maps its NVM regions from it */
 	struct tiers tiers;          /* which checkpoints survive a power cut (tiers.h) */
 	int enabled;                 /* checkpointing still on */
+	int commit_cancelled;        /* the last commit was given up at the program's end: the pool
+	                              * handle holds its writes uncommitted (main.c opens it again) */
 	double interval_s;           /* the interval until the next cut (the budget's choice, budget.h) */
 	char disabled_reason[VMA_PATH_MAX + 200]; /* why it is off: the first reason, copied (disable.c) */
 	struct tree_run run;         /* how the program is started: set at the start, then read only */
@@ -422,6 +432,9 @@ struct sup_cut {
 	pid_t view;                  /* the copy-on-write view its unread bytes are read from (snapshot.h), or 0 */
 	uint64_t view_bytes;         /* those bytes */
 	uint64_t view_faults_from;   /* the program's minor faults when the view was made */
+	double view_stime_from;      /* ... its system time then (seconds) */
+	double view_from;            /* ... when (stopclock) */
+	double view_stime_rate;      /* its system time per second before the view (snapshot.c) */
 	uint8_t *old;                /* committed bytes, for the diff filter */
 	size_t old_cap;
 };
@@ -440,6 +453,8 @@ struct snapshot_learned {
 	int off;                     /* no view of it can be made: its parent is not ours, a fork failed */
 	int parent_checked;
 	double fork_s_per_byte;      /* the last fork's time per byte the process had in place (0: none yet) */
+	/* its system time when last read (at a view's start or end), to tell what a view adds to it */
+	double stime_s, stime_at;
 };
 
 /* The supervision of one process: the options (the tree's, copied), and its state. */
