@@ -191,11 +191,18 @@ static void learn_page_price(struct budget *b, double stop, double cost, uint64_
 /* The faults a cut cost the program: `protected` pages written after it protected them, and `cow`
  * faults taken while its view lived, each at a copy-on-write fault's price (a write to a protected
  * page shared with the view is counted in both: an upper bound, kept so by choice). */
-static double faults_cost(const struct budget *b, uint64_t protected, uint64_t cow)
+static double faults_cost(const struct budget *b, uint64_t protected, uint64_t cow, uint64_t cow_ns)
 {
 	double copy_s = b->cow_s > b->fault_s ? b->cow_s : b->fault_s; /* not measured: a fault at least */
-	return b->fault_s * (double)protected + copy_s * (double)cow;
+	/* a view's copies at their price, or at the system time they took the program when more: on
+	 * a machine whose memory is contended (a GiB-sized commit beside them) a copy cost 15 us */
+	double copies = copy_s * (double)cow, took = (double)cow_ns * 1e-9;
+	return b->fault_s * (double)protected + (took > copies ? took : copies);
 }
+
+/* The views' faults and their measured time, as the commit thread adds them. */
+static uint64_t cow_faults_of(const struct tree *t) { return __atomic_load_n(&t->stats.snapshot.cow_faults, __ATOMIC_RELAXED); }
+static uint64_t cow_ns_of(const struct tree *t) { return __atomic_load_n(&t->stats.snapshot.cow_extra_ns, __ATOMIC_RELAXED); }
 
 /* ------------------------------------------------------------------ the cadence */
 
@@ -252,8 +259,8 @@ double budget_after_cut(struct budget *b, struct tree *t, double started, double
 		bs->stop_s += stop;
 	} else {
 		double period = started - b->last_cut_s;
-		uint64_t cow = __atomic_load_n(&t->stats.snapshot.cow_faults, __ATOMIC_RELAXED); /* the commit thread adds */
-		double faults = faults_cost(b, (prot - b->protected_bytes) / 4096, cow - b->cow_faults);
+		double faults = faults_cost(b, (prot - b->protected_bytes) / 4096, cow_faults_of(t) - b->cow_faults,
+					    cow_ns_of(t) - b->cow_ns);
 		/* the last commit's extra wait, the mean thread's: a program of many threads loses it in
 		 * each of them at once */
 		double extra = b->commit_end_s ? b->commit_waited_s - b->quiet_rate * b->commit_span_s : 0;
@@ -284,7 +291,8 @@ double budget_after_cut(struct budget *b, struct tree *t, double started, double
 		bs->chosen_max_s = b->interval_s;
 	bs->chosen_last_s = b->interval_s;
 	b->protected_bytes = prot;
-	b->cow_faults = __atomic_load_n(&t->stats.snapshot.cow_faults, __ATOMIC_RELAXED);
+	b->cow_faults = cow_faults_of(t);
+	b->cow_ns = cow_ns_of(t);
 	b->last_cut_s = started;
 	b->postponing = 0;
 	if (b->fraction > 0) {
@@ -341,8 +349,7 @@ void budget_at_end(struct budget *b, struct tree *t, double now)
 	/* the protect faults of the last interval, as far as a postponed cut saw them: the program
 	 * is gone, its fault count with it */
 	uint64_t pages = b->minflt_seen > b->minflt_at_cut ? b->minflt_seen - b->minflt_at_cut : 0;
-	uint64_t cow = __atomic_load_n(&t->stats.snapshot.cow_faults, __ATOMIC_RELAXED) - b->cow_faults;
-	bs->fault_total_s += faults_cost(b, pages, cow);
+	bs->fault_total_s += faults_cost(b, pages, cow_faults_of(t) - b->cow_faults, cow_ns_of(t) - b->cow_ns);
 	bs->until = now;
 }
 

@@ -9,8 +9,9 @@
  *     of this machine's fault at start (budget_start) times the pages the cut read; and, while a
  *     copy-on-write view of the cut lives (snapshot.h), each fault the program takes (a write to
  *     a page it shares with the view copies it), at the price of a copy-on-write fault, also
- *     measured at start: an estimate, from the program's minor-fault count, of a cost not
- *     measured one by one;
+ *     measured at start -- or, when more, at the system time the program spent while the view
+ *     lived beyond its own rate before it (/proc/PID/stat): a copy priced at 2 us on a quiet
+ *     machine took 15 us beside a GiB-sized commit;
  *   - the time its threads were ready to run and waited for a core (/proc/TID/schedstat) while
  *     the cut's commit ran, beyond what they wait when no commit runs: the commit's competition
  *     for the cores.  What other programs of the machine take from it is not checkpointing's
@@ -52,8 +53,10 @@
 #include "sup.h"
 
 /* The longest interval the budget chooses (seconds): beyond it a kill loses more work than a
- * lower overhead is worth to a long computation. */
-#define BUDGET_LONGEST_S 10.0
+ * lower overhead is worth to a long computation.  A minute, not less: a 4 GiB dense writer's cut
+ * costs it 2.5 s or more (its copy-on-write faults, a GiB-sized commit beside it), so at 10 s
+ * it ran 1.4-4.6x native under a 5 % budget; at 5 % such a cut is paid for in 50 s. */
+#define BUDGET_LONGEST_S 60.0
 
 /* --max-overhead when not given (percent): 5 kept every program of bench/scripts/budget.py within
  * 1.10x native, a 2 GiB dense writer included (bench/results/budget.md); a program whose cuts cost
@@ -69,6 +72,7 @@ struct budget {
 	double cow_s;           /* one copy-on-write fault on this machine (0: not measured) */
 	uint64_t protected_bytes; /* the pages the tracker protected again, summed, at the last cut */
 	uint64_t cow_faults;    /* the program's faults while copy-on-write views lived, at the last cut */
+	uint64_t cow_ns;        /* their measured time (snapshot_stats.cow_extra_ns), at the last cut */
 	/* the run-queue waits of the program's threads (budget.c, waits_at_cut) */
 	uint64_t wait_ns;       /* summed, when last read */
 	int committing;         /* the last cut's commit has not been seen done */

@@ -38,7 +38,7 @@ static const char usage[] =
 	"                           e.g. 5: each checkpoint's cost is measured (its stop, the write\n"
 	"                           faults after it, the program's waits for a core while it commits)\n"
 	"                           and the interval lengthened to keep within P, never below --interval\n"
-	"                           nor above 10 s; it comes back down when the program writes less.\n"
+	"                           nor above 60 s; it comes back down when the program writes less.\n"
 	"                           Default " BUDGET_DEFAULT_TEXT " ($PROSPER_MAX_OVERHEAD when set); 0: every\n"
 	"                           --interval, whatever it costs.\n"
 	"                           --stats-json reports the intervals taken and the cost measured\n"
