@@ -27,6 +27,7 @@
 #include "sharedmem.h"
 #include "snapshot.h"
 #include "stage.h"
+#include "stopclock.h"
 #include "threads.h"
 #include "tree_fds.h"
 #include "tree_image.h"
@@ -278,14 +279,68 @@ int tree_verify(struct tree *t)
 
 /* ------------------------------------------------------------------ the end */
 
+/* The longest tree_release waits for one thread to stop, or a vforked child to execute a program:
+ * past it the thread is left to PTRACE_O_EXITKILL (said), never waited for without end. */
+#define RELEASE_WAIT_S 5.0
+
+/* Wait for tid's next report, at most RELEASE_WAIT_S: its pid, 0 on timeout, -1 if it is gone. */
+static pid_t wait_report(pid_t tid, int *st)
+{
+	for (double until = stopclock_now() + RELEASE_WAIT_S;;) {
+		pid_t r = waitpid(tid, st, __WALL | WNOHANG);
+		if (r != 0)
+			return r == tid ? tid : -1;
+		if (stopclock_now() > until)
+			return 0;
+		usleep(1000);
+	}
+}
+
 /* Stop tid (a tracee) in a ptrace stop: the signal its stop holds for delivery (0: none), or -1
- * if it is gone. */
+ * if it is gone or did not stop in time. */
 static long held_in_stop(pid_t tid)
 {
 	int st;
-	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) != 0 || waitpid(tid, &st, __WALL) != tid || !WIFSTOPPED(st))
+	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) != 0)
+		return -1;
+	pid_t r = wait_report(tid, &st);
+	if (r == 0)
+		fprintf(stderr, "%s: thread %d of the program did not stop within %.0f s at its end: it ends with us\n",
+			sup_command(), (int)tid, RELEASE_WAIT_S);
+	if (r != tid || !WIFSTOPPED(st))
 		return -1;
 	return (st >> 16) ? 0 : WSTOPSIG(st);
+}
+
+/* A vforked child's parent waits in the kernel until the child executes a program or exits, and
+ * no interrupt stops it meanwhile; the child may sit in its first stop, waiting for us.  Holding
+ * the parent first waited for ever (`sh -c '(sleep 1; ...) & exit 0'`: dash vforks).  So each
+ * vforked child is let run first, its stops served (a filtered call runs unrecorded: the program
+ * has ended), until it has executed a program -- then it is left in that stop, held -- or exited. */
+static void finish_vforks(struct tree *t)
+{
+	for (int i = 1; i < t->nprocs; i++) {
+		struct sup *m = t->procs[i];
+		while (m->vforked && !m->exited) {
+			int st;
+			pid_t r = wait_report(m->pid, &st);
+			if (r <= 0) {
+				m->exited = r < 0; /* gone; or still running after RELEASE_WAIT_S: held like any other */
+				break;
+			}
+			if (WIFEXITED(st) || WIFSIGNALED(st)) {
+				m->exited = 1;
+				break;
+			}
+			int event = st >> 16, sig = WSTOPSIG(st);
+			if (event == PTRACE_EVENT_EXEC) {
+				m->vforked = 0;
+				m->nthr = 1, m->thr[0].tid = m->pid, m->thr[0].stopped = 1; /* held in this stop */
+				break;
+			}
+			ptrace(PTRACE_CONT, m->pid, 0, (void *)(long)(event || sig == (SIGTRAP | 0x80) || sig == SIGSTOP ? 0 : sig));
+		}
+	}
 }
 
 void tree_release(struct tree *t)
@@ -301,6 +356,7 @@ void tree_release(struct tree *t)
 	 * them with us.  With the file filter, all of them get SIGSTOP before their detach and go to
 	 * the drainer (drainer.h). */
 	int drain = t->files.on;
+	finish_vforks(t);
 	int nthreads = 0;
 	for (int i = 1; i < t->nprocs; i++)
 		nthreads += t->procs[i]->exited ? 0 : t->procs[i]->nthr;
