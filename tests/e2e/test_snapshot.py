@@ -93,7 +93,7 @@ def test_the_commit_under_way_when_the_program_finishes_is_given_up(tmp_path, po
     assert r.returncode == 0, r.stderr
     assert r.stdout == native(*prog)
     st = json.loads(stats.read_text())
-    assert st["last_commit_given_up"] == 1 and st["snapshot_views"] >= 2 and st["checkpoints"] >= 1, st
+    assert st["last_commit_given_up"] == 1 and st["snapshot_views"] >= 1 and st["checkpoints"] >= 1, st
     info = json.loads(prosper("inspect", "--json", pool).stdout)
     assert info["epoch"] == st["checkpoints"] + 1, (info["epoch"], st)  # the given-up commit is not in it
     again = prosper("resume", "--pool", pool)
