@@ -573,7 +573,9 @@ def _preamble(res):
     if "steal_percent" in m:
         load += f"; CPU time taken by the host (steal) during the run: {m['steal_percent']:.1f} %"
     long = f"; programs lengthened to about {res['seconds']:g} s natively" if res.get("seconds") else ""
-    return (f"{m['nproc']} CPUs, Linux {m['kernel']}; {where}; interval {res['interval_ms']} ms; "
+    budget = res.get("max_overhead")
+    budget = f"--max-overhead {budget}" if budget is not None else "the default budget"
+    return (f"{m['nproc']} CPUs, Linux {m['kernel']}; {where}; interval {res['interval_ms']} ms, {budget}; "
             f"{res['reps']} repetition(s), interleaved round-robin{long}{load}")
 
 
@@ -639,11 +641,14 @@ def overhead(args):
     _supervisor()
     log = (lambda s: print(s, file=sys.stderr, flush=True))
     res = {"benchmark": "overhead",
-           "command": "prosper bench overhead" + (" --quick" if args.quick else f" --reps {reps}")
+           "command": (f"PROSPER_MAX_OVERHEAD={os.environ['PROSPER_MAX_OVERHEAD']} " if "PROSPER_MAX_OVERHEAD" in os.environ else "")
+           + "prosper bench overhead" + (" --quick" if args.quick else f" --reps {reps}")
            + (f" --programs {args.programs}" if args.programs else "")
            + (f" --seconds {args.seconds:g}" if args.seconds else ""),
            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "machine": machine(pool_dir), "interval_ms": INTERVAL_MS, "reps": reps, "seconds": args.seconds,
+           # the runs' budget: $PROSPER_MAX_OVERHEAD when set (the supervisor's default), else 5
+           "max_overhead": os.environ.get("PROSPER_MAX_OVERHEAD", "5"),
            "trackers": {"page": "page tracker, whole pages", "diff": "stack 8 B diff, other memory 256 B diff",
                         "full": "every page", "precopy": "diff, with --copy precopy"},
            "targets": TARGETS, "programs": [], "failures": []}

@@ -83,7 +83,7 @@ def test_the_commit_under_way_when_the_program_finishes_is_given_up(tmp_path, po
     uncommitted, opened again as after a crash in that commit -- is marked finished at the last
     epoch committed.  Each commit is slowed by a test hook (1 s), so the program always ends in
     one."""
-    prog = [SCALE, "128", "30000000"]
+    prog = [SCALE, "128", "60000000"]  # about 4 s natively: commits of 1 s each are done before the one given up
     pool = os.path.join(pool_dir, "s.prosper")
     stats = tmp_path / "stats.json"
     env = dict(os.environ, PROSPER_TEST_COMMIT_DELAY_US="1000000")

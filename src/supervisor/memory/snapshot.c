@@ -311,21 +311,24 @@ void snapshot_window_begin(struct sup *s, struct view_window *w)
 	w->done = 0;
 }
 
-/* The window made once, its pages put in place: reused by every view's commit after. */
-static int window_make(struct batch *bt)
+/* The window: as large as the view's bytes, at most SNAPSHOT_WINDOW, its pages put in place;
+ * kept, and grown for a larger view (a small program's first view made 32 MiB in place and
+ * delayed its first checkpoint past the kills of a short torture). */
+static int window_make(struct batch *bt, uint64_t need)
 {
-	if (bt->window)
+	need = need < SNAPSHOT_WINDOW ? (need + PAGE_BYTES - 1) & ~(PAGE_BYTES - 1) : SNAPSHOT_WINDOW;
+	if (bt->window && bt->window_cap >= need)
 		return 0;
-	void *p = mmap(NULL, SNAPSHOT_WINDOW, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!bt->window_parts && !(bt->window_parts = malloc(SNAPSHOT_WINDOW_PARTS * sizeof *bt->window_parts)))
+		return -ENOMEM;
+	void *p = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return -ENOMEM;
-	bt->window_parts = malloc(SNAPSHOT_WINDOW_PARTS * sizeof *bt->window_parts);
-	if (!bt->window_parts) {
-		munmap(p, SNAPSHOT_WINDOW);
-		return -ENOMEM;
-	}
-	madvise(p, SNAPSHOT_WINDOW, MADV_POPULATE_WRITE); /* else the first read faults them in */
+	madvise(p, need, MADV_POPULATE_WRITE); /* else the first read faults them in */
+	if (bt->window)
+		munmap(bt->window, bt->window_cap);
 	bt->window = p;
+	bt->window_cap = need;
 	return 0;
 }
 
@@ -334,7 +337,7 @@ long snapshot_next_window(struct sup *s, struct view_window *w, char *why, size_
 	struct batch *bt = &s->cut.batch;
 	if (!s->cut.view || w->chunk >= bt->nchunks)
 		return 0;
-	int rc = window_make(bt);
+	int rc = window_make(bt, s->cut.view_bytes);
 	if (rc) {
 		snprintf(why, whylen, "no memory for the window a copy-on-write view is read through");
 		return rc;
@@ -346,7 +349,7 @@ long snapshot_next_window(struct sup *s, struct view_window *w, char *why, size_
 	size_t n = 0;
 	while (w->chunk < bt->nchunks && n < SNAPSHOT_WINDOW_PARTS) {
 		const struct chunk *c = &bt->chunks[w->chunk];
-		uint64_t left = c->len - w->done, room = SNAPSHOT_WINDOW - used;
+		uint64_t left = c->len - w->done, room = bt->window_cap - used;
 		if (!left) {
 			w->chunk++, w->done = 0;
 			continue;
@@ -379,9 +382,10 @@ long snapshot_next_window(struct sup *s, struct view_window *w, char *why, size_
 void snapshot_window_free(struct batch *bt)
 {
 	if (bt->window)
-		munmap(bt->window, SNAPSHOT_WINDOW);
+		munmap(bt->window, bt->window_cap);
 	free(bt->window_parts);
 	bt->window = NULL;
+	bt->window_cap = 0;
 	bt->window_parts = NULL;
 }
 

@@ -91,6 +91,7 @@ struct batch {
 	/* a view's chunks read and written a window at a time (snapshot.h): SNAPSHOT_WINDOW bytes,
 	 * in place once made, and the parts of chunks each window holds */
 	uint8_t *window;
+	size_t window_cap;
 	struct chunk *window_parts;
 };
 
