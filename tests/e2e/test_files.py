@@ -488,10 +488,12 @@ def checkpoints_after(pool, ready, n=1, timeout=60):
     return deadline
 
 
-def run_until_checkpoints(pool, cwd, prog, ready, n=3, stderr=None, extra=()):
+def run_until_checkpoints(pool, cwd, prog, ready, n=3, stderr=None, extra=(), written_after=False):
     """Run prog until the file `ready` has bytes and n checkpoints were committed after that, then
     kill its process group a little later: the file is in the checkpoint the resume goes back to.
-    What the run said on stderr is appended to the list `stderr` if one is given."""
+    written_after: kill only once `ready` was seen to change after the last commit (a program whose
+    writes stall on a loaded machine could otherwise leave the checkpoint resumed from with nothing
+    written after it).  What the run said on stderr is appended to the list `stderr` if one is given."""
     p = subprocess.Popen([PROSPER, "run", *extra, "--pool", pool, "--", *prog], cwd=cwd, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.monotonic() + 60
@@ -500,7 +502,14 @@ def run_until_checkpoints(pool, cwd, prog, ready, n=3, stderr=None, extra=()):
     first = _epoch(pool)
     while time.monotonic() < deadline and _epoch(pool) < first + n:
         time.sleep(0.01)
-    time.sleep(0.1)  # changes after the checkpoint
+    while written_after and time.monotonic() < deadline:
+        epoch, was = _epoch(pool), open(ready, "rb").read()
+        while time.monotonic() < deadline and open(ready, "rb").read() == was:
+            time.sleep(0.005)
+        if _epoch(pool) == epoch:
+            break  # a write after the commit of the epoch the kill leaves: kill now
+    if not written_after:
+        time.sleep(0.1)  # changes after the checkpoint
     assert p.poll() is None, p.stderr.read()
     os.killpg(p.pid, signal.SIGKILL)
     p.wait()
@@ -578,10 +587,11 @@ while True:
 """)
     pool = os.path.join(pool_dir, "p.prosper")
     err = []
-    # a checkpoint a second: the kill, 0.1 s after one commits, follows many writes after it (at
-    # 10 ms, a loaded machine's FUSE daemon could let the last cut come after the last write, and
-    # the resume rightly had nothing to refuse)
-    epoch = run_until_checkpoints(pool, work, [prog], fuse_dir / "count", stderr=err, extra=("--interval", "1000"))
+    # a checkpoint a second, and the kill only after a write seen after the last commit: a loaded
+    # machine's FUSE daemon could let the last cut come after the last write (twice in CI), and
+    # the resume rightly had nothing to refuse
+    epoch = run_until_checkpoints(pool, work, [prog], fuse_dir / "count", stderr=err, extra=("--interval", "1000"),
+                                  written_after=True)
     assert "fuse, a file system others can change too" in err[0], err[0]
     assert "file-not-undoable" in err[0], err[0]
     before = (fuse_dir / "count").read_bytes()
