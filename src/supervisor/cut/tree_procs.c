@@ -20,7 +20,6 @@
 #include "disable.h"
 #include "inject.h"
 #include "sharedmem.h"
-#include "snapshot.h"
 #include "stage.h"
 #include "threads.h"
 #include "tree_fds.h"
@@ -70,7 +69,6 @@ static void proc_free(struct sup *s)
 	metalog_delete(&s->meta);
 	free(s->vmas), free(s->cut.now), free(s->prev), free(s->cut.fds), free(s->files), free(s->cut.ranges), free(s->thr);
 	stage_free(&s->cut.batch);
-	snapshot_window_free(&s->cut.batch);
 	free(s->cut.batch.chunks), free(s->cut.batch.blob.p), free(s->cut.old);
 	free(s->exec_mem.args_buf), free(s->exec_mem.env_buf), free(s->exec_mem.argv);
 	if (s->exec_mem.envp)

@@ -95,15 +95,15 @@ static int cancelled(struct sup *s, char *why, size_t whylen)
 /* The chunks still in s's copy-on-write view, a window at a time (snapshot.h); the view ended. */
 static int write_from_view(struct sup *s, struct ckpt_stats *cs, char *why, size_t whylen)
 {
-	struct batch *bt = &s->cut.batch;
 	struct view_window w;
 	snapshot_window_begin(s, &w);
-	long n;
+	long n = 0;
 	int rc = 0;
 	while (!rc && !(rc = cancelled(s, why, whylen)) && (n = snapshot_next_window(s, &w, why, whylen)) > 0)
 		for (long k = 0; k < n && !rc; k++)
-			if ((rc = write_chunk(s, &bt->window_parts[k], bt->window + bt->window_parts[k].at, cs)) != 0)
+			if ((rc = write_chunk(s, &w.parts[k], w.data + w.parts[k].at, cs)) != 0)
 				snprintf(why, whylen, "%s", prosper_pool_errormsg());
+	snapshot_window_end(&w);
 	snapshot_drop(s);
 	return rc ? rc : n < 0 ? (int)n : 0;
 }

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -36,9 +35,6 @@
 #define COPY_RATE_MIN_SAMPLE (64ull << 20) /* the stops' reads measure the rate once they read this much */
 #define COPY_TIMED_MIN (4ull << 20)         /* in reads of at least this much (a small one is its overheads) */
 #define PAGE_BYTES 4096ull
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
-#endif
 
 /* The stop's copy, timed when it is large enough to tell the rate. */
 static int copy_now(struct sup *s, uint64_t unread, char *why, size_t whylen)
@@ -307,29 +303,13 @@ int snapshot_read(struct sup *s, char *why, size_t whylen)
 
 void snapshot_window_begin(struct sup *s, struct view_window *w)
 {
-	w->chunk = s->cut.batch.read_from;
-	w->done = 0;
+	*w = (struct view_window){ .chunk = s->cut.batch.read_from };
 }
 
-/* The window: as large as the view's bytes, at most SNAPSHOT_WINDOW, its pages put in place;
- * kept, and grown for a larger view (a small program's first view made 32 MiB in place and
- * delayed its first checkpoint past the kills of a short torture). */
-static int window_make(struct batch *bt, uint64_t need)
+void snapshot_window_end(struct view_window *w)
 {
-	need = need < SNAPSHOT_WINDOW ? (need + PAGE_BYTES - 1) & ~(PAGE_BYTES - 1) : SNAPSHOT_WINDOW;
-	if (bt->window && bt->window_cap >= need)
-		return 0;
-	if (!bt->window_parts && !(bt->window_parts = malloc(SNAPSHOT_WINDOW_PARTS * sizeof *bt->window_parts)))
-		return -ENOMEM;
-	void *p = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return -ENOMEM;
-	madvise(p, need, MADV_POPULATE_WRITE); /* else the first read faults them in */
-	if (bt->window)
-		munmap(bt->window, bt->window_cap);
-	bt->window = p;
-	bt->window_cap = need;
-	return 0;
+	free(w->parts);
+	w->parts = NULL;
 }
 
 long snapshot_next_window(struct sup *s, struct view_window *w, char *why, size_t whylen)
@@ -337,11 +317,12 @@ long snapshot_next_window(struct sup *s, struct view_window *w, char *why, size_
 	struct batch *bt = &s->cut.batch;
 	if (!s->cut.view || w->chunk >= bt->nchunks)
 		return 0;
-	int rc = window_make(bt, s->cut.view_bytes);
-	if (rc) {
-		snprintf(why, whylen, "no memory for the window a copy-on-write view is read through");
-		return rc;
-	}
+	/* the window is the batch's own buffer (what it read is written already): no second one */
+	uint64_t cap = s->cut.view_bytes < SNAPSHOT_WINDOW ? s->cut.view_bytes : SNAPSHOT_WINDOW;
+	if (!w->parts && !(w->parts = malloc(SNAPSHOT_WINDOW_PARTS * sizeof *w->parts)))
+		return snprintf(why, whylen, "no memory to read a copy-on-write view"), -ENOMEM;
+	if (!(w->data = stage_window(s, cap)))
+		return snprintf(why, whylen, "no memory for the window a copy-on-write view is read through"), -ENOMEM;
 	/* the window's pairs: the commit thread's own (the loop's reads have theirs) */
 	static __thread struct iov_pairs rl;
 	rl.n = 0;
@@ -349,7 +330,7 @@ long snapshot_next_window(struct sup *s, struct view_window *w, char *why, size_
 	size_t n = 0;
 	while (w->chunk < bt->nchunks && n < SNAPSHOT_WINDOW_PARTS) {
 		const struct chunk *c = &bt->chunks[w->chunk];
-		uint64_t left = c->len - w->done, room = bt->window_cap - used;
+		uint64_t left = c->len - w->done, room = cap - used;
 		if (!left) {
 			w->chunk++, w->done = 0;
 			continue;
@@ -357,10 +338,10 @@ long snapshot_next_window(struct sup *s, struct view_window *w, char *why, size_
 		uint64_t take = left <= room ? left : room & ~(PAGE_BYTES - 1); /* split at a page */
 		if (!take)
 			break;
-		struct chunk *part = &bt->window_parts[n];
+		struct chunk *part = &w->parts[n];
 		*part = *c;
 		part->off += w->done, part->addr += w->done, part->len = take, part->at = used;
-		if (iov_pairs_add(&rl, bt->window + used, (void *)(uintptr_t)part->addr, take) != 0) {
+		if (iov_pairs_add(&rl, w->data + used, (void *)(uintptr_t)part->addr, take) != 0) {
 			snprintf(why, whylen, "no memory to read a copy-on-write view");
 			return -ENOMEM;
 		}
@@ -377,16 +358,6 @@ long snapshot_next_window(struct sup *s, struct view_window *w, char *why, size_
 	st->bytes += used;
 	st->read_total_s += stopclock_now() - t0;
 	return (long)n;
-}
-
-void snapshot_window_free(struct batch *bt)
-{
-	if (bt->window)
-		munmap(bt->window, bt->window_cap);
-	free(bt->window_parts);
-	bt->window = NULL;
-	bt->window_cap = 0;
-	bt->window_parts = NULL;
 }
 
 void snapshot_forbid(struct sup *s)

@@ -9,8 +9,9 @@
  * the staged ranges from the view, then ends it.  The stop costs the fork (about 15 ms per GiB in
  * place here) instead of the copy (about 3 GB/s on two cores).
  *
- * The commit reads the view a window at a time (SNAPSHOT_WINDOW bytes, one buffer made once and
- * kept in place) and writes each window into the pool before it reads the next: a 4 GiB cut read
+ * The commit reads the view a window at a time (at most SNAPSHOT_WINDOW bytes, into the batch's
+ * own buffer, kept in place: stage_window) and writes each window into the pool before it reads
+ * the next: a 4 GiB cut read
  * whole needed 4 GiB more of the supervisor's memory, each page of it zeroed by the kernel on its
  * first touch (a third of both cores' time while the view lived, here).
  *
@@ -65,17 +66,18 @@ int snapshot_read(struct sup *s, char *why, size_t whylen);
 #define SNAPSHOT_WINDOW (32ull << 20)
 #define SNAPSHOT_WINDOW_PARTS 8192u /* 32 MiB of separate pages */
 struct view_window {
-	size_t chunk;  /* the next chunk to read */
-	uint64_t done; /* of it, the bytes read already */
+	size_t chunk;        /* the next chunk to read */
+	uint64_t done;       /* of it, the bytes read already */
+	uint8_t *data;       /* the window's bytes (the batch's buffer) */
+	struct chunk *parts; /* the parts of chunks it holds, `at` in data */
 };
 void snapshot_window_begin(struct sup *s, struct view_window *w);
+void snapshot_window_end(struct view_window *w);
 /* The next window: up to SNAPSHOT_WINDOW bytes of the chunks left, read from the view into
- * batch.window and described as chunks in batch.window_parts (their `at` in the window; a chunk
+ * w->data and described as chunks in w->parts (their `at` in the window; a chunk
  * too large for a window is split at a page).  The number of parts, 0 when all are read, or a
  * negative errno with why. */
 long snapshot_next_window(struct sup *s, struct view_window *w, char *why, size_t whylen);
-/* The window's buffers given back (the process is gone). */
-void snapshot_window_free(struct batch *bt);
 
 /* Process s advised memory MADV_DONTFORK or MADV_WIPEONFORK: no view of it from now on. */
 void snapshot_forbid(struct sup *s);

@@ -54,6 +54,11 @@ static int data_reserve(struct batch *bt, size_t need, int exact)
 	return 0;
 }
 
+uint8_t *stage_window(struct sup *s, size_t need)
+{
+	return data_reserve(&s->cut.batch, need, 0) == 0 ? s->cut.batch.data : NULL;
+}
+
 void stage_free(struct batch *bt)
 {
 	if (bt->data)

@@ -56,6 +56,11 @@ void stage_note_could(struct sup *s);
  * of 6).  Also once before the first stop, while the program starts.  The bytes in place now. */
 size_t stage_ahead(struct sup *s, uint64_t floor);
 
+/* In the commit, once the bytes the batch read are written: its buffer, at least `need` bytes,
+ * for a copy-on-write view's window (snapshot.h); its pages stay in place for the next stops.
+ * NULL if it cannot grow. */
+uint8_t *stage_window(struct sup *s, size_t need);
+
 /* The batch's buffer given back (the process is gone). */
 void stage_free(struct batch *bt);
 

@@ -88,11 +88,6 @@ struct batch {
 	size_t read_from;    /* chunks before it are read */
 	struct reread *rereads;
 	size_t nrereads, rereads_cap;
-	/* a view's chunks read and written a window at a time (snapshot.h): SNAPSHOT_WINDOW bytes,
-	 * in place once made, and the parts of chunks each window holds */
-	uint8_t *window;
-	size_t window_cap;
-	struct chunk *window_parts;
 };
 
 /* Bytes of one checkpoint (and, summed, of a run). */
