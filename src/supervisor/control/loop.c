@@ -398,10 +398,11 @@ int sup_supervise(struct sup *s, int sigfd)
 		look:
 			if (interrupting && all_stopped(tree)) {
 				/* the program is stopped and cannot fork now: can the cut hold all of it? */
-				int ready = cut_ready(s, follow);
+				int asked = cut_ready(s, follow), ready = asked;
 				if (tree->enabled && have_worker && ready)
 					ready = checkpoint(s, &w) != -EAGAIN;
-				s->tree->stats.waited_for_children += !ready;
+				s->tree->stats.waited_for_children += !asked;
+				s->tree->stats.cuts_put_off += asked && !ready;
 				precopied = precopied && !ready;
 				interrupting = 0;
 				resume_all(tree);
@@ -439,6 +440,10 @@ int sup_supervise(struct sup *s, int sigfd)
 					fill_wait_from = t;
 				tree->stats.resume.fill_wait_s = t - fill_wait_from;
 				next = t + FILL_LOOK;
+			} else if (tree_unread_waits(tree, t)) {
+				/* events the program has not read yet would be lost with the cut (tree.h) */
+				s->tree->stats.cuts_put_off++;
+				next = t + CHILD_POLL;
 			} else if ((next = budget_cut_at(&budget, tree, t)) > t) {
 				/* its cost is more than the budget has earned yet (budget.h) */
 			} else {

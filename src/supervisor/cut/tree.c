@@ -2,6 +2,7 @@
  * end (tree_procs.c: the processes; pipes.c: their pipes' bytes in flight). */
 #include "tree.h"
 #include "drainer.h"
+#include "fdkind.h"
 #include "filetrack.h"
 #include "ptys.h"
 #include "socketpairs.h"
@@ -70,6 +71,80 @@ static int32_t own_id(const struct tree *t, pid_t host)
 	return 0;
 }
 
+/* The longest a due cut waits for the program to read what an fd holds that no record can keep
+ * (fdkind.h `unread`: an inotify instance's queued events), from the first look that found it
+ * (seconds).  A program told the fd is readable reads it within microseconds; one that leaves
+ * events queued longer must not go without checkpoints, so past it the cut is taken and the
+ * events are lost to a resume from it (counted and warned). */
+#define UNREAD_WAIT 0.05
+
+/* Does the wait (above) go on at `now`?  Starts it when bytes are queued. */
+static int unread_waits(struct tree *t, long bytes, double now)
+{
+	if (bytes <= 0)
+		return 0;
+	if (!t->cut.unread_since)
+		t->cut.unread_since = now;
+	return now - t->cut.unread_since < UNREAD_WAIT;
+}
+
+int tree_unread_waits(struct tree *t, double now)
+{
+	long bytes = 0;
+	for (int i = 0; i < t->cut.nunread_fds && bytes <= 0; i++) {
+		char link[64];
+		struct fd_info fi = { .fd = t->cut.unread_fds[i].fd };
+		snprintf(link, sizeof link, "/proc/%d/fd/%d", (int)t->cut.unread_fds[i].pid, fi.fd);
+		ssize_t n = readlink(link, fi.path, sizeof fi.path - 1);
+		const char *kind;
+		struct sup *m = NULL;
+		for (int k = 0; k < t->nprocs && !m; k++)
+			if (t->procs[k]->pid == t->cut.unread_fds[i].pid && !t->procs[k]->exited)
+				m = t->procs[k];
+		if (n > 0 && m)
+			fi.path[n] = 0, bytes = fd_unread(m, &fi, &kind);
+	}
+	return unread_waits(t, bytes, now);
+}
+
+/* In the stop, before anything of the cut is taken: 0, or -EAGAIN while the cut waits (above;
+ * looked at again shortly).  Notes the fds looked at for tree_unread_waits. */
+static int unread_wait(struct tree *t)
+{
+	long bytes = 0;
+	const char *kind = NULL;
+	int first_fd = -1;
+	pid_t first_pid = 0;
+	t->cut.nunread_fds = 0;
+	for (int i = 0; i < t->nprocs; i++) {
+		int n;
+		const struct fd_info *fds = t->procs[i]->exited ? NULL : tree_proc_fds(t->procs[i], &n);
+		for (int k = 0; fds && k < n; k++) {
+			const char *its;
+			long b = fd_unread(t->procs[i], &fds[k], &its);
+			if (b >= 0 && t->cut.nunread_fds < (int)(sizeof t->cut.unread_fds / sizeof t->cut.unread_fds[0]))
+				t->cut.unread_fds[t->cut.nunread_fds].pid = t->procs[i]->pid,
+				t->cut.unread_fds[t->cut.nunread_fds++].fd = fds[k].fd;
+			if (b > 0 && first_fd < 0)
+				first_fd = fds[k].fd, first_pid = t->procs[i]->pid, kind = its;
+			bytes += b > 0 ? b : 0;
+		}
+	}
+	double now = stopclock_now();
+	if (unread_waits(t, bytes, now))
+		return -EAGAIN;
+	if (bytes > 0) {
+		t->stats.unread_lost_bytes += (uint64_t)bytes;
+		if (!t->warned.unread++)
+			fprintf(stderr,
+				"%s: fd %d of process %d (%s) holds %ld bytes of events the program has not read for %.0f ms: "
+				"a checkpoint cannot keep them, and a resume from it will not see them (docs/limitations.md)\n",
+				sup_command(), first_fd, (int)first_pid, kind, bytes, 1e3 * (now - t->cut.unread_since));
+	}
+	t->cut.unread_since = 0;
+	return 0;
+}
+
 /* tree_capture's steps; *clock is the start of the lap under way (stopclock.h). */
 static int capture_cut(struct tree *t, double *clock, char *why, size_t whylen)
 {
@@ -88,6 +163,8 @@ static int capture_cut(struct tree *t, double *clock, char *why, size_t whylen)
 		if (!t->procs[i]->exited)
 			tree_read_fds(t->procs[i], &nfds); /* an error is kept for those who ask */
 	}
+	if (!rc)
+		rc = unread_wait(t); /* before anything of the cut is taken: it may not be taken now */
 	stopclock_lap(phase, STOP_FDS, clock);
 	if (!rc)
 		rc = socketpairs_scan(t); /* before the captures: their fds name the pairs kept */

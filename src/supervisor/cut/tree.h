@@ -39,6 +39,10 @@ struct sup *tree_add_child(struct tree *t, struct sup *parent, pid_t child);
 int tree_start_child(struct sup *m, char *why, size_t whylen);
 /* Can a cut include every process now?  1, or 0 with the first reason it cannot. */
 int tree_cut_ready(struct tree *t, const char **why);
+/* Before a due cut stops the program: does an fd it held at the last stop still hold what a cut
+ * cannot keep (fdkind.h `unread`: inotify events it has not read), within the cut's wait for it?
+ * Then the cut is put off, without a stop; the stop looks again (tree_capture: -EAGAIN). */
+int tree_unread_waits(struct tree *t, double now);
 /* Processes that are gone (waited for): out of the tree, their regions out of the next epoch.
  * Only between commits.  0 or a pool error. */
 int tree_drop_gone(struct tree *t);

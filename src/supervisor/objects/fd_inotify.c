@@ -16,9 +16,15 @@
  * next number after the last it gave (cyclically), so a watch whose number comes back lower is
  * removed and added again until it reaches its own (the IN_IGNORED events that queues are read
  * away before the program runs); a path that now names the inode of an earlier watch (a rename
- * meanwhile) fails the resume rather than merge two watches.  Events queued at the cut are lost (docs/limitations.md), as are the events of what changed while the program was
- * dead.  Like a timerfd, one instance that several fds or processes shared comes back as one per
- * fd.
+ * meanwhile) fails the resume rather than merge two watches.
+ *
+ * Queued events cannot be read without taking them from the program, nor put in a new instance:
+ * a cut that finds some queued (`unread`, FIONREAD on a copy of the fd) waits for the program to
+ * read them (tree.c), so that a program that was told the fd is readable is not resumed to find it
+ * empty.  Only events the program leaves unread longer than that wait are lost with the cut
+ * (counted, warned), as are the events of what changed while the program was dead
+ * (docs/limitations.md).  Like a timerfd, one instance that several fds or processes shared comes
+ * back as one per fd.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
@@ -233,6 +240,18 @@ static int record(struct fd_capture *c)
 	return c->e->payload == IMG_NONE ? -ENOMEM : 0;
 }
 
+/* The bytes of events queued for the program to read now. */
+static long unread(struct sup *s, const struct fd_info *fi)
+{
+	int copy = proc_fd_copy(s->pid, fi->fd), n = 0;
+	if (copy < 0)
+		return 0; /* no copy, no wait: the record then says what it can */
+	if (ioctl(copy, FIONREAD, &n) != 0)
+		n = 0;
+	close(copy);
+	return n;
+}
+
 /* The payload's grammar (above): the watches into w (at most MAX_WATCHES; paths point into p),
  * their count, or -1 for a damaged record.  "?" is 0 watches with *unresolved set. */
 static int parse(const char *p, struct watch *w, int *unresolved)
@@ -334,4 +353,4 @@ static int reopen(struct fd_restore *r, const struct img_fd *f)
 }
 
 const struct fd_kind fd_kind_inotify = { .type = IMG_FD_INOTIFY, .name = "inotify", .phase = FD_PHASE_OPEN,
-					 .claims = claims, .record = record, .check_reads_files = 1, .check = check, .reopen = reopen };
+					 .claims = claims, .record = record, .unread = unread, .check_reads_files = 1, .check = check, .reopen = reopen };

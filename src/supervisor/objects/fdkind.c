@@ -48,6 +48,14 @@ int fd_record(struct sup *s, const struct fd_info *fi, struct img_fd *e, struct 
 	return -EINVAL; /* unreachable: the last kind claims every fd */
 }
 
+long fd_unread(struct sup *s, const struct fd_info *fi, const char **kind)
+{
+	for (int k = 0; k < fd_nkinds; k++)
+		if (fd_kinds[k]->unread && fd_kinds[k]->claims(s, fi))
+			return *kind = fd_kinds[k]->name, fd_kinds[k]->unread(s, fi);
+	return -1;
+}
+
 static enum refusal check_kinds(const struct img *im, const struct tree_view *tv, int with_files, char *why, size_t whylen)
 {
 	for (uint32_t i = 0; i < im->h->nfds; i++) {

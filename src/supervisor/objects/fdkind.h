@@ -9,6 +9,8 @@
  *   capture  fd_record(): every kind in table order is asked whether it claims the fd; the first
  *            that does records it (the common fields are filled before, the kind fills the rest:
  *            its type, object, payload).  The last row claims everything (not kept).
+ *   unread   fd_unread(): before that, what an fd holds for the program that no record can keep
+ *            (an inotify instance's queued events): the cut waits for the program to read it.
  *   check    fd_check(): at a resume, before anything is changed, each fd of the checkpoint is
  *            checked by its kind (by the record's type); a refusal names the fd.  A type no row
  *            has is a refusal too (a damaged or newer record).  Kinds whose check reads no file
@@ -102,6 +104,11 @@ struct fd_kind {
 	int (*claims)(struct sup *s, const struct fd_info *fi);
 	/* capture, optional: the kind's fields of c->e; 0 or a negative errno */
 	int (*record)(struct fd_capture *c);
+	/* cut, optional, asked before anything of the cut is taken (the program stopped): the bytes
+	 * fi holds for the program to read that no record can keep (an inotify instance's queued
+	 * events), 0 for none.  The cut waits a little for the program to read them (tree.c).  A
+	 * kind with it has a claims that notes nothing. */
+	long (*unread)(struct sup *s, const struct fd_info *fi);
 	/* resume, optional: 0 to go on, or the refusal with a one-line why */
 	int check_reads_files;     /* its check looks at files the resume's undo may change: made after it */
 	enum refusal (*check)(const struct img *im, const struct tree_view *tv, const struct img_fd *f, char *why,
@@ -125,6 +132,9 @@ const struct fd_kind *fd_kind_of(uint32_t type);
 
 /* Capture: the record of fi into *e (its strings into *strings).  0 or a negative errno. */
 int fd_record(struct sup *s, const struct fd_info *fi, struct img_fd *e, struct img_buf *strings);
+/* Cut: the bytes fd fi of process s holds that a record cannot keep (its kind's `unread`; its
+ * kind's name in *kind), 0 for none; -1 when its kind has no `unread`. */
+long fd_unread(struct sup *s, const struct fd_info *fi, const char **kind);
 /* Resume: every fd of im checked by its kind.  0, or the refusal with a one-line why. */
 enum refusal fd_check(const struct img *im, const struct tree_view *tv, char *why, size_t whylen);
 /* ... only by the kinds whose check reads no file (before the files are undone). */

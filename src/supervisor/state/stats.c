@@ -59,6 +59,8 @@ int stats_write(const struct sup *s, const char *path)
 	json_num(&j, "fdatasync_mean_ms", "%.4f", 1e3 * per(sync_s, syncs));
 	json_u64(&j, "waited_for_children", st->waited_for_children);
 	json_u64(&j, "cuts_given_up", st->cuts_given_up);
+	json_u64(&j, "cuts_put_off", st->cuts_put_off);
+	json_u64(&j, "unread_lost_bytes", st->unread_lost_bytes);
 	json_u64(&j, "execs_followed", st->execs_followed);
 	json_u64(&j, "lock_owners_retagged", st->resume.lock_owners_retagged);
 	json_bool(&j, "pid_namespace", s->tree->run.ns.on);

@@ -267,6 +267,9 @@ struct sup_stats {
 	uint64_t zombies_kept;            /* exited children not yet waited for, kept by their status in cuts */
 	uint64_t waited_for_children;     /* looks at a due checkpoint that found the program with a child */
 	uint64_t cuts_given_up;           /* cuts abandoned because a thread did not stop in time */
+	uint64_t cuts_put_off;            /* looks at a due cut that found what it cannot keep yet: a connection
+	                                   * not accepted, bytes at a terminal, events not read (tree.c) */
+	uint64_t unread_lost_bytes;       /* events left unread past the wait, taken from the resumes (tree.c) */
 	uint64_t execs_followed;          /* new images the checkpoints went on with (exec.c) */
 	uint64_t pending_saved, pending_lost;  /* signals pending at the cuts (kept; beyond the record's room) */
 	uint64_t timers_stale;            /* checkpoints that kept the previous timer values (main thread group-stopped) */
@@ -303,6 +306,9 @@ struct tree_cut {
 	int nptys, ptys_cap;
 	int viewed;                  /* a process of it is read from a copy-on-write view (snapshot.h) */
 	int cancel;                  /* atomic: the program finished, this commit is not wanted (loop.c) */
+	double unread_since;         /* a due cut waits for the program to read an fd's events since (0: not) */
+	struct { pid_t pid; int fd; } unread_fds[8]; /* fds the last stop found with `unread` (fdkind.h) */
+	int nunread_fds;
 };
 
 /* A resume of a tree (tree_restore.c): the checkpoint's processes and the objects made for them. */
@@ -398,6 +404,7 @@ struct tree {
 		int children;        /* children the run does not follow (--host-pids) */
 		int tree;            /* why a cut waits */
 		int shm;             /* shared memory too large to keep (sharedmem.h) */
+		int unread;          /* a cut taken with events the program had not read (tree.c) */
 	} warned;
 	struct tree_resume resume;   /* a resume of it, until every process runs again */
 	struct file_track files;     /* what it changes in the file system (filetrack.h) */

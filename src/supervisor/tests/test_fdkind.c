@@ -298,6 +298,27 @@ int main(void)
 			CHECK(fd_record(&s, &s.cut.fds[i], &alone, &strings) == 0 && alone.payload != IMG_NONE &&
 			      !strcmp((const char *)strings.p + alone.payload, "2 1 6 C 0 8 - 0 - 0"));
 		}
+	{ /* what no record keeps: an inotify instance's queued events (32 bytes: "new" padded), once
+	   * made and until read; other kinds have none to wait for */
+		const struct fd_info *fi_inotify = NULL, *fi_file = NULL;
+		for (int i = 0; i < n; i++)
+			if (s.cut.fds[i].fd == f_inotify)
+				fi_inotify = &s.cut.fds[i];
+			else if (s.cut.fds[i].fd == f_file)
+				fi_file = &s.cut.fds[i];
+		MUST(fi_inotify && fi_file);
+		const char *kind = NULL;
+		char made[400], evs[256];
+		snprintf(made, sizeof made, "%s/new", dir);
+		CHECK(fd_unread(&s, fi_inotify, &kind) == 0 && kind && !strcmp(kind, "inotify"));
+		CHECK(fd_unread(&s, fi_file, &kind) == -1);
+		int f_new = open(made, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+		MUST(f_new >= 0);
+		close(f_new);
+		CHECK(fd_unread(&s, fi_inotify, &kind) == 32);
+		CHECK(read(f_inotify, evs, sizeof evs) == 32 && fd_unread(&s, fi_inotify, &kind) == 0);
+		unlink(made);
+	}
 	CHECK(fd_kind_of(IMG_FD_NTYPES) == NULL && fd_kind_of(0) == NULL);
 	for (int k = 0; k < fd_nkinds; k++) /* one row per type, every row a claim */
 		CHECK(fd_kinds[k]->claims && fd_kind_of(fd_kinds[k]->type) == fd_kinds[k] && fd_kinds[k]->name);
