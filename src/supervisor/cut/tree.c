@@ -130,17 +130,17 @@ static int unread_wait(struct tree *t)
 			bytes += b > 0 ? b : 0;
 		}
 	}
+	if (!bytes)
+		return t->cut.unread_since = 0, 0;
 	double now = stopclock_now();
 	if (unread_waits(t, bytes, now))
 		return -EAGAIN;
-	if (bytes > 0) {
-		t->stats.unread_lost_bytes += (uint64_t)bytes;
-		if (!t->warned.unread++)
-			fprintf(stderr,
-				"%s: fd %d of process %d (%s) holds %ld bytes of events the program has not read for %.0f ms: "
-				"a checkpoint cannot keep them, and a resume from it will not see them (docs/limitations.md)\n",
-				sup_command(), first_fd, (int)first_pid, kind, bytes, 1e3 * (now - t->cut.unread_since));
-	}
+	t->stats.unread_lost_bytes += (uint64_t)bytes;
+	if (!t->warned.unread++)
+		fprintf(stderr,
+			"%s: fd %d of process %d (%s) holds %ld bytes of events the program has not read for %.0f ms: "
+			"a checkpoint cannot keep them, and a resume from it will not see them (docs/limitations.md)\n",
+			sup_command(), first_fd, (int)first_pid, kind, bytes, 1e3 * (now - t->cut.unread_since));
 	t->cut.unread_since = 0;
 	return 0;
 }

@@ -163,6 +163,8 @@ int snapshot_or_read(struct sup *s, char *why, size_t whylen)
 		s->snap.stime_at = stopclock_now();
 		faults_and_stime(s->pid, &s->snap.stime_s);
 	}
+	if (mode == SNAPSHOT_AUTO && unread < SNAPSHOT_MIN_BYTES)
+		return copy_now(s, unread, why, whylen); /* the common cut: no /proc read in its stop */
 	uint64_t resident = proc_resident_bytes(s->pid);
 	if (mode == SNAPSHOT_AUTO && !worth_it(s, unread, resident)) {
 		s->tree->stats.snapshot.declined += unread >= SNAPSHOT_MIN_BYTES;
