@@ -4,8 +4,8 @@ checkpointing costs") and the copy-on-write views ("Large programs") buy: each p
 under the fixed cadence with every cut copied in its stop (`--max-overhead 0 --snapshot copy`), the
 fixed cadence with views (`--max-overhead 0`, every 10 ms) and under a budget (`--max-overhead
 --percent`, default 5), interleaved over the repetitions; the slowdown is the
-median over the repetitions of the paired ratio (supervised wall time / the same repetition's
-native wall time).  Beside it: the intervals achieved (mean, longest), the checkpoints taken, the
+median over the repetitions of the paired ratio (supervised wall time / the wall time of the
+native run just before it).  Beside it: the intervals achieved (mean, longest), the checkpoints taken, the
 cost the supervisor measured, and the longest stop.  Every supervised run must print what the
 native run printed.
 
@@ -85,17 +85,20 @@ def main():
         for rep in range(args.reps):
             for n in names:
                 try:
-                    wall = cb.run_native_again(argvs[n], expect, n)
-                    runs[n]["native"].append(wall)
                     for c, extra in CONFIGS:
+                        # each supervised run is paired with a native run just before it: a run that
+                        # leaves the machine busy (a fixed cadence's views: gigabytes of pools and
+                        # copies to free) slows what follows it, native or not
+                        wall = cb.run_native_again(argvs[n], expect, n)
+                        runs[n]["native"].append(wall)
                         extra = extra if extra is not None else ["--max-overhead", f"{args.percent:g}", "--snapshot", "auto"]
                         w, st = cb.run_supervised(argvs[n], tmp, f"{n}-{c}", "diff", expect[n], extra)
-                        runs[n][c].append({"wall": w, "ratio": w / wall, "stats": {k: st[k] for k in (
+                        runs[n][c].append({"wall": w, "native": wall, "ratio": w / wall, "stats": {k: st[k] for k in (
                             "checkpoints", "late", "mean_stop_ms", "max_stop_ms", "max_stop_after_first_ms",
                             "interval_mean_ms", "interval_max_ms", "interval_chosen_max_ms", "overhead_measured_pct",
                             "overhead_stop_ms", "overhead_fault_ms", "overhead_wait_ms", "write_fault_us",
                             "max_overhead_pct", "snapshot_views")}})
-                    log(f"rep {rep + 1} {n}: native {wall:.3f} s, " + ", ".join(
+                    log(f"rep {rep + 1} {n}: native {wall:.3f} s (the last), " + ", ".join(
                         f"{c} {runs[n][c][-1]['ratio']:.3f}x" for c, _ in CONFIGS))
                 except cb.BenchError as e:
                     failures.append(f"{n}: {e}")
@@ -116,6 +119,7 @@ def main():
             mid = sorted(runs_c, key=lambda x: x["ratio"])[len(runs_c) // 2]
             row[c] = {"ratio": statistics.median(x["ratio"] for x in runs_c),
                       "ratios": [x["ratio"] for x in runs_c],
+                      "natives": [x["native"] for x in runs_c],
                       "max_stop_ms": max(x["stats"]["max_stop_ms"] for x in runs_c),
                       **{k: mid["stats"][k] for k in ("checkpoints", "interval_mean_ms", "interval_max_ms",
                                                       "overhead_measured_pct", "max_overhead_pct", "late",
@@ -128,10 +132,11 @@ def main():
     md = [f"# The overhead budget: the fixed cadence against --max-overhead {args.percent:g}", "",
           f"Produced by `{res['command']}` (started {started}). Every number below was measured in that run.", "",
           f"{mach['nproc']} CPUs, Linux {mach['kernel']}; pools in {shown_pool_dir} ({mach['pool_fs']}); "
-          f"--interval 10 ms; {args.reps} repetitions, interleaved (native, copied, fixed, budget); load average "
+          f"--interval 10 ms; {args.reps} repetitions, interleaved (native, copied, native, fixed, native, budget: each "
+          f"supervised run paired with the native run just before it); load average "
           f"{mach['loadavg_1min_start']:.1f} at the start, {mach['loadavg_1min_end']:.1f} at the end; steal "
           f"{mach.get('steal_percent', 0):.1f} %.", "",
-          "x = median over the repetitions of (supervised wall / the same repetition's native wall). "
+          "x = median over the repetitions of (supervised wall / the wall of the native run just before it). "
           "copied = `--max-overhead 0 --snapshot copy` (every 10 ms, every cut copied in its stop); "
           f"fixed = `--max-overhead 0 --snapshot auto` (every 10 ms, a copy-on-write view for a long stop); budget = "
           f"`--max-overhead {args.percent:g} --snapshot auto`. Views = cuts read from a copy-on-write view. "
