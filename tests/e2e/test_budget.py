@@ -49,8 +49,9 @@ def test_a_dense_writer_is_checkpointed_less_often_and_more_often_again_once_qui
     assert s["interval_max_ms"] >= 80, s
     assert s["interval_chosen_max_ms"] >= 20, s
     # the quiet phase: after a cut or two that copy the mapping whole (it was dense, then it is
-    # tracked again), a stop of about a millisecond a cut: back down
-    assert s["interval_last_ms"] <= 20 and s["interval_last_ms"] * 4 <= s["interval_max_ms"], s
+    # tracked again), a stop of about a millisecond a cut: back down.  At 5 % a stop of 0.6-1.2 ms
+    # (a quiet machine, a loaded one) asks 12-24 ms; the dense phase chose 0.7-1.3 s.
+    assert s["interval_last_ms"] <= 50 and s["interval_last_ms"] * 4 <= s["interval_max_ms"], s
     assert s["overhead_measured_pct"] > 0 and s["overhead_stop_ms"] > 0 and s["overhead_fault_ms"] > 0
     said = [line for line in err.splitlines() if "to keep their cost within 5%" in line]
     assert len(said) == 1 and "checkpoints every 10 to" in said[0], err
