@@ -768,6 +768,57 @@ print(m[:].decode().strip())
     assert r.stdout == "second, longer\n"
 
 
+def test_a_mapped_file_the_program_resizes_after_a_cut_resumes(tmp_path, pool_dir):
+    """A file mapped shared and writable is kept whole at each cut; the program then resizes it
+    (Open MPI's shared segments, a database's mapped index growing) and is killed before the next
+    cut.  The resize is the program's own: the resume undoes it -- the file as at the checkpoint --
+    and is not refused as a change by another process (the cut's copy had hidden the program's
+    record of it, file-changed-outside)."""
+    work = tmp_path / "w"
+    work.mkdir()
+    prog = programs.script(f"{tmp_path}/grow.py", """#!/usr/bin/env python3
+import mmap, os, time
+with open("seg", "wb") as f:
+    f.write(bytes(4096))
+f = open("seg", "r+b")
+m = mmap.mmap(f.fileno(), 4096)
+m[0] = 1
+open("ready", "w").write("1")
+while not os.path.exists("go"):
+    time.sleep(0.005)
+os.ftruncate(f.fileno(), 8192)
+m[1] = 2
+open("changed", "w").write("1")
+while not os.path.exists("end"):
+    time.sleep(0.005)
+print(os.fstat(f.fileno()).st_size, m[0], m[1])
+""")
+    pool = os.path.join(pool_dir, "p.prosper")
+    # a checkpoint every 500 ms: the resize and the kill fall between two of them
+    p = subprocess.Popen([PROSPER, "run", "--pool", pool, "--interval", "500", "--", prog], cwd=work,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = checkpoints_after(pool, work / "ready")
+    epoch = _epoch(pool)
+    (work / "go").write_text("")
+    while time.monotonic() < deadline and not (work / "changed").exists():
+        time.sleep(0.005)
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
+    assert _epoch(pool) == epoch, "a cut came between the resize and the kill: nothing to undo"
+    assert os.path.getsize(work / "seg") == 8192
+    # resumes that die in the undo (after a record, or after one and before noting it), then one
+    # stopped once the undo is done, before the program runs: each a crash hook's exit 3
+    for point in ("0", "1+", "2", "-2"):
+        r = subprocess.run([PROSPER, "resume", "--pool", pool], cwd=work, capture_output=True, text=True,
+                           timeout=60, env=dict(os.environ, PROSPER_TEST_UNDO_CRASH_AFTER=point))
+        assert r.returncode == 3, (point, r.stderr)
+    assert (work / "seg").read_bytes() == b"\x01" + bytes(4095)
+    (work / "end").write_text("")
+    r = subprocess.run([PROSPER, "resume", "--pool", pool], cwd=work, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "8192 1 2\n"
+
+
 def test_directory_times_and_entries_are_put_back(tmp_path, pool_dir):
     """Entries made, removed and renamed in a directory after the checkpoint: the resume's undo
     (stopped right after it, before the program runs again) leaves the directory's entries and

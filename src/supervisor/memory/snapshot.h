@@ -38,7 +38,7 @@
  *   - A view is made only while the machine's available memory (MemAvailable) could hold the
  *     program's resident memory a second time: what it needs if it rewrites all of it while the
  *     view lives.
- *   - --snapshot copy, the default for now, never makes one.  auto makes a view only when the stop's copy would last more than
+ *   - --snapshot copy never makes one.  auto (the default) makes a view only when the stop's copy would last more than
  *     SNAPSHOT_LONG_STOP_S and more than twice the fork, both priced from what this run measured
  *     (the stops' read rate; the last fork per byte in place); at least SNAPSHOT_MIN_BYTES staged.
  *     A view shortens the stop but does not make the cut cheaper: the program copies, one fault

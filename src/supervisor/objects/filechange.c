@@ -263,7 +263,13 @@ void fchange_attrs(struct tree *t, const struct fchange_target *f)
 static void attrs(struct tree *t, const struct fchange_target *f)
 {
 	struct file_track *ft = &t->files;
-	uint64_t key = (uint64_t)f->st.st_dev * 0x9e3779b97f4a7c15ull ^ (uint64_t)f->st.st_ino;
+	/* A cut's copy of a mapped file (fchange_snapshot) is no change of the program's: its key
+	 * differs, so that the program's own first change after it is still recorded -- else a resize
+	 * of the file after the cut would find no record of the program's and be judged another
+	 * process's (fileundo.c).  The copy's record comes first, and the undo, last to first, ends
+	 * with it. */
+	uint64_t key = (uint64_t)f->st.st_dev * 0x9e3779b97f4a7c15ull ^ (uint64_t)f->st.st_ino ^
+		       (ft->snapshot ? 0x5bd1e9955bd1e995ull : 0);
 	for (size_t i = 0; i < ft->ntouched; i++)
 		if (ft->touched[i] == key)
 			return;
