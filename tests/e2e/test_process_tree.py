@@ -543,17 +543,18 @@ for k in range(3):
         break
     kids.append(pid)
 b = mmap.mmap(-1, 160 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-for i in range(60):
+for i in range(150):
     b[i * 4096] = 1
     time.sleep(0.005)
 if kids is None:
     os._exit(0)
 for pid in kids:
     os.waitpid(pid, 0)
-print(sum(b[0:60 * 4096:4096]))
+print(sum(b[0:150 * 4096:4096]))
 """)
     st, r = stats_of(pool_dir, "/usr/bin/python3", str(prog))
-    assert r.stdout == "60\n", r.stderr
-    assert st["tree_checkpoints"] >= 10 and st["max_processes"] == 4, st
-    assert st["staging_ahead_bytes"] > 0, st
-    assert st["staging_bytes"] <= (64 + 16) << 20, st  # 4 x 64 MiB if each process had its own
+    assert r.stdout == "150\n", r.stderr
+    # 0.75 s of four processes: a loaded machine's tree cuts are slower, not fewer than ten
+    assert st["tree_checkpoints"] >= 10 and st["max_processes"] == 4, json.dumps(st)
+    assert st["staging_ahead_bytes"] > 0, json.dumps(st)
+    assert st["staging_bytes"] <= (64 + 16) << 20, json.dumps(st)  # 4 x 64 MiB if each process had its own
