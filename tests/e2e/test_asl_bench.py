@@ -29,7 +29,8 @@ def test_asl_bench_quick():
         assert x["snapshots"] >= 0
 
     assert [x["threads"] for x in by["8"]][:2] == [1, 2]
-    assert all(x["volatile_mops"] > 0 and x["persistent_mops"] > 0 for x in by["8"])
+    assert all(x["volatile_mops"] > 0 and x["persistent_mops"] > 0 and x["persistent_snapshot_in_run_mops"] > 0
+               and x["snapshots_in_run"] >= 0 for x in by["8"])
 
     assert [x["op_ns"] for x in by["12"]] == [100, 300, 1000, 3000, 10000, 30000, 100000]
     for x in by["12"]:

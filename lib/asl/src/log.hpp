@@ -90,6 +90,7 @@ private:
 	void copy_in(uint64_t pos, const void *src, uint64_t n);
 	void persist(uint64_t pos, uint64_t n, int site, bool streamed = false); // streamed: no flush, fence only
 	void warm(uint64_t need);
+	void populate();
 	void stream_entry(uint64_t pos, const EntryHeader &h, const char *args, uint32_t len);
 	uint32_t entry_crc(uint64_t pos, const EntryHeader &h) const; // h: the entry's header
 
