@@ -149,10 +149,11 @@ static int threads_of(const struct tree *t)
 /* ------------------------------------------------------------------ the pages written */
 
 /* The program's minor faults, summed over its processes (/proc/PID/stat, field 10): each page it
- * writes after a cut protected it, and each page of new memory it touches, is one. */
-static uint64_t minflt_of(const struct tree *t)
+ * writes after a cut protected it, and each page of new memory it touches, is one.  Its resident
+ * pages too (field 24), when asked: a first touch adds one, a protect fault none. */
+static uint64_t minflt_of(const struct tree *t, uint64_t *resident)
 {
-	uint64_t sum = 0;
+	uint64_t sum = 0, rss_sum = 0;
 	for (int i = 0; i < t->nprocs; i++) {
 		const struct sup *m = t->procs[i];
 		if (m->exited)
@@ -169,9 +170,16 @@ static uint64_t minflt_of(const struct tree *t)
 		line[n] = 0;
 		const char *after = strrchr(line, ')'); /* the command's name may hold anything */
 		unsigned long long flt;
-		if (after && sscanf(after + 1, " %*c %*d %*d %*d %*d %*d %*u %llu", &flt) == 1)
+		long long rss = 0;
+		int got = after ? sscanf(after + 1, " %*c %*d %*d %*d %*d %*d %*u %llu %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
+						 "%*d %*u %*u %lld", &flt, &rss) : 0;
+		if (got >= 1)
 			sum += flt;
+		if (got == 2 && rss > 0)
+			rss_sum += (uint64_t)rss;
 	}
+	if (resident)
+		*resident = rss_sum;
 	return sum;
 }
 
@@ -252,7 +260,7 @@ double budget_after_cut(struct budget *b, struct tree *t, double started, double
 {
 	struct budget_stats *bs = &t->stats.budget;
 	uint64_t prot = bytes_protected(t);
-	uint64_t flt = b->fraction > 0 ? minflt_of(t) : 0; /* read once: the program runs again */
+	uint64_t rss = 0, flt = b->fraction > 0 ? minflt_of(t, &rss) : 0; /* read once: the program runs again */
 	double stop = now - started;
 	if (b->cuts++ == 0) {
 		bs->since = started;
@@ -297,6 +305,7 @@ double budget_after_cut(struct budget *b, struct tree *t, double started, double
 	b->postponing = 0;
 	if (b->fraction > 0) {
 		b->minflt_at_cut = b->minflt_seen = flt;
+		b->resident_at_cut = b->resident_seen = rss;
 		waits_at_cut(b, t, now);
 	}
 	return b->interval_s;
@@ -314,7 +323,7 @@ double budget_cut_at(struct budget *b, struct tree *t, double now)
 	double latest = b->last_cut_s + BUDGET_LONGEST_S;
 	if (now >= latest || outhold_waiting(t) & OUTHOLD_WAITS_URGENT)
 		return now;
-	uint64_t flt = minflt_of(t);
+	uint64_t flt = minflt_of(t, &b->resident_seen);
 	b->minflt_seen = flt;
 	double pages = flt > b->minflt_at_cut ? (double)(flt - b->minflt_at_cut) : 0;
 	/* the budget earned since the last cut pays for it: fraction * (at - last) >= predicted cost */
@@ -347,8 +356,13 @@ void budget_at_end(struct budget *b, struct tree *t, double now)
 	if (b->fraction <= 0 || !b->cuts)
 		return;
 	/* the protect faults of the last interval, as far as a postponed cut saw them: the program
-	 * is gone, its fault count with it */
-	uint64_t pages = b->minflt_seen > b->minflt_at_cut ? b->minflt_seen - b->minflt_at_cut : 0;
+	 * is gone, its fault count with it.  Its faults less the pages it gained: a first touch of new
+	 * memory is no cost of checkpointing (a 2 GiB writer filling its memory after its one cut was
+	 * charged 500 ms of "protect faults" for them, its measured cost 10.9 % for 4.8 % with them
+	 * left out) */
+	uint64_t faults = b->minflt_seen > b->minflt_at_cut ? b->minflt_seen - b->minflt_at_cut : 0;
+	uint64_t gained = b->resident_seen > b->resident_at_cut ? b->resident_seen - b->resident_at_cut : 0;
+	uint64_t pages = faults > gained ? faults - gained : 0;
 	bs->fault_total_s += faults_cost(b, pages, cow_faults_of(t) - b->cow_faults, cow_ns_of(t) - b->cow_ns);
 	bs->until = now;
 }

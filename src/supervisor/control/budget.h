@@ -82,6 +82,7 @@ struct budget {
 	double last_cut_s;      /* when the last cut started (stopclock) */
 	uint64_t minflt_at_cut; /* the program's minor faults, summed, at the last cut */
 	uint64_t minflt_seen;   /* the same, when a due cut was last weighed */
+	uint64_t resident_at_cut, resident_seen; /* its resident pages, summed, at those two times */
 	double page_s;          /* a cut's cost per page written since the one before (0: not learned) */
 	double fixed_s;         /* the cheapest stop seen: a cut's cost with nothing written */
 	int postponing;         /* the due cut has been put off (counted once) */

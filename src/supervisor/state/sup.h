@@ -435,6 +435,7 @@ struct sup_cut {
 	pid_t view;                  /* the copy-on-write view its unread bytes are read from (snapshot.h), or 0 */
 	uint64_t view_bytes;         /* those bytes */
 	uint64_t view_faults_from;   /* the program's minor faults when the view was made */
+	uint64_t view_resident_from; /* ... its resident pages then */
 	double view_stime_from;      /* ... its system time then (seconds) */
 	double view_from;            /* ... when (stopclock) */
 	double view_stime_rate;      /* its system time per second before the view (snapshot.c) */
