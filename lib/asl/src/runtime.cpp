@@ -313,7 +313,8 @@ void op_publish(ObjectState *st, OpContext *ctx, uint16_t tag)
 	// what an operation's own time cannot: a logger run in a gap of one thread's operations
 	// slows the other threads (Fig 8, two threads on two cores: 0.54-0.57 M inserts/s with
 	// hand-offs, 0.62-0.67 without; docs/asl.md).
-	t_op.counted = rt->in_flight.load(std::memory_order_relaxed) < rt->cores && logging_threads() < rt->cores;
+	unsigned logging = logging_threads(); // every operation counts its thread, whatever is chosen
+	t_op.counted = rt->in_flight.load(std::memory_order_relaxed) < rt->cores && logging < rt->cores;
 	if (!t_op.counted || !choose_handoff()) {
 		t_op.way = Way::sealed; // written by op_commit
 		return;

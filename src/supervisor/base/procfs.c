@@ -482,6 +482,30 @@ int proc_gone(pid_t pid)
 	return read_proc(pid, PF_STATM, &buf, &cap, &len) != 0 || strtoul(buf, NULL, 10) == 0;
 }
 
+int proc_stat_counts(pid_t pid, struct proc_counts *c)
+{
+	char path[64], line[1024];
+	memset(c, 0, sizeof *c);
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, line, sizeof line - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	line[n] = 0;
+	const char *after = strrchr(line, ')'); /* the command's name may hold anything */
+	unsigned long long flt, stime;
+	long long rss;
+	/* fields 10 (minflt), 15 (stime) and 24 (rss), counted from 1 at the pid */
+	if (!after || sscanf(after + 1, " %*c %*d %*d %*d %*d %*d %*u %llu %*u %*u %*u %*u %llu %*d %*d %*d %*d %*d %*d "
+					"%*u %*u %lld", &flt, &stime, &rss) != 3)
+		return -1;
+	c->minflt = flt, c->stime_ticks = stime, c->resident_pages = rss > 0 ? (uint64_t)rss : 0;
+	return 0;
+}
+
 uint64_t proc_resident_bytes(pid_t pid)
 {
 	static char *buf;

@@ -88,6 +88,13 @@ int proc_tty_nr(pid_t pid);
 int proc_gone(pid_t pid);
 /* Process pid's memory in place (statm's resident pages), in bytes; 0 if it cannot be read. */
 uint64_t proc_resident_bytes(pid_t pid);
+/* Counters of process pid, every thread's (/proc/PID/stat): minor faults, system time in clock
+ * ticks, resident pages.  A first touch of new memory is a fault that adds a resident page; a
+ * copy-on-write or a write-protect fault adds none.  Safe from any thread (no shared buffer). */
+struct proc_counts {
+	uint64_t minflt, stime_ticks, resident_pages;
+};
+int proc_stat_counts(pid_t pid, struct proc_counts *c); /* 0, or -1 (all zero) */
 
 /* Identity of a file: size, mtime, inode, device, and the ELF build-id if it has one. */
 struct file_id {

@@ -11,6 +11,7 @@
 #include "prosper/track.h"
 #include "prosper/internal/uffd_abi.h"
 #include "outhold.h"
+#include "procfs.h"
 #include "stopclock.h"
 #include "settings.h"
 
@@ -155,28 +156,11 @@ static uint64_t minflt_of(const struct tree *t, uint64_t *resident)
 {
 	uint64_t sum = 0, rss_sum = 0;
 	for (int i = 0; i < t->nprocs; i++) {
-		const struct sup *m = t->procs[i];
-		if (m->exited)
+		struct proc_counts c;
+		if (t->procs[i]->exited || proc_stat_counts(t->procs[i]->pid, &c) != 0)
 			continue;
-		char path[64], line[1024];
-		snprintf(path, sizeof path, "/proc/%d/stat", (int)m->pid);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		ssize_t n = read(fd, line, sizeof line - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		line[n] = 0;
-		const char *after = strrchr(line, ')'); /* the command's name may hold anything */
-		unsigned long long flt;
-		long long rss = 0;
-		int got = after ? sscanf(after + 1, " %*c %*d %*d %*d %*d %*d %*u %llu %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
-						 "%*d %*u %*u %lld", &flt, &rss) : 0;
-		if (got >= 1)
-			sum += flt;
-		if (got == 2 && rss > 0)
-			rss_sum += (uint64_t)rss;
+		sum += c.minflt;
+		rss_sum += c.resident_pages;
 	}
 	if (resident)
 		*resident = rss_sum;

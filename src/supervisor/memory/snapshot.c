@@ -49,31 +49,15 @@ static int copy_now(struct sup *s, uint64_t unread, char *why, size_t whylen)
 }
 
 /* The minor faults of process pid so far, its system time in seconds and its resident pages
- * (/proc/PID/stat's tenth, fifteenth and twenty-fourth fields, every thread's), 0 if unknown.
- * Read by the commit thread too: no shared buffer. */
+ * (proc_stat_counts), 0 if unknown. */
 static uint64_t faults_and_stime(pid_t pid, double *stime_s, uint64_t *resident_pages)
 {
-	char path[64], buf[1024];
-	*stime_s = 0;
+	struct proc_counts c;
+	proc_stat_counts(pid, &c); /* all zero if it cannot be read */
+	*stime_s = (double)c.stime_ticks / (double)sysconf(_SC_CLK_TCK);
 	if (resident_pages)
-		*resident_pages = 0;
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	const char *p = strrchr(buf, ')'); /* after the name, which may hold anything */
-	unsigned long long flt = 0, stime = 0;
-	long long rss = 0;
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %llu %*u %*u %*u %*u %llu %*d %*d %*d %*d %*d %*d %*u %*u %lld",
-			 &flt, &stime, &rss) != 3)
-		return 0;
-	*stime_s = (double)stime / (double)sysconf(_SC_CLK_TCK);
-	if (resident_pages)
-		*resident_pages = rss > 0 ? (uint64_t)rss : 0;
-	return flt;
+		*resident_pages = c.resident_pages;
+	return c.minflt;
 }
 
 /* MemAvailable of /proc/meminfo, in bytes (0 if unknown). */
