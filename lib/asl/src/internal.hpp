@@ -70,6 +70,31 @@ constexpr uint64_t kHeapMagic = 0x50524f5350415348ull; // "PROSPASH"
 void heap_format(char *base);
 size_t heap_used_bytes(const char *base); // from the base to the bump pointer, page-rounded
 
+// A helper thread that keeps the heap's next pages, a window ahead of the bump pointer, present
+// (heap.cpp): the allocator's fresh memory is then faulted in off the operations' path, outside
+// the locks they hold.  Only an optimisation: nothing depends on a page being present.
+class HeapAhead {
+public:
+	HeapAhead(char *heap, uint64_t reserve);
+	~HeapAhead(); // stops and joins the helper; before the snapshotter goes (see heap.cpp)
+	// Under heap_mu, after the bump pointer moved: the end the window should reach now, or 0
+	// when it still reaches far enough.  The caller passes a non-zero end to extend() once it
+	// has released heap_mu.
+	uint64_t wanted(uint64_t bump);
+	void extend(uint64_t end);
+
+private:
+	void run();
+	char *heap_;
+	uint64_t limit_;         // heap + reserve
+	uint64_t trigger_ = 0;   // under heap_mu: a bump past this asks for more
+	std::mutex mu_;
+	std::condition_variable cv_;
+	uint64_t want_ = 0;      // under mu_: make present up to here
+	bool stop_ = false;      // under mu_
+	std::thread thread_;
+};
+
 // ---- the runtime -----------------------------------------------------------------------
 struct ObjectState {
 	struct RuntimeImpl *rt = nullptr;
@@ -108,6 +133,7 @@ struct RuntimeImpl {
 
 	char *heap = nullptr;
 	SpinLock heap_mu; // allocator; the sync phase holds it while write-protecting
+	std::unique_ptr<HeapAhead> heap_ahead; // null: pages are faulted in by the allocating thread
 
 	// the gate (see the header comment)
 	std::atomic<uint32_t> in_flight{0};

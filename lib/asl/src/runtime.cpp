@@ -533,6 +533,7 @@ void attach_replay(RuntimeImpl *rt, const ReplayJob *jobs, size_t n)
 // ---- open / close ----------------------------------------------------------------------------
 RuntimeImpl::~RuntimeImpl()
 {
+	heap_ahead.reset(); // before the snapshotter: its populating may wait on a write-protect fault
 	snap.reset();    // finishes a running snapshot
 	loggers.reset(); // joins the loggers
 	pool.reset();
@@ -545,6 +546,7 @@ RuntimeImpl::~RuntimeImpl()
 
 static void close_impl(RuntimeImpl *rt)
 {
+	rt->heap_ahead.reset();
 	rt->snap.reset();
 	rt->loggers.reset();
 	RuntimeImpl *expected = rt;
@@ -666,6 +668,8 @@ static std::unique_ptr<RuntimeImpl> open_impl(const std::string &path, const Opt
 	unsigned loggers = opt.loggers ? opt.loggers : std::max(1u, std::thread::hardware_concurrency() / 2);
 	rt->loggers = std::make_unique<Loggers>(loggers, &rt->in_flight);
 	rt->snap = std::make_unique<Snapshotter>(rt.get(), snap_seq, snap_index);
+	if (const char *ahead = test_switch("PROSPER_ASL_HEAP_AHEAD"); !(ahead && *ahead == '0'))
+		rt->heap_ahead = std::make_unique<HeapAhead>(rt->heap, opt.heap_reserve);
 	return rt;
 }
 

@@ -3,7 +3,9 @@
 // type checks, nested operations, Pronto-Sync, and the allocator.
 #include <chrono>
 #include <cstring>
+#include <cstdlib>
 #include <map>
+#include <sys/mman.h>
 #include <thread>
 #include <string>
 #include "check.hpp"
@@ -342,8 +344,48 @@ static void test_failed_update()
 	remove_dir(dir);
 }
 
+// The heap's pages ahead of the allocator are made present by a helper (heap.cpp): the 8 MiB past
+// the bump pointer's huge page become resident without the program touching them -- and do not
+// when the helper is switched off, so the check can fail.
+static size_t resident_pages(uintptr_t from, size_t bytes)
+{
+	std::vector<unsigned char> v(bytes / 4096);
+	if (mincore(reinterpret_cast<void *>(from), bytes, v.data()) != 0)
+		return 0;
+	size_t n = 0;
+	for (unsigned char c : v)
+		n += c & 1;
+	return n;
+}
+
+static void test_heap_pages_ahead(bool helper)
+{
+	std::string dir = scratch_dir("ahead");
+	if (!helper)
+		setenv("PROSPER_ASL_HEAP_AHEAD", "0", 1);
+	{
+		auto rt = asl::open(dir, small_options());
+		void *p = asl::palloc(3 << 20); // past the first huge page
+		constexpr uintptr_t kHuge = 2 << 20;
+		uintptr_t ahead = (reinterpret_cast<uintptr_t>(p) + (3 << 20) + kHuge - 1) & ~(kHuge - 1);
+		constexpr size_t kBytes = 8 << 20, kPages = kBytes / 4096;
+		size_t n = 0;
+		for (int i = 0; i < (helper ? 500 : 10) && (n = resident_pages(ahead, kBytes)) < kPages; i++)
+			std::this_thread::sleep_for(std::chrono::milliseconds(10));
+		if (helper)
+			CHECK(n == kPages); // within 5 s
+		else
+			CHECK(n == 0);      // after 0.1 s
+		asl::pfree(p);
+	}
+	unsetenv("PROSPER_ASL_HEAP_AHEAD");
+	remove_dir(dir);
+}
+
 int main()
 {
+	test_heap_pages_ahead(true);
+	test_heap_pages_ahead(false);
 	test_map_reopen(false);
 	test_map_reopen(true);
 	test_map_reopen(false, true);
