@@ -32,7 +32,8 @@
  *
  * Invariants
  *   - The interval is never below --interval, and with --max-overhead 0 it is --interval always.
- *   - The next interval is the last one scaled by the last cut's cost share over the budget: a
+ *   - The next interval is the last one (the period the last cut was postponed to, when that cut
+ *     cost more than the budget even then) scaled by the last cut's cost share over the budget: a
  *     program whose cuts cost a fixed time (it rewrites the same memory) settles where they meet
  *     the budget, one that writes less comes back down to --interval.  It at most doubles from
  *     one cut to the next (one noisy cut does not push checkpoints away), falls to a quarter at
