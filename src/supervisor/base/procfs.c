@@ -482,19 +482,26 @@ int proc_gone(pid_t pid)
 	return read_proc(pid, PF_STATM, &buf, &cap, &len) != 0 || strtoul(buf, NULL, 10) == 0;
 }
 
+int proc_read_small(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, cap - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return (int)n;
+}
+
 int proc_stat_counts(pid_t pid, struct proc_counts *c)
 {
 	char path[64], line[1024];
 	memset(c, 0, sizeof *c);
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (proc_read_small(path, line, sizeof line) < 0)
 		return -1;
-	ssize_t n = read(fd, line, sizeof line - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	line[n] = 0;
 	const char *after = strrchr(line, ')'); /* the command's name may hold anything */
 	unsigned long long flt, stime;
 	long long rss;

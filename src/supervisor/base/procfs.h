@@ -96,6 +96,10 @@ struct proc_counts {
 };
 int proc_stat_counts(pid_t pid, struct proc_counts *c); /* 0, or -1 (all zero) */
 
+/* A small /proc file (a stat line, an fdinfo) read whole into buf, NUL-terminated: its length,
+ * or -1 (missing, empty).  Safe from any thread: no state kept. */
+int proc_read_small(const char *path, char *buf, size_t cap);
+
 /* Identity of a file: size, mtime, inode, device, and the ELF build-id if it has one. */
 struct file_id {
 	uint64_t size, mtime_ns, ino, dev;

@@ -77,14 +77,8 @@ int fchange_fd_pos(pid_t tid, int fd, uint64_t *pos, int *flags)
 {
 	char p[64], b[512];
 	snprintf(p, sizeof p, "/proc/%d/fdinfo/%d", (int)tid, fd);
-	int in = open(p, O_RDONLY | O_CLOEXEC);
-	if (in < 0)
+	if (proc_read_small(p, b, sizeof b) < 0)
 		return -1;
-	ssize_t n = read(in, b, sizeof b - 1);
-	close(in);
-	if (n <= 0)
-		return -1;
-	b[n] = 0;
 	unsigned long long v;
 	unsigned fl;
 	const char *fp = strstr(b, "flags:");
