@@ -373,11 +373,16 @@ void snapshot_drop(struct sup *s)
 		uint64_t now = faults_and_stime(s->pid, &stime, &resident);
 		uint64_t gained = resident > s->cut.view_resident_from ? resident - s->cut.view_resident_from : 0;
 		struct snapshot_stats *st = &s->tree->stats.snapshot; /* the loop's budget reads them meanwhile */
-		if (now > s->cut.view_faults_from + gained && s->cut.view_faults_from)
-			__atomic_add_fetch(&st->cow_faults, now - s->cut.view_faults_from - gained, __ATOMIC_RELAXED);
+		uint64_t faults = now > s->cut.view_faults_from && s->cut.view_faults_from ? now - s->cut.view_faults_from : 0;
+		uint64_t copies = faults > gained ? faults - gained : 0;
+		if (copies)
+			__atomic_add_fetch(&st->cow_faults, copies, __ATOMIC_RELAXED);
 		/* ... and their measured price: its system time then, beyond its own rate before the view
-		 * (the copies' time, with what the machine's contention added to each) */
+		 * (the copies' time, with what the machine's contention added to each), the copies' share
+		 * of it by count: the first touches' faults are system time too, and a writer filling
+		 * its memory while a view lived was charged them all as copies */
 		double extra = stime - s->cut.view_stime_from - s->cut.view_stime_rate * (at - s->cut.view_from);
+		extra = faults ? extra * (double)copies / (double)faults : 0;
 		if (now && extra > 0)
 			__atomic_add_fetch(&st->cow_extra_ns, (uint64_t)(extra * 1e9), __ATOMIC_RELAXED);
 		if (now)
