@@ -698,8 +698,10 @@ def test_the_first_cut_after_a_lazy_resume_waits_for_the_fills_copiers(tmp_path,
     """A cut taken while the copiers still put the memory back would finish their work in its stop
     (half a second for a GiB): it waits for them instead, and the run then checkpoints as usual.
     The copiers are slowed by a test hook (each chunk waits 100 ms: the fill lasts about half a
-    second) so that the wait is long even when a loaded machine starts the loop late."""
-    prog = [os.path.join(BUILD, "bench", "pr"), "18", "60"]
+    second) so that the wait is long even when a loaded machine starts the loop late.  The program
+    runs about 2 s natively (pr 18 60 ran 1 s: killed at the 30th cut, it once finished while the
+    slowed fill still ran, one checkpoint taken after the resume)."""
+    prog = [os.path.join(BUILD, "bench", "pr"), "18", "150"]
     native = subprocess.run(prog, capture_output=True, check=True).stdout
     pool = os.path.join(pool_dir, "wait.prosper")
     out, stats = tmp_path / "out", tmp_path / "s.json"
