@@ -103,9 +103,10 @@ constexpr uint64_t kAheadChunk = 2 << 20; // a huge page: one madvise each, and 
 HeapAhead::HeapAhead(char *heap, uint64_t reserve)
     : heap_(heap), limit_(reinterpret_cast<uint64_t>(heap) + reserve)
 {
-	uint64_t bump = header_of(heap)->bump;
+	uint64_t bump = header_of(heap)->bump; // no allocation yet: the runtime is still being opened
 	want_ = wanted(bump);
-	thread_ = std::thread([this] { run(); });
+	uint64_t present = (bump + kAheadChunk - 1) & ~(kAheadChunk - 1); // the bump's own page is present
+	thread_ = std::thread([this, present] { run(present); });
 }
 
 HeapAhead::~HeapAhead()
@@ -136,10 +137,9 @@ void HeapAhead::extend(uint64_t end)
 	cv_.notify_one();
 }
 
-void HeapAhead::run()
+void HeapAhead::run(uint64_t done)
 {
 	const HeapHeader *h = header_of(heap_);
-	uint64_t done = (h->bump + kAheadChunk - 1) & ~(kAheadChunk - 1); // the bump's own page is present
 	std::unique_lock<std::mutex> lk(mu_);
 	for (;;) {
 		cv_.wait(lk, [&] { return stop_ || want_ > done; });

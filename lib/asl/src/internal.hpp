@@ -84,7 +84,7 @@ public:
 	void extend(uint64_t end);
 
 private:
-	void run();
+	void run(uint64_t done); // done: where the pages not yet present start
 	char *heap_;
 	uint64_t limit_;         // heap + reserve
 	uint64_t trigger_ = 0;   // under heap_mu: a bump past this asks for more
