@@ -175,6 +175,22 @@ static void learn_page_price(struct budget *b, double stop, double cost, uint64_
 	b->page_s = b->page_s ? (b->page_s + each) / 2 : each;
 }
 
+/* The protect faults the program took in the interval that ended at a cut whose fault count and
+ * resident pages are flt and rss: its minor faults less the pages it gained (a first touch of new
+ * memory is no cost of checkpointing; a first touch of memory a cut protected before it was
+ * populated is two faults, one of them ours) and less the copy-on-write faults of views (priced
+ * apart).  Not the pages the last cut protected: a mapping copied whole is protected whole again
+ * when its hold ends (capture.c), and pr rewrote its 4 MiB of ranks after each such re-arm, 1025
+ * faults an interval that no protected byte counted.  0 when the count went down (a process of
+ * the tree exited with its own). */
+static uint64_t protect_faults_taken(const struct budget *b, uint64_t flt, uint64_t rss, uint64_t cow)
+{
+	uint64_t faults = flt > b->minflt_at_cut ? flt - b->minflt_at_cut : 0;
+	uint64_t gained = rss > b->resident_at_cut ? rss - b->resident_at_cut : 0;
+	uint64_t less = gained + cow;
+	return faults > less ? faults - less : 0;
+}
+
 /* The faults a cut cost the program: `protected` pages written after it protected them, and `cow`
  * faults taken while its view lived, each at a copy-on-write fault's price (a write to a protected
  * page shared with the view is counted in both: an upper bound, kept so by choice). */
@@ -246,8 +262,9 @@ double budget_after_cut(struct budget *b, struct tree *t, double started, double
 		bs->stop_s += stop;
 	} else {
 		double period = started - b->last_cut_s;
-		double faults = faults_cost(b, (prot - b->protected_bytes) / 4096, cow_faults_of(t) - b->cow_faults,
-					    cow_ns_of(t) - b->cow_ns);
+		uint64_t cow = cow_faults_of(t) - b->cow_faults;
+		uint64_t taken = protect_faults_taken(b, flt, rss, cow), protected = (prot - b->protected_bytes) / 4096;
+		double faults = faults_cost(b, taken > protected ? taken : protected, cow, cow_ns_of(t) - b->cow_ns);
 		/* the last commit's extra wait, the mean thread's: a program of many threads loses it in
 		 * each of them at once */
 		double extra = b->commit_end_s ? b->commit_waited_s - b->quiet_rate * b->commit_span_s : 0;
