@@ -27,7 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "python"))
 from prosper import cmd_bench as cb  # noqa: E402
 
-BUDGETS = [0, 5, 10]  # --max-overhead of the prosper runs: 0 is the fixed cadence
+BUDGETS = "0,5,10"  # --max-overhead of the prosper runs (--budgets): 0 is the fixed cadence
 
 
 def log(msg):
@@ -61,6 +61,8 @@ def main():
     ap.add_argument("--seconds", type=float, default=5.0, help="native length of each program (default 5)")
     ap.add_argument("--dmtcp-interval", type=int, default=1, help="DMTCP's -i, seconds (default 1)")
     ap.add_argument("--pool-dir", default="/dev/shm" if os.access("/dev/shm", os.W_OK) else None)
+    ap.add_argument("--budgets", default=BUDGETS,
+                    help=f"the --max-overhead values prosper runs at, comma-separated (default {BUDGETS}; 0: every 10 ms)")
     ap.add_argument("--name", default="dmtcp")
     args = ap.parse_args()
     launch = os.path.join(args.dmtcp, "bin", "dmtcp_launch")
@@ -78,7 +80,10 @@ def main():
         rel, _ = cb.PROGRAMS[n]
         argvs[n] = cb.lengthened(n, [os.path.join(cb.BUILD, "bench", rel[0])] + rel[1:], args.seconds)
         log(f"{n}: {' '.join(os.path.basename(a) if i == 0 else a for i, a in enumerate(argvs[n]))}")
-    configs = [f"prosper-{b}" for b in BUDGETS] + ["dmtcp"]
+    budgets = [b.strip() for b in args.budgets.split(",") if b.strip()]
+    if not budgets or any(not b.replace(".", "", 1).isdigit() for b in budgets):
+        ap.error("--budgets: comma-separated percentages, e.g. 0,3,5")
+    configs = [f"prosper-{b}" for b in budgets] + ["dmtcp"]
     runs = {n: {"native": [], **{c: [] for c in configs}} for n in names}
     expect, failures = {}, []
     tmp = tempfile.mkdtemp(prefix="prosper-dmtcp-", dir=pool_dir)
@@ -88,7 +93,7 @@ def main():
                 try:
                     wall = cb.run_native_again(argvs[n], expect, n)
                     runs[n]["native"].append(wall)
-                    for b in BUDGETS:
+                    for b in budgets:
                         w, st = cb.run_supervised(argvs[n], tmp, f"{n}-{b}", "diff", expect[n], ["--max-overhead", str(b)])
                         runs[n][f"prosper-{b}"].append({"wall": w, "ratio": w / wall, "checkpoints": st["checkpoints"],
                                                         "interval_mean_ms": st["interval_mean_ms"]})
