@@ -143,13 +143,13 @@ def test_a_cut_is_not_postponed_while_output_held_for_a_terminal_waits(tmp_path,
 
 
 def test_the_budget_and_views_are_the_defaults(tmp_path, pool_dir):
-    """Without PROSPER_MAX_OVERHEAD (the suite sets it to 0, conftest.py): a budget of 5 %."""
+    """Without PROSPER_MAX_OVERHEAD (the suite sets it to 0, conftest.py): a budget of 4 %."""
     env = {k: v for k, v in os.environ.items() if k not in ("PROSPER_MAX_OVERHEAD", "PROSPER_SNAPSHOT")}
     s, err = run_phases(tmp_path, os.path.join(pool_dir, "default.prosper"), quiet=0.5, env=env)
-    assert s["max_overhead_pct"] == 5 and s["snapshot"] == "auto", s
+    assert s["max_overhead_pct"] == 4 and s["snapshot"] == "auto", s
     assert s["write_fault_us"] > 0 and s["cow_fault_us"] > 0, "both fault prices are measured at start"
-    assert "longer when they cost more than 5% of the program's time" in err
-    assert "--max-overhead P" in prosper("run", "--help").stdout and "Default 5" in prosper("run", "--help").stdout
+    assert "longer when they cost more than 4% of the program's time" in err
+    assert "--max-overhead P" in prosper("run", "--help").stdout and "Default 4" in prosper("run", "--help").stdout
     # the environment's default, refused like the option
     s, err = run_phases(tmp_path, os.path.join(pool_dir, "env.prosper"), quiet=0.5,
                         env={**env, "PROSPER_MAX_OVERHEAD": "0"})
