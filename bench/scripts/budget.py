@@ -19,7 +19,9 @@ import argparse
 import datetime
 import os
 import statistics
+import subprocess
 import sys
+import time
 import tempfile
 import shutil
 
@@ -40,19 +42,30 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
+def after_fill(argv):
+    """Seconds from the program's "filled" line to its end: the writes and the checksum, not the
+    fill, whose time this guest varies by seconds (it charges a first fill of freed memory)."""
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    line = p.stdout.readline()
+    t0 = time.monotonic()
+    p.stdout.read()
+    if p.wait() != 0 or not line.startswith("filled"):
+        raise SystemExit(f"budget.py: {' '.join(argv)} failed (exit {p.returncode}, first line {line.strip()!r})")
+    return time.monotonic() - t0
+
+
 def dense_argv(mib, seconds):
-    """scale MIB WRITES with WRITES chosen so that the writes take about `seconds` natively."""
+    """scale MIB WRITES with WRITES chosen so that the writes take about `seconds` natively: timed from
+    the fill's end (the fill itself once timed slower alone than with 40 M writes after it, and
+    5e9 writes were chosen: a 124 s run)."""
     scale = os.path.join(cb.BUILD, "bench", "scale")
-    probe = 40_000_000  # about a second of writes: 4 M were within the fill's own noise
-    # each timed twice, the least kept: the first fill of freed memory can cost this guest a second
-    # more (it gives idle pages back to its host), and once made the fill alone slower than fill and
-    # writes, so that the floor of 1 ns a write chose 5e9 writes (a 124 s run, not 5 s)
-    t0 = min(cb.run_native([scale, str(mib), "0"])[0] for _ in range(2))
-    t1 = min(cb.run_native([scale, str(mib), str(probe)])[0] for _ in range(2))
-    per = (t1 - t0) / probe
+    probe = 40_000_000  # about a second of writes
+    checksum = min(after_fill([scale, str(mib), "0"]) for _ in range(2))
+    writes = min(after_fill([scale, str(mib), str(probe)]) for _ in range(2))
+    per = (writes - checksum) / probe
     if per <= 0:
-        raise SystemExit(f"budget.py: the dense writer's writes could not be timed (fill {t0:.3f} s, fill and "
-                         f"{probe} writes {t1:.3f} s): the machine is too noisy now")
+        raise SystemExit(f"budget.py: the dense writer's writes could not be timed (checksum alone {checksum:.3f} s, "
+                         f"with {probe} writes {writes:.3f} s)")
     return [scale, str(mib), str(max(1, int(seconds / per)))]
 
 
