@@ -69,7 +69,7 @@ static struct outcome simulate(double percent, const double *stops, int nstops, 
 /* A child that, asked, takes PAGES faults on memory it already holds (dropped and written again:
  * what a write to a page a cut protected costs, without a tracker), its resident pages the same
  * before and after.  Two cuts around it: the second must price those faults. */
-enum { PAGES = 512 };
+enum { PAGES = 4096 }; /* 16 MiB: under ASAN the child gains 70-100 pages of its own between the cuts */
 static void measured_faults(void)
 {
 	int go[2], done[2];
@@ -106,7 +106,7 @@ static void measured_faults(void)
 	budget_after_cut(&b, t, 1.0, 1.001); /* nothing protected by the tracker's count */
 	double priced = t->stats.budget.fault_total_s, expected = PAGES * b.fault_s;
 	printf("a child's %d faults on pages it held: priced %.0f us (%.0f us expected)\n", PAGES, priced * 1e6, expected * 1e6);
-	CHECK(priced >= 0.95 * expected && priced <= 1.2 * expected); /* a few faults of its own beside them */
+	CHECK(priced >= 0.9 * expected && priced <= 1.2 * expected); /* a few faults of its own beside them */
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	free(m);
